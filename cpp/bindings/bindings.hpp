@@ -1,0 +1,11 @@
+// Declarations of the binding units that make up tensoracle._core, one per bound concept.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+namespace tensoracle::bindings {
+
+// Maps the core's C++ errors onto tensoracle.errors (see errors.cpp).
+void bind_errors(nanobind::module_& module);
+
+} // namespace tensoracle::bindings

@@ -1,0 +1,45 @@
+// Translates the C++ error taxonomy into the Python exception classes of tensoracle.errors.
+#include "bindings.hpp"
+#include "tensoracle/errors.hpp"
+
+#include <Python.h>
+#include <exception>
+
+namespace nb = nanobind;
+
+namespace tensoracle::bindings {
+namespace {
+
+// The Python classes live in tensoracle/errors.py so that they are documented and typed there;
+// the module is imported on first use only.
+void raise_python(char const* class_name, char const* message) {
+    nb::object errors = nb::module_::import_("tensoracle.errors");
+    nb::object type = errors.attr(class_name);
+    PyErr_SetString(type.ptr(), message);
+}
+
+void translate(std::exception_ptr const& error, void* /*payload*/) {
+    try {
+        std::rethrow_exception(error);
+    } catch (CorruptEngineError const& e) {
+        raise_python("CorruptEngineError", e.what());
+    } catch (EngineConditionError const& e) {
+        raise_python("EngineConditionError", e.what());
+    } catch (EngineIOError const& e) {
+        raise_python("EngineIOError", e.what());
+    } catch (EngineCacheError const& e) {
+        raise_python("EngineCacheError", e.what());
+    } catch (InvalidArgument const& e) {
+        PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (FileError const& e) {
+        PyErr_SetString(PyExc_OSError, e.what());
+    }
+}
+
+} // namespace
+
+void bind_errors(nb::module_& /*module*/) {
+    nb::register_exception_translator(translate);
+}
+
+} // namespace tensoracle::bindings

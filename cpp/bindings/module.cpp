@@ -1,0 +1,7 @@
+// The extension module tensoracle._core: private; tensoracle/__init__.py re-exports what is public.
+#include "bindings.hpp"
+
+NB_MODULE(_core, module) {
+    using namespace tensoracle::bindings;
+    bind_errors(module);
+}

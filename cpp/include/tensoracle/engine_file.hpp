@@ -1,0 +1,55 @@
+// The saved-engine file format.
+//
+//   offset 0   8 bytes   magic "TSRCLENG"
+//   offset 8   u32 LE    format version (kEngineFormatVersion)
+//   offset 12  u64 LE    header length H (1 .. kMaxHeaderBytes)
+//   offset 20  H bytes   header: canonical JSON object (see EngineHeader)
+//   offset 20+H          plan: exactly header.plan_size bytes, SHA-256 = header.plan_sha256
+//
+// The header JSON object has exactly these members:
+//   "conditions": object   the identity conditions (what the file name digest is computed from)
+//   "references": object   recorded facts outside the identity (workspace limit, shape-tensor
+//                          outputs, IO signature, build targets, ...); never used for matching
+//   "plan": {"size": integer >= 0, "sha256": 64 lowercase hex digits}
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tensoracle {
+
+inline constexpr char kEngineMagic[8] = {'T', 'S', 'R', 'C', 'L', 'E', 'N', 'G'};
+inline constexpr std::uint32_t kEngineFormatVersion = 1;
+inline constexpr std::uint64_t kEnginePreambleBytes = 20;
+inline constexpr std::uint64_t kMaxHeaderBytes = 16ULL << 20;
+
+struct EngineHeader {
+    nlohmann::json conditions = nlohmann::json::object();
+    nlohmann::json references = nlohmann::json::object();
+    std::uint64_t plan_size = 0;
+    std::string plan_sha256;
+};
+
+// Magic, version, length and canonical header JSON: the bytes that precede the plan.
+std::vector<std::byte> encode_engine_prefix(EngineHeader const& header);
+
+struct DecodedHeader {
+    EngineHeader header;
+    std::uint64_t plan_offset = 0;
+};
+
+// Validates every field of the bytes at the start of a file of `file_size` bytes. `bytes` must
+// hold at least the preamble and the header (fewer bytes = truncated file). Throws
+// CorruptEngineError naming `path` and what is wrong; a newer format version is reported as such.
+DecodedHeader decode_engine_header(std::span<std::byte const> bytes, std::uint64_t file_size,
+                                   std::filesystem::path const& path);
+
+// Reads and validates only the header of the file at `path` (the plan body is not read).
+DecodedHeader read_engine_header(std::filesystem::path const& path);
+
+} // namespace tensoracle

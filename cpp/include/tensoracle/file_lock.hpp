@@ -1,0 +1,37 @@
+// Cross-process advisory locks (flock) on a lock file; released by the destructor and by the OS
+// when the holding process dies.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+
+namespace tensoracle {
+
+enum class LockMode { shared, exclusive };
+
+class FileLock {
+public:
+    // Blocks until the lock is granted. Creates the lock file (mode 0600) if missing.
+    static FileLock acquire(std::filesystem::path const& lock_path, LockMode mode);
+    // Returns nullopt at once when another holder conflicts.
+    static std::optional<FileLock> try_acquire(std::filesystem::path const& lock_path,
+                                               LockMode mode);
+
+    FileLock(FileLock&& other) noexcept;
+    FileLock& operator=(FileLock&& other) noexcept;
+    FileLock(FileLock const&) = delete;
+    FileLock& operator=(FileLock const&) = delete;
+    ~FileLock();
+
+    std::filesystem::path const& path() const noexcept { return path_; }
+    LockMode mode() const noexcept { return mode_; }
+    void release() noexcept;
+
+private:
+    FileLock(int fd, std::filesystem::path path, LockMode mode) noexcept;
+    int fd_ = -1;
+    std::filesystem::path path_;
+    LockMode mode_ = LockMode::shared;
+};
+
+} // namespace tensoracle

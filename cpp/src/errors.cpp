@@ -1,0 +1,18 @@
+// Shared helpers for raising the core's errors.
+#include "tensoracle/errors.hpp"
+
+#include <cstring>
+#include <string>
+
+namespace tensoracle {
+
+void throw_file_error(std::string_view what, std::filesystem::path const& path, int error_number) {
+    std::string message{what};
+    message += " '";
+    message += path.string();
+    message += "': ";
+    message += std::strerror(error_number);
+    throw FileError(message, path);
+}
+
+} // namespace tensoracle

@@ -1,0 +1,33 @@
+"""Test configuration: GPU tests skip, with their reason, on machines without an NVIDIA GPU.
+
+The check asks the driver only when a `gpu` test is about to run, never at collection.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+
+import pytest
+
+
+@functools.cache
+def gpu_absent_reason() -> str | None:
+    """Returns why no GPU can be used here, or None when the CUDA driver reports a device."""
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError as error:
+        return f"no CUDA driver (libcuda.so.1: {error})"
+    if driver.cuInit(0) != 0:
+        return "the CUDA driver is present but cuInit failed"
+    count = ctypes.c_int(0)
+    if driver.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return "the CUDA driver reports no device"
+    return None
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("gpu") is not None:
+        reason = gpu_absent_reason()
+        if reason is not None:
+            pytest.skip(f"needs a GPU: {reason}")
