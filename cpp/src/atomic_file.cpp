@@ -27,7 +27,7 @@ std::string random_hex() {
             b = static_cast<unsigned char>(device() & 0xFFU);
         }
     }
-    static constexpr char kDigits[] = "0123456789abcdef";
+    constexpr std::string_view kDigits = "0123456789abcdef";
     std::string hex;
     for (unsigned char const b : bytes) {
         hex.push_back(kDigits[b >> 4U]);

@@ -39,7 +39,7 @@ void append_le(std::vector<std::byte>& out, Integer value) {
 // Shows at most `limit` bytes of unknown content in a message, escaping what is not printable.
 std::string printable(std::span<std::byte const> bytes, std::size_t limit = 16) {
     std::string out;
-    static constexpr char kDigits[] = "0123456789abcdef";
+    constexpr std::string_view kDigits = "0123456789abcdef";
     for (std::size_t i = 0; i < std::min(bytes.size(), limit); ++i) {
         auto const c = std::to_integer<unsigned char>(bytes[i]);
         if (c >= 0x20 && c < 0x7F && c != '\\') {
@@ -94,12 +94,12 @@ EngineHeader header_from_json(nlohmann::json const& json, std::filesystem::path 
     expect_members(plan, {"sha256", "size"}, "header member \"plan\"", path);
     auto const& size = plan.at("size");
     if (!size.is_number_unsigned()) {
-        corrupt(path, "\"plan\".\"size\" must be a non-negative integer, not " + size.dump());
+        corrupt(path, R"("plan"."size" must be a non-negative integer, not )" + size.dump());
     }
     header.plan_size = size.get<std::uint64_t>();
     auto const& sha = plan.at("sha256");
     if (!sha.is_string() || !is_sha256_hex(sha.get_ref<std::string const&>())) {
-        corrupt(path, "\"plan\".\"sha256\" must be 64 lowercase hex digits, not " + sha.dump());
+        corrupt(path, R"("plan"."sha256" must be 64 lowercase hex digits, not )" + sha.dump());
     }
     header.plan_sha256 = sha.get<std::string>();
     return header;
@@ -152,7 +152,7 @@ DecodedHeader decode_engine_header(std::span<std::byte const> bytes, std::uint64
     auto const magic = std::as_bytes(std::span(kEngineMagic)).first(magic_bytes);
     if (!std::equal(magic.begin(), magic.end(), bytes.begin())) {
         corrupt(path, "not a tensoracle engine file: it starts with \"" +
-                          printable(bytes.first(magic_bytes)) + "\", expected \"TSRCLENG\"");
+                          printable(bytes.first(magic_bytes)) + R"(", expected "TSRCLENG")");
     }
     if (bytes.size() < kEnginePreambleBytes) {
         corrupt(path, "truncated: " + std::to_string(file_size) + " bytes, fewer than the " +

@@ -36,7 +36,7 @@ FileLock FileLock::acquire(std::filesystem::path const& lock_path, LockMode mode
             throw_file_error("cannot lock", lock_path, error);
         }
     }
-    return FileLock(fd, lock_path, mode);
+    return {fd, lock_path, mode};
 }
 
 std::optional<FileLock> FileLock::try_acquire(std::filesystem::path const& lock_path,

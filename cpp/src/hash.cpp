@@ -58,7 +58,7 @@ std::string Sha256::hex_digest() {
         throw std::runtime_error("OpenSSL SHA-256 finalisation failed");
     }
     state_->finished = true;
-    static constexpr char kDigits[] = "0123456789abcdef";
+    constexpr std::string_view kDigits = "0123456789abcdef";
     std::string hex;
     hex.reserve(64);
     for (unsigned int i = 0; i < length; ++i) {

@@ -200,7 +200,7 @@ std::filesystem::path Store::save(EngineIdentity const& identity, nlohmann::json
     header.plan_size = plan.size();
     header.plan_sha256 = sha256_hex(plan);
     auto const prefix = encode_engine_prefix(header);
-    auto const path = entry_path(identity);
+    auto path = entry_path(identity);
     AtomicFile file(path);
     file.write(prefix);
     file.write(plan);

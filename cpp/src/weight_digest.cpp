@@ -8,6 +8,7 @@
 #include "tensoracle/store.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <fstream>
 #include <iterator>
@@ -20,7 +21,7 @@
 namespace tensoracle {
 namespace {
 
-constexpr std::size_t kMaxRecordBytes = 64 * 1024;
+constexpr std::size_t kMaxRecordBytes = std::size_t{64} * 1024;
 constexpr std::string_view kRecordPrefix = "weight-";
 constexpr std::string_view kRecordSuffix = ".json";
 
@@ -123,18 +124,18 @@ WeightRecord parse_weight_record(std::string_view text) {
     if (!json.is_object()) {
         bad_record(std::string("a JSON ") + json.type_name() + ", not an object");
     }
-    static constexpr char const* kMembers[] = {"inode",         "mtime_ns", "path",
-                                               "record_sha256", "sha256",   "size"};
+    static constexpr std::array<char const*, 6> kMembers = {"inode",         "mtime_ns", "path",
+                                                            "record_sha256", "sha256",   "size"};
     for (char const* name : kMembers) {
         if (!json.contains(name)) {
             bad_record(std::string("lacks the member \"") + name + "\"");
         }
     }
-    if (json.size() != std::size(kMembers)) {
+    if (json.size() != kMembers.size()) {
         for (auto const& item : json.items()) {
-            if (std::find_if(std::begin(kMembers), std::end(kMembers), [&](char const* name) {
+            if (std::find_if(kMembers.begin(), kMembers.end(), [&](char const* name) {
                     return item.key() == name;
-                }) == std::end(kMembers)) {
+                }) == kMembers.end()) {
                 bad_record("unexpected member \"" + item.key() + "\"");
             }
         }
