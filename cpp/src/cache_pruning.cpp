@@ -15,8 +15,8 @@ namespace tensoracle {
 namespace {
 
 constexpr char kRebuildNotice[] =
-    "Removed engines are not lost for good: open_engine builds each of them again the next "
-    "time it is used, which takes as long as the first build.";
+    "Removed engines will be rebuilt by open_engine the next time they are used, which takes "
+    "as long as their first build.";
 
 bool older_first(CacheEntry const* a, CacheEntry const* b) {
     if (a->recorded_at_ns != b->recorded_at_ns) {

@@ -2,6 +2,7 @@
 #include "cache_test_support.hpp"
 #include "tensoracle/cache_listing.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/size_text.hpp"
 #include "tensoracle/weight_digest.hpp"
 
 #include <gtest/gtest.h>
@@ -173,14 +174,16 @@ TEST(ListingJson, RecognizedEntriesCarryConditionsLimitAndWeightPaths) {
 TEST(ListingTable, AlignedColumnsWithGraphVersionAndTargets) {
     TemporaryDirectory directory;
     auto const& dir = directory.path();
-    testing::write_engine(dir / "a.engine",
-                          {{"name", "a"}, {"graph_version", "7"}, {"targets", {"sm86", "sm89"}}},
-                          {}, 2048, 0);
+    std::uint64_t const a_size = testing::write_engine(
+        dir / "a.engine", {{"name", "a"}, {"graph_version", "7"}, {"targets", {"sm86", "sm89"}}},
+        {}, 2048, 0);
     testing::write_engine(dir / "b.engine", {{"name", "b"}, {"gpu", {{"name", "NVIDIA H200"}}}}, {},
                           8, 0);
     std::string const table = listing_table(scan_cache(dir));
     EXPECT_NE(table.find("NAME      GRAPH_VERSION  SIZE"), std::string::npos) << table;
-    EXPECT_NE(table.find("a.engine  7              2.1 KiB"), std::string::npos) << table;
+    EXPECT_NE(table.find("a.engine  7              " + format_size_human(a_size) + "  "),
+              std::string::npos)
+        << table;
     EXPECT_NE(table.find("sm86,sm89"), std::string::npos) << table;
     EXPECT_NE(table.find("NVIDIA H200"), std::string::npos) << table;
     EXPECT_NE(table.find("1970-01-01T00:00:00Z"), std::string::npos) << table;
