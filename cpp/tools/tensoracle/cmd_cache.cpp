@@ -19,9 +19,11 @@ void add_cache_command(CLI::App& app, Action& action) {
 }
 
 void add_cache_dir_option(CLI::App& command, std::string& value) {
-    command.add_option("--cache-dir", value,
-                       "Cache directory to use instead of $XDG_CACHE_HOME/tensoracle "
-                       "(or ~/.cache/tensoracle)");
+    command
+        .add_option("--cache-dir", value,
+                    "Cache directory to use instead of $XDG_CACHE_HOME/tensoracle "
+                    "(or ~/.cache/tensoracle)")
+        ->type_name("DIR");
 }
 
 std::filesystem::path resolve_cache_directory(std::string const& option_value) {
