@@ -228,7 +228,7 @@ nlohmann::json weight_paths_json(nlohmann::json const& conditions,
 }
 
 nlohmann::json entry_json(CacheEntry const& entry, std::span<WeightRecord const> records) {
-    nlohmann::json json = {{"name", entry.name},
+    nlohmann::json json = {{"file_name", entry.name},
                            {"size_bytes", entry.size_bytes},
                            {"recorded_at", format_utc_time(entry.recorded_at_ns)},
                            {"recorded_at_ns", entry.recorded_at_ns},

@@ -63,7 +63,7 @@ std::string observed_change(PlannedRemoval const& entry, struct stat const& stat
 }
 
 nlohmann::json removal_json(PlannedRemoval const& entry) {
-    return {{"name", entry.name},
+    return {{"file_name", entry.name},
             {"size_bytes", entry.size_bytes},
             {"recorded_at", format_utc_time(entry.recorded_at_ns)},
             {"recorded_at_ns", entry.recorded_at_ns}};
@@ -72,7 +72,7 @@ nlohmann::json removal_json(PlannedRemoval const& entry) {
 nlohmann::json excluded_json(std::span<ExcludedEntry const> entries) {
     nlohmann::json list = nlohmann::json::array();
     for (ExcludedEntry const& entry : entries) {
-        list.push_back({{"name", entry.name},
+        list.push_back({{"file_name", entry.name},
                         {"size_bytes", entry.size_bytes},
                         {"recorded_at", format_utc_time(entry.recorded_at_ns)},
                         {"recorded_at_ns", entry.recorded_at_ns},
@@ -253,11 +253,11 @@ nlohmann::json plan_json(std::filesystem::path const& directory, PrunePlan const
 nlohmann::json result_json(PruneResult const& result, PruneCriterion const& criterion) {
     nlohmann::json failed = nlohmann::json::array();
     for (FailedRemoval const& entry : result.failed) {
-        failed.push_back({{"name", entry.name}, {"reason", entry.reason}});
+        failed.push_back({{"file_name", entry.name}, {"reason", entry.reason}});
     }
     nlohmann::json missing = nlohmann::json::array();
     for (std::string const& name : result.missing) {
-        missing.push_back({{"name", name}});
+        missing.push_back({{"file_name", name}});
     }
     nlohmann::json json = {{"dry_run", result.dry_run},
                            {"removed", removals_json(result.removed)},

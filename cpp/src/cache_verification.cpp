@@ -73,7 +73,7 @@ nlohmann::json verification_json(CacheVerification const& verification) {
     std::size_t intact = 0;
     std::size_t skipped = 0;
     for (VerifiedEntry const& entry : verification.entries) {
-        nlohmann::json json = {{"name", entry.name},
+        nlohmann::json json = {{"file_name", entry.name},
                                {"size_bytes", entry.size_bytes},
                                {"status", verify_status_text(entry.status)}};
         if (!entry.reason.empty()) {
@@ -81,7 +81,7 @@ nlohmann::json verification_json(CacheVerification const& verification) {
         }
         entries.push_back(std::move(json));
         if (entry.status == VerifyStatus::damaged) {
-            damaged.push_back({{"name", entry.name}, {"reason", entry.reason}});
+            damaged.push_back({{"file_name", entry.name}, {"reason", entry.reason}});
         }
         intact += entry.status == VerifyStatus::intact ? 1 : 0;
         skipped += entry.status == VerifyStatus::skipped ? 1 : 0;

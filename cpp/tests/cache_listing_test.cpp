@@ -155,7 +155,7 @@ TEST(ListingJson, RecognizedEntriesCarryConditionsLimitAndWeightPaths) {
     EXPECT_EQ(json["total_size_bytes"], size);
     ASSERT_EQ(json["entries"].size(), 2U);
     nlohmann::json const& entry = json["entries"][0];
-    EXPECT_EQ(entry["name"], "m.engine");
+    EXPECT_EQ(entry["file_name"], "m.engine");
     EXPECT_EQ(entry["size_bytes"], size);
     EXPECT_EQ(entry["recorded_at"], "2023-11-14T22:13:20Z");
     EXPECT_EQ(entry["recorded_at_ns"], 1'700'000'000'500'000'000);

@@ -190,13 +190,13 @@ TEST(PruneJson, PlanListsSelectionExclusionsAndTheRebuildNotice) {
     EXPECT_EQ(json["projected_total_bytes"], 0);
     EXPECT_EQ(json["attainable"], true);
     ASSERT_EQ(json["selected"].size(), 2U);
-    EXPECT_EQ(json["selected"][0], (nlohmann::json{{"name", "a.engine"},
+    EXPECT_EQ(json["selected"][0], (nlohmann::json{{"file_name", "a.engine"},
                                                    {"size_bytes", 50},
                                                    {"recorded_at", "1970-01-01T00:00:01Z"},
                                                    {"recorded_at_ns", 1'000'000'000}}));
-    EXPECT_EQ(json["selected"][1]["name"], "b.engine");
+    EXPECT_EQ(json["selected"][1]["file_name"], "b.engine");
     ASSERT_EQ(json["excluded"].size(), 1U);
-    EXPECT_EQ(json["excluded"][0]["name"], "e.engine");
+    EXPECT_EQ(json["excluded"][0]["file_name"], "e.engine");
     EXPECT_TRUE(json["excluded"][0]["reason"].is_string());
     EXPECT_NE(json["notice"].get<std::string>().find("rebuil"), std::string::npos);
 }

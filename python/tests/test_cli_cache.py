@@ -64,7 +64,7 @@ def prune(directory: Path, *args: str) -> tuple[int, dict[str, Any], dict[str, A
 
 
 def names(entries: list[dict[str, Any]]) -> list[str]:
-    return [entry["name"] for entry in entries]
+    return [entry["file_name"] for entry in entries]
 
 
 def engine(
@@ -241,7 +241,7 @@ def test_list_describes_every_entry(cache: Path, tmp_path: Path) -> None:
 
     assert snapshot(cache) == before, "listing must change nothing"
     assert listing["directory"] == str(cache)
-    entries = {entry["name"]: entry for entry in listing["entries"]}
+    entries = {entry["file_name"]: entry for entry in listing["entries"]}
     assert names(listing["entries"]) == sorted(entries)
     assert set(entries) == {
         limited.name,
@@ -366,11 +366,11 @@ def test_unused_for_selects_times_strictly_before_the_reported_cutoff(cache: Pat
     assert plan["criterion"]["unused_for_days"] == "1"
     assert abs(cutoff - (time.time_ns() - DAY_NS)) < 60 * 10**9
     expected = sorted(
-        (entry["recorded_at_ns"], entry["name"])
+        (entry["recorded_at_ns"], entry["file_name"])
         for entry in cache_list(cache)["entries"]
         if entry["recorded_at_ns"] < cutoff
     )
-    assert [(e["recorded_at_ns"], e["name"]) for e in plan["selected"]] == expected
+    assert [(e["recorded_at_ns"], e["file_name"]) for e in plan["selected"]] == expected
     assert 0 < len(expected) < len(times)
     assert result["removed"] == []
 
@@ -565,7 +565,7 @@ def test_an_entry_whose_lock_is_held_is_never_removed(cache: Path, lock_holder: 
     status, plan, result = prune(cache, "--unused-for", "1")
     assert status == 0
     [excluded] = plan["excluded"]
-    assert excluded["name"] == busy.name
+    assert excluded["file_name"] == busy.name
     assert excluded["reason"] == "in use by another process"
     assert names(result["excluded"]) == [busy.name]
     assert names(result["removed"]) == [idle.name]
@@ -624,15 +624,15 @@ def test_changes_between_plan_and_removal(cache: Path) -> None:
     assert len(plan_line) > 200_000, "the plan must exceed the pipe buffer for this test"
 
     assert process.returncode == 1, errors
-    assert result["missing"] == [{"name": vanished.name}]
-    failed = {entry["name"]: entry["reason"] for entry in result["failed"]}
+    assert result["missing"] == [{"file_name": vanished.name}]
+    failed = {entry["file_name"]: entry["reason"] for entry in result["failed"]}
     assert set(failed) == {changed.name, touched.name}
     assert "size" in failed[changed.name]
     assert "recorded_at_ns" in failed[touched.name]
     assert names(result["excluded"]) == [locked.name]
     assert result["excluded"][0]["reason"] == "in use by another process"
     assert len(result["removed"]) == 1500 - 4
-    planned_sizes = {entry["name"]: entry["size_bytes"] for entry in plan["selected"]}
+    planned_sizes = {entry["file_name"]: entry["size_bytes"] for entry in plan["selected"]}
     assert result["bytes_removed"] == sum(planned_sizes[name] for name in names(result["removed"]))
     survivors = [changed, touched, locked]
     assert all(path.exists() for path in survivors)
@@ -675,7 +675,7 @@ def test_verify_reports_damaged_plans_and_changes_nothing(cache: Path) -> None:
     assert (
         "SHA-256" in report["damaged"][0]["reason"] or "checksum" in report["damaged"][0]["reason"]
     )
-    statuses = {entry["name"]: entry["status"] for entry in report["entries"]}
+    statuses = {entry["file_name"]: entry["status"] for entry in report["entries"]}
     assert statuses == {good.name: "intact", bad.name: "damaged", "empty.engine": "skipped"}
 
     bad.unlink()

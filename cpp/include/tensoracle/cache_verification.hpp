@@ -32,8 +32,8 @@ std::string engine_file_damage(std::filesystem::path const& path);
 // Empty and temporary files are skipped (building or leftover); every other entry is checked.
 CacheVerification verify_cache(std::filesystem::path const& directory);
 
-// {"directory", "entries": [{"name", "size_bytes", "status", "reason"?}],
-//  "damaged": [{"name", "reason"}], "intact_count", "damaged_count", "skipped_count"}.
+// {"directory", "entries": [{"file_name", "size_bytes", "status", "reason"?}],
+//  "damaged": [{"file_name", "reason"}], "intact_count", "damaged_count", "skipped_count"}.
 nlohmann::json verification_json(CacheVerification const& verification);
 
 } // namespace tensoracle
