@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,26 +30,6 @@ struct DirectoryCloser {
 std::int64_t modification_ns(struct stat const& status) {
     return static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 +
            static_cast<std::int64_t>(status.st_mtim.tv_nsec);
-}
-
-// Fills the status (and header or reason) of a non-empty, non-temporary entry. Returns false
-// when the file disappeared meanwhile.
-bool classify(std::filesystem::path const& path, CacheEntry& entry) {
-    try {
-        entry.header = read_engine_header(path).header;
-        entry.status = EntryStatus::recognized;
-    } catch (CorruptEngineError const& error) {
-        entry.status = EntryStatus::unrecognized;
-        entry.reason = error.what();
-    } catch (FileError const& error) {
-        std::error_code ignored;
-        if (!std::filesystem::exists(std::filesystem::symlink_status(path, ignored))) {
-            return false;
-        }
-        entry.status = EntryStatus::unrecognized;
-        entry.reason = error.what();
-    }
-    return true;
 }
 
 std::string text_or_dash(nlohmann::json const& value) {
@@ -116,6 +97,25 @@ bool is_temporary_engine_name(std::string_view file_name) noexcept {
     return infix != std::string_view::npos && infix > 0 && is_temporary_name(file_name);
 }
 
+bool read_entry_header(std::filesystem::path const& directory, CacheEntry& entry) {
+    std::filesystem::path const path = directory / entry.name;
+    try {
+        entry.header = read_engine_header(path).header;
+        entry.status = EntryStatus::recognized;
+    } catch (CorruptEngineError const& error) {
+        entry.status = EntryStatus::unrecognized;
+        entry.reason = error.what();
+    } catch (FileError const& error) {
+        std::error_code ignored;
+        if (!std::filesystem::exists(std::filesystem::symlink_status(path, ignored))) {
+            return false;
+        }
+        entry.status = EntryStatus::unrecognized;
+        entry.reason = error.what();
+    }
+    return true;
+}
+
 CacheScan scan_cache(std::filesystem::path const& directory, bool read_headers) {
     CacheScan scan;
     scan.directory = directory;
@@ -162,7 +162,7 @@ CacheScan scan_cache(std::filesystem::path const& directory, bool read_headers) 
             entry.status = EntryStatus::building_or_leftover;
         } else if (!read_headers) {
             entry.status = EntryStatus::unrecognized;
-        } else if (!classify(directory / name, entry)) {
+        } else if (!read_entry_header(directory, entry)) {
             continue;
         }
         scan.entries.push_back(std::move(entry));
@@ -195,8 +195,25 @@ nlohmann::json workspace_limit_json(EngineHeader const& header) {
     return "unknown";
 }
 
-nlohmann::json weight_paths_json(nlohmann::json const& conditions,
-                                 std::span<WeightRecord const> records) {
+WeightPathIndex::WeightPathIndex(std::span<WeightRecord const> records) {
+    for (WeightRecord const& record : records) {
+        paths_by_digest_[record.sha256].push_back(record.path.string());
+    }
+    for (auto& [digest, paths] : paths_by_digest_) {
+        std::sort(paths.begin(), paths.end());
+        paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+    }
+}
+
+nlohmann::json WeightPathIndex::paths_for(std::string const& digest) const {
+    auto const found = paths_by_digest_.find(digest);
+    if (found == paths_by_digest_.end()) {
+        return nlohmann::json::array();
+    }
+    return found->second;
+}
+
+nlohmann::json weight_paths_json(nlohmann::json const& conditions, WeightPathIndex const& index) {
     nlohmann::json result = nlohmann::json::array();
     if (!conditions.is_object()) {
         return result;
@@ -205,29 +222,16 @@ nlohmann::json weight_paths_json(nlohmann::json const& conditions,
     if (weights == conditions.end() || !weights->is_array()) {
         return result;
     }
-    std::map<std::string, std::vector<std::string>, std::less<>> paths_by_digest;
-    for (WeightRecord const& record : records) {
-        paths_by_digest[record.sha256].push_back(record.path.string());
-    }
-    for (auto& [digest, paths] : paths_by_digest) {
-        std::sort(paths.begin(), paths.end());
-        paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
-    }
     for (nlohmann::json const& digest : *weights) {
-        if (!digest.is_string()) {
-            continue;
+        if (digest.is_string()) {
+            result.push_back(
+                {{"sha256", digest}, {"paths", index.paths_for(digest.get<std::string>())}});
         }
-        auto const found = paths_by_digest.find(digest.get<std::string>());
-        nlohmann::json paths = nlohmann::json::array();
-        if (found != paths_by_digest.end()) {
-            paths = found->second;
-        }
-        result.push_back({{"sha256", digest}, {"paths", std::move(paths)}});
     }
     return result;
 }
 
-nlohmann::json entry_json(CacheEntry const& entry, std::span<WeightRecord const> records) {
+nlohmann::json entry_json(CacheEntry const& entry, WeightPathIndex const& weights) {
     nlohmann::json json = {{"file_name", entry.name},
                            {"size_bytes", entry.size_bytes},
                            {"recorded_at", format_utc_time(entry.recorded_at_ns)},
@@ -240,19 +244,46 @@ nlohmann::json entry_json(CacheEntry const& entry, std::span<WeightRecord const>
     if (entry.header) {
         json["conditions"] = entry.header->conditions;
         json["workspace_limit"] = workspace_limit_json(*entry.header);
-        json["weight_paths"] = weight_paths_json(entry.header->conditions, records);
+        json["weight_paths"] = weight_paths_json(entry.header->conditions, weights);
     }
     return json;
 }
 
 nlohmann::json listing_json(CacheScan const& scan, std::span<WeightRecord const> records) {
+    WeightPathIndex const weights{records};
     nlohmann::json entries = nlohmann::json::array();
     for (CacheEntry const& entry : scan.entries) {
-        entries.push_back(entry_json(entry, records));
+        entries.push_back(entry_json(entry, weights));
     }
     return {{"directory", scan.directory.string()},
             {"entries", std::move(entries)},
             {"total_size_bytes", scan.total_size_bytes}};
+}
+
+void write_listing_json(std::ostream& out, std::filesystem::path const& directory) {
+    CacheScan scan = scan_cache(directory, false);
+    std::vector<WeightRecord> records;
+    if (scan.exists) {
+        records = read_weight_records(directory);
+    }
+    WeightPathIndex const weights{records};
+    auto const text = [](nlohmann::json const& value) {
+        return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    };
+    out << "{\n  \"directory\": " << text(scan.directory.string()) << ",\n  \"entries\": [";
+    std::uint64_t total = 0;
+    bool first = true;
+    for (CacheEntry& entry : scan.entries) {
+        bool const needs_header = !entry.temporary && entry.size_bytes > 0;
+        if (needs_header && !read_entry_header(directory, entry)) {
+            continue; // removed since the directory was read
+        }
+        out << (first ? "\n    " : ",\n    ") << text(entry_json(entry, weights));
+        first = false;
+        total += entry.size_bytes;
+        entry.header.reset(); // keep memory flat: one header at a time
+    }
+    out << (first ? "],\n" : "\n  ],\n") << "  \"total_size_bytes\": " << total << "\n}\n";
 }
 
 std::string listing_table(CacheScan const& scan) {

@@ -5,7 +5,9 @@
 #include "tensoracle/size_text.hpp"
 #include "tensoracle/weight_digest.hpp"
 
+#include <algorithm>
 #include <gtest/gtest.h>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -132,8 +134,9 @@ TEST(WeightPathsJson, EachDigestInDeclaredOrderWithTheMatchingRecordPaths) {
         {{{"sha256", c}, {"paths", nlohmann::json::array()}},
          {{"sha256", a}, {"paths", {"/w/one.safetensors", "/w/two.safetensors"}}},
          {{"sha256", b}, {"paths", {"/w/b.safetensors"}}}});
-    EXPECT_EQ(weight_paths_json(conditions, records), expected);
-    EXPECT_EQ(weight_paths_json({{"name", "m"}}, records), nlohmann::json::array());
+    EXPECT_EQ(weight_paths_json(conditions, WeightPathIndex{records}), expected);
+    EXPECT_EQ(weight_paths_json({{"name", "m"}}, WeightPathIndex{records}),
+              nlohmann::json::array());
 }
 
 TEST(ListingJson, RecognizedEntriesCarryConditionsLimitAndWeightPaths) {
@@ -188,6 +191,44 @@ TEST(ListingTable, AlignedColumnsWithGraphVersionAndTargets) {
     EXPECT_NE(table.find("NVIDIA H200"), std::string::npos) << table;
     EXPECT_NE(table.find("1970-01-01T00:00:00Z"), std::string::npos) << table;
     EXPECT_NE(table.find("2 entries"), std::string::npos) << table;
+}
+
+} // namespace
+} // namespace tensoracle
+
+namespace tensoracle {
+namespace {
+
+TEST(WriteListingJson, StreamsTheSameObjectAsListingJson) {
+    TemporaryDirectory directory;
+    auto const& dir = directory.path();
+    auto const weight_file = dir / "w.safetensors";
+    testing::write_file(weight_file, "w", 1);
+    std::string const digest = weight_digest(dir, weight_file).sha256;
+    testing::write_engine(dir / "a.engine", {{"name", "a"}, {"weights", {digest}}},
+                          {{"workspace_limit", 1024}}, 10, 5);
+    testing::write_file(dir / "b.engine", "junk", 6);
+    testing::write_file(dir / "c.engine", "", 7);
+    std::ostringstream out;
+    write_listing_json(out, dir);
+    std::string const text = out.str();
+    nlohmann::json const streamed = nlohmann::json::parse(text);
+    EXPECT_EQ(streamed, listing_json(scan_cache(dir), read_weight_records(dir)));
+    EXPECT_EQ(streamed["entries"].size(), 3U);
+    // Six lines of frame, one line per entry.
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 6 + 3);
+}
+
+TEST(WriteListingJson, EmptyAndMissingDirectories) {
+    TemporaryDirectory directory;
+    for (auto const& dir : {directory.path(), directory.path() / "absent"}) {
+        std::ostringstream out;
+        write_listing_json(out, dir);
+        EXPECT_EQ(nlohmann::json::parse(out.str()),
+                  (nlohmann::json{{"directory", dir.string()},
+                                  {"entries", nlohmann::json::array()},
+                                  {"total_size_bytes", 0}}));
+    }
 }
 
 } // namespace

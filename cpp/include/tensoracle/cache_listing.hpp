@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <iosfwd>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -53,15 +55,36 @@ CacheScan scan_cache(std::filesystem::path const& directory, bool read_headers =
 // "workspace_limit" reference.
 nlohmann::json workspace_limit_json(EngineHeader const& header);
 
+// Reads the header of a non-empty, non-temporary entry scanned without headers and sets its
+// status, header or reason. Returns false when the file has disappeared meanwhile.
+bool read_entry_header(std::filesystem::path const& directory, CacheEntry& entry);
+
+// The paths of valid weight digest records, by SHA-256 (sorted, without duplicates).
+class WeightPathIndex {
+public:
+    explicit WeightPathIndex(std::span<WeightRecord const> records);
+    nlohmann::json paths_for(std::string const& digest) const; // [] when unknown
+
+private:
+    std::map<std::string, std::vector<std::string>, std::less<>> paths_by_digest_;
+};
+
 // For each SHA-256 string of conditions["weights"], in order: {"sha256", "paths"} with the
-// paths of the records whose digest matches (sorted; empty when unknown).
-nlohmann::json weight_paths_json(nlohmann::json const& conditions,
-                                 std::span<WeightRecord const> records);
+// paths of the records whose digest matches (empty when unknown).
+nlohmann::json weight_paths_json(nlohmann::json const& conditions, WeightPathIndex const& index);
 
-nlohmann::json entry_json(CacheEntry const& entry, std::span<WeightRecord const> records);
+// {"file_name", "size_bytes", "recorded_at", "recorded_at_ns", "status", "temporary"}, plus
+// "reason" for unrecognized entries and "conditions", "workspace_limit", "weight_paths" for
+// recognized ones.
+nlohmann::json entry_json(CacheEntry const& entry, WeightPathIndex const& weights);
 
-// {"directory", "entries", "total_size_bytes"}.
+// {"directory", "entries", "total_size_bytes"} for an already scanned directory.
 nlohmann::json listing_json(CacheScan const& scan, std::span<WeightRecord const> records);
+
+// Writes the same object as listing_json for `directory`, streaming: the header of one entry
+// at a time is read, written (one entry per line) and released, so memory stays flat and the
+// output starts at once. The total counts the entries written.
+void write_listing_json(std::ostream& out, std::filesystem::path const& directory);
 
 // An aligned text table for people: name, graph version, size, recorded time, status, targets.
 std::string listing_table(CacheScan const& scan);

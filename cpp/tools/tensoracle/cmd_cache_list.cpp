@@ -1,7 +1,6 @@
 // `tensoracle cache list`: every saved engine with its header conditions, as JSON or a table.
 #include "commands.hpp"
 #include "tensoracle/cache_listing.hpp"
-#include "tensoracle/weight_digest.hpp"
 
 #include <iostream>
 #include <memory>
@@ -16,18 +15,11 @@ struct ListOptions {
 
 int list(ListOptions const& options) {
     std::filesystem::path const directory = resolve_cache_directory(options.cache_dir);
-    CacheScan const scan = scan_cache(directory);
     if (options.format == "table") {
-        std::cout << listing_table(scan);
+        std::cout << listing_table(scan_cache(directory));
         return kExitSuccess;
     }
-    std::vector<WeightRecord> records;
-    if (scan.exists) {
-        records = read_weight_records(directory);
-    }
-    std::cout
-        << listing_json(scan, records).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-        << "\n";
+    write_listing_json(std::cout, directory);
     return kExitSuccess;
 }
 
