@@ -182,6 +182,11 @@ PruneResult execute_prune(Store const& store, PrunePlan const& plan,
             before_removal(entry);
         }
         std::filesystem::path const path = store.directory() / entry.name;
+        struct stat status {};
+        if (::lstat(path.c_str(), &status) != 0 && errno == ENOENT) {
+            result.missing.push_back(entry.name); // gone: no lock file is created for it
+            continue;
+        }
         std::optional<FileLock> lock;
         try {
             lock = FileLock::try_acquire(store.lock_path_for(path), LockMode::exclusive);
@@ -194,8 +199,7 @@ PruneResult execute_prune(Store const& store, PrunePlan const& plan,
                 {entry.name, entry.size_bytes, entry.recorded_at_ns, kInUseReason});
             continue;
         }
-        struct stat status {};
-        if (::lstat(path.c_str(), &status) != 0) {
+        if (::lstat(path.c_str(), &status) != 0) { // again, now that the lock is held
             if (errno == ENOENT) {
                 result.missing.push_back(entry.name);
             } else {

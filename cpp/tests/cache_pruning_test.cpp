@@ -259,6 +259,7 @@ TEST_F(ExecutePrune, AFileGoneBeforeItsRemovalIsMissingAndNotCounted) {
             }
         });
     ASSERT_EQ(result.missing, std::vector<std::string>{"a.engine"});
+    EXPECT_FALSE(std::filesystem::exists(path("a.engine.lock")));
     ASSERT_EQ(result.removed.size(), 1U);
     EXPECT_EQ(result.removed[0].name, "b.engine");
     EXPECT_EQ(result.bytes_removed, result.removed[0].size_bytes);
