@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,8 @@ from engine_files import (
     write_file,
     write_weight_record,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 DAY_NS = 86_400 * 10**9
 NOW_NS = time.time_ns()
@@ -194,7 +198,17 @@ def test_prune_needs_exactly_one_criterion(cache: Path, args: tuple[str, ...]) -
     assert snapshot(cache) == before
 
 
-@pytest.mark.parametrize("args", [("cache",), (), ("cache", "list", "--format", "xml"), ("bogus",)])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("cache",),
+        (),
+        ("cache", "list", "--format", "xml"),
+        ("cache", "list", "--cache-dir", ""),
+        ("cache", "list", "extra"),
+        ("bogus",),
+    ],
+)
 def test_other_misuse_exits_2(args: tuple[str, ...]) -> None:
     completed = run(*args)
     assert completed.returncode == 2
@@ -453,6 +467,32 @@ def test_max_size_units_case_fractions_and_rounding(cache: Path, text: str, expe
     assert status == 0
     assert plan["criterion"]["max_size_bytes"] == expected
     assert result["max_size_bytes"] == expected
+
+
+UNITS = {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    whole=st.integers(min_value=0, max_value=10**7),
+    fraction=st.text(alphabet="0123456789", max_size=30),
+    unit=st.sampled_from(sorted(UNITS)),
+    upper=st.lists(st.booleans(), min_size=3, max_size=3),
+)
+def test_max_size_is_the_exact_rounded_down_product(
+    tmp_path_factory: pytest.TempPathFactory,
+    whole: int,
+    fraction: str,
+    unit: str,
+    upper: list[bool],
+) -> None:
+    spelled = "".join(c.upper() if up else c for c, up in zip(unit, upper, strict=False))
+    text = f"{whole}.{fraction}{spelled}" if fraction else f"{whole}{spelled}"
+    exact = Fraction(f"{whole}.{fraction or '0'}") * UNITS[unit]
+    cache = tmp_path_factory.mktemp("cache")
+    status, plan, _ = prune(cache, "--max-size", text, "--dry-run")
+    assert status == 0
+    assert plan["criterion"]["max_size_bytes"] == math.floor(exact)
 
 
 def test_max_size_removes_oldest_first_with_ties_by_name(cache: Path) -> None:

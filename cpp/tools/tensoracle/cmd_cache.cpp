@@ -23,7 +23,13 @@ void add_cache_dir_option(CLI::App& command, std::string& value) {
         .add_option("--cache-dir", value,
                     "Cache directory to use instead of $XDG_CACHE_HOME/tensoracle "
                     "(or ~/.cache/tensoracle)")
-        ->type_name("DIR");
+        ->type_name("DIR")
+        ->check(CLI::Validator(
+            [](std::string const& directory) {
+                return directory.empty() ? std::string("the directory must not be empty")
+                                         : std::string();
+            },
+            "DIR"));
 }
 
 std::filesystem::path resolve_cache_directory(std::string const& option_value) {
