@@ -226,7 +226,12 @@ PruneResult execute_prune(Store const& store, PrunePlan const& plan,
         result.bytes_removed += entry.size_bytes;
     }
     sort_by_name(result.excluded);
-    result.remaining_total_bytes = scan_cache(store.directory(), false).total_size_bytes;
+    try {
+        result.remaining_total_bytes = scan_cache(store.directory(), false).total_size_bytes;
+    } catch (FileError const&) {
+        // The directory could not be listed again: report what the plan and removals imply.
+        result.remaining_total_bytes = plan.total_size_bytes - result.bytes_removed;
+    }
     result.within_max_size = !plan.criterion.max_size_bytes ||
                              result.remaining_total_bytes <= *plan.criterion.max_size_bytes;
     return result;
