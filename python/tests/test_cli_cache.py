@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import math
@@ -679,18 +680,38 @@ def test_changes_between_plan_and_removal(cache: Path) -> None:
     assert result["remaining_total_bytes"] == sum(path.stat().st_size for path in survivors)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may remove files from a read-only directory")
+@contextlib.contextmanager
+def undeletable(path: Path) -> Iterator[None]:
+    """Makes removing `path` fail: a read-only directory, or for root an immutable file."""
+    if os.geteuid() != 0:
+        path.parent.chmod(0o500)
+        try:
+            yield
+        finally:
+            path.parent.chmod(0o700)
+        return
+    chattr = shutil.which("chattr")
+    if chattr is None:
+        pytest.skip("running as root without chattr: cannot make a file undeletable")
+    if subprocess.run([chattr, "+i", str(path)], capture_output=True, check=False).returncode:
+        pytest.skip(f"chattr +i is not supported on the file system of {path}")
+    try:
+        yield
+    finally:
+        subprocess.run([chattr, "-i", str(path)], check=True)
+
+
 def test_a_failed_removal_exits_1(cache: Path) -> None:
     old = engine(cache, "old", mtime_ns=NOW_NS - 9 * DAY_NS)
-    (cache / f"{old.name}.lock").write_bytes(b"")
-    cache.chmod(0o500)
-    try:
+    (cache / f"{old.name}.lock").write_bytes(b"")  # a read-only directory cannot create it
+    with undeletable(old):
         status, _, result = prune(cache, "--unused-for", "1")
-    finally:
-        cache.chmod(0o700)
+        assert old.exists()
     assert status == 1
     assert names(result["failed"]) == [old.name]
-    assert old.exists()
+    assert "cannot remove" in result["failed"][0]["reason"]
+    assert result["removed"] == []
+    assert result["bytes_removed"] == 0
 
 
 # --- verify -----------------------------------------------------------------------------------
