@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tensoracle import _core
 from tensoracle.errors import CorruptEngineError, EngineCacheError, EngineConditionError
@@ -54,6 +56,32 @@ def test_identity_is_the_digest_of_canonical_conditions() -> None:
     assert reordered.file_name == ident.file_name
     assert identity(graph_version="2").file_name != ident.file_name
     assert _core.make_identity('{"name": "a/b c"}').file_name.startswith("a_b_c-")
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.text(st.characters(blacklist_categories=("Cs",))),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.text(st.characters(blacklist_categories=("Cs",))), children, max_size=4
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_VALUES)
+def test_canonical_json_matches_python_sorted_compact_dumps(value: object) -> None:
+    """The documented Python spelling of canonical JSON gives the same bytes as the core."""
+    conditions = {"name": "m", "value": value}
+    spelled = json.dumps(conditions, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    ident = _core.make_identity(json.dumps(conditions))
+    assert ident.conditions_json == spelled
+    assert ident.digest == hashlib.sha256(spelled.encode()).hexdigest()
 
 
 @pytest.mark.parametrize(
