@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from engine_helpers import DECLARATION, IO, cache_home, raising_graph, write_weights  # noqa: F401
+from engine_helpers import DECLARATION, IO, raising_graph, write_weights
 
 import tensoracle
 from tensoracle import PluginLibraryError, build_serialized_engine, open_engine
@@ -72,13 +72,20 @@ def test_a_single_path_instead_of_a_sequence_is_a_value_error(tmp_path: Path):
         build_serialized_engine(raising_graph, DECLARATION, plugins=str(tmp_path / "lib.so"))
 
 
-def test_open_engine_checks_plugins_before_any_cached_plan(tmp_path: Path, cache_home: Path):
+def test_open_engine_checks_plugins_before_any_cached_plan(tmp_path: Path, engine_cache: Path):
     weights = write_weights(tmp_path / "model.safetensors")
     with pytest.raises(PluginLibraryError, match="missing or unreadable"):
-        open_engine(raising_graph, DECLARATION, name="plugged", graph_version="1",
-                    weights=[weights], io=IO, plugins=[tmp_path / "libgone.so"])
+        open_engine(
+            raising_graph,
+            DECLARATION,
+            name="plugged",
+            graph_version="1",
+            weights=[weights],
+            io=IO,
+            plugins=[tmp_path / "libgone.so"],
+        )
     # Nothing was looked up or saved for the failed call.
-    assert not cache_home.exists() or not list(cache_home.glob("*.engine"))
+    assert not engine_cache.exists() or not list(engine_cache.glob("*.engine"))
 
 
 def test_changed_after_load_is_detected():
