@@ -55,7 +55,7 @@ def cache_command() -> list[str] | None:
     if found is None:
         return None
     usage = subprocess.run(
-        [found, "cache", "list", "--help"], capture_output=True, text=True
+        [found, "cache", "list", "--help"], check=False, capture_output=True, text=True
     )
     if "--format" in usage.stdout:
         return [found, "cache", "list", "--format", "table"]
@@ -68,7 +68,7 @@ def list_cache() -> None:
         print("  skipped: the `tensoracle` command is not installed")
         return
     print(f"  $ {' '.join(['tensoracle', *command[1:]])}")
-    result = subprocess.run(command, capture_output=True, text=True)
+    result = subprocess.run(command, check=False, capture_output=True, text=True)
     text = (result.stdout + result.stderr).strip()
     print("\n".join(f"  {line}" for line in text.splitlines()))
     if result.returncode != 0:
@@ -208,7 +208,10 @@ def main() -> int:
 
     print("2. reopen in a second process (the graph must not be called)")
     child = subprocess.run(
-        [sys.executable, __file__, "--reopen"], capture_output=True, text=True
+        [sys.executable, __file__, "--reopen"],
+        check=False,
+        capture_output=True,
+        text=True,
     )
     print(child.stdout.rstrip())
     if (
