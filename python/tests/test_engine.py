@@ -11,6 +11,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from engine_helpers import (
     DECLARATION,
@@ -417,3 +418,26 @@ def test_configured_rtx_targets_select_another_entry(engine_cache: Path, weights
     narrow = build_example(weights)
     assert narrow.path != default.path
     assert header(narrow.path)["conditions"]["targets"] == ["sm86"]
+
+
+def test_caller_logger_receives_the_backend_messages(engine_cache: Path, weights):
+    received: list[str] = []
+
+    class Collecting(trt.ILogger):
+        def __init__(self) -> None:
+            trt.ILogger.__init__(self)
+
+        def log(self, severity, msg) -> None:
+            received.append(f"{severity.name}: {msg}")
+
+    def broken(network) -> None:
+        features = network.add_input("features", trt.float32, (1, -1, 2))
+        other = network.add_constant((3, 3, 3), trt.Weights(np.ones(27, dtype=np.float32)))
+        out = network.add_elementwise(features, other.get_output(0), trt.ElementWiseOperation.SUM)
+        out.get_output(0).name = "result"
+        network.mark_output(out.get_output(0))
+
+    with pytest.raises(RuntimeError, match="could not build the engine"):
+        open_example(weights, broken, logger=Collecting())
+    assert any(message.startswith("ERROR: ") for message in received)
+    assert not list(engine_cache.glob("*.engine"))
