@@ -441,3 +441,42 @@ def test_caller_logger_receives_the_backend_messages(engine_cache: Path, weights
         open_example(weights, broken, logger=Collecting())
     assert any(message.startswith("ERROR: ") for message in received)
     assert not list(engine_cache.glob("*.engine"))
+
+
+def test_concurrent_first_opens_build_once(engine_cache: Path, weights, tmp_path: Path):
+    # Several processes start together on an empty cache: the exclusive lock and the re-check
+    # under it let exactly one build; the others wait and reuse its file.
+    marker = tmp_path / "graph-calls"
+    marker.mkdir()
+    child = (
+        "import os, sys, uuid\n"
+        f"sys.path.insert(0, {str(TESTS)!r})\n"
+        "from pathlib import Path\n"
+        "from engine_helpers import DECLARATION, IO, make_graph\n"
+        "from tensoracle import open_engine\n"
+        f"weights = Path({str(weights)!r})\n"
+        "inner = make_graph(weights)\n"
+        "def graph(network):\n"
+        f"    (Path({str(marker)!r}) / uuid.uuid4().hex).touch()\n"
+        "    inner(network)\n"
+        "handle = open_engine(graph, DECLARATION, name='example', graph_version='1',\n"
+        "                     weights=[weights], io=IO)\n"
+        "print(handle.built, handle.path)\n"
+    )
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", child],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=os.environ.copy(),
+        )
+        for _ in range(4)
+    ]
+    outputs = [process.communicate(timeout=120) for process in processes]
+    for process, (_, error) in zip(processes, outputs, strict=True):
+        assert process.returncode == 0, error
+    results = [stdout.split() for stdout, _ in outputs]
+    assert sorted(built for built, _ in results) == ["False", "False", "False", "True"]
+    assert len({path for _, path in results}) == 1
+    assert len(list(marker.iterdir())) == 1
