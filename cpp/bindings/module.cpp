@@ -5,4 +5,5 @@ NB_MODULE(_core, module) {
     using namespace tensoracle::bindings;
     bind_errors(module);
     bind_store(module);
+    bind_gpu(module);
 }

@@ -3,6 +3,11 @@
 This module only re-exports the public API; each name lives in the module of its concept.
 """
 
+from tensoracle import gpu
+from tensoracle.backends import Backend, backend
+from tensoracle.build import build_serialized_engine
+from tensoracle.declaration import BuilderSettings, EngineBuild, InputShape
+from tensoracle.engine import EngineHandle, PreparedEngine, open_engine, prepare_engine
 from tensoracle.errors import (
     CorruptEngineError,
     EngineCacheError,
@@ -11,12 +16,26 @@ from tensoracle.errors import (
     PluginLibraryError,
     ShapeTensorOutputWarning,
 )
+from tensoracle.io import EngineIO, TensorSpec
 
 __all__ = [
+    "Backend",
+    "BuilderSettings",
     "CorruptEngineError",
+    "EngineBuild",
     "EngineCacheError",
     "EngineConditionError",
+    "EngineHandle",
+    "EngineIO",
     "EngineIOError",
+    "InputShape",
     "PluginLibraryError",
+    "PreparedEngine",
     "ShapeTensorOutputWarning",
+    "TensorSpec",
+    "backend",
+    "build_serialized_engine",
+    "gpu",
+    "open_engine",
+    "prepare_engine",
 ]
