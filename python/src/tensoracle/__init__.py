@@ -11,11 +11,13 @@ from tensoracle.errors import (
     PluginLibraryError,
     ShapeTensorOutputWarning,
 )
+from tensoracle.execution import EngineExecution
 
 __all__ = [
     "CorruptEngineError",
     "EngineCacheError",
     "EngineConditionError",
+    "EngineExecution",
     "EngineIOError",
     "PluginLibraryError",
     "ShapeTensorOutputWarning",
