@@ -3,6 +3,10 @@
 This module only re-exports the public API; each name lives in the module of its concept.
 """
 
+from tensoracle.backends import Backend, backend
+from tensoracle.build import build_serialized_engine
+from tensoracle.declaration import BuilderSettings, EngineBuild, InputShape
+from tensoracle.engine import EngineHandle, PreparedEngine, open_engine, prepare_engine
 from tensoracle.errors import (
     CorruptEngineError,
     EngineCacheError,
@@ -12,13 +16,26 @@ from tensoracle.errors import (
     ShapeTensorOutputWarning,
 )
 from tensoracle.execution import EngineExecution
+from tensoracle.io import EngineIO, TensorSpec
 
 __all__ = [
+    "Backend",
+    "BuilderSettings",
     "CorruptEngineError",
+    "EngineBuild",
     "EngineCacheError",
     "EngineConditionError",
     "EngineExecution",
+    "EngineHandle",
+    "EngineIO",
     "EngineIOError",
+    "InputShape",
     "PluginLibraryError",
+    "PreparedEngine",
     "ShapeTensorOutputWarning",
+    "TensorSpec",
+    "backend",
+    "build_serialized_engine",
+    "open_engine",
+    "prepare_engine",
 ]
