@@ -21,28 +21,17 @@ def backend_module() -> Any:
     return backend().module
 
 
-_LOGGER: Any = None
-
-
 def logger(trt: Any) -> Any:
-    """The process's one TensorRT logger (TensorRT ignores later, different loggers).
+    """tensoracle's process-wide TensorRT logger for the selected backend.
 
-    It keeps the messages at INFO or above, for skip reasons and failure messages.
+    TensorRT keeps the first logger it is given, so the tests use the one open_engine uses.
     """
-    global _LOGGER  # one logger per process, as TensorRT requires
-    if _LOGGER is None:
+    from tensoracle import log
+    from tensoracle.backends import backend
 
-        class _Logger(trt.ILogger):
-            def __init__(self) -> None:
-                trt.ILogger.__init__(self)
-                self.messages: list[str] = []
-
-            def log(self, severity: Any, msg: str) -> None:
-                if severity <= trt.ILogger.Severity.INFO:
-                    self.messages.append(msg)
-
-        _LOGGER = _Logger()
-    return _LOGGER
+    chosen = backend()
+    assert chosen.module is trt
+    return log.trt_logger(chosen)
 
 
 class DirectHandle:
@@ -67,10 +56,10 @@ def build_plan(
     shape_values: dict[str, tuple[tuple[int, ...], ...]] | None = None,
 ) -> bytes:
     """Builds ``populate(trt, network)`` with one optimization profile; needs no GPU on RTX."""
+    from tensoracle import log
+
     trt = backend_module()
-    log = logger(trt)
-    log.messages.clear()
-    builder = trt.Builder(log)
+    builder = trt.Builder(logger(trt))
     network = builder.create_network(0)
     populate(trt, network)
     config = builder.create_builder_config()
@@ -81,20 +70,23 @@ def build_plan(
         for name, (low, optimum, high) in (shape_values or {}).items():
             optimization.set_shape_input(name, low, optimum, high)
         config.add_optimization_profile(optimization)
-    plan = builder.build_serialized_network(network, config)
+    with log.capture() as errors:
+        plan = builder.build_serialized_network(network, config)
     if plan is None:
-        raise BuildFailed(f"{trt.__name__} {trt.__version__} did not build it: {log.messages}")
+        raise BuildFailed(f"{trt.__name__} {trt.__version__} did not build it: {errors}")
     return bytes(plan)
 
 
 def open_plan(plan: bytes) -> DirectHandle:
     """Deserializes a plan on this GPU, skipping when the backend cannot run it here at all."""
+    from tensoracle import log
+
     trt = backend_module()
-    log = logger(trt)
-    runtime = trt.Runtime(log)
-    skip_if_unsupported_here(trt, runtime, plan, log)
-    engine = runtime.deserialize_cuda_engine(plan)
-    assert engine is not None, f"the test engine did not deserialize: {log.messages}"
+    runtime = trt.Runtime(logger(trt))
+    skip_if_unsupported_here(trt, runtime, plan)
+    with log.capture() as errors:
+        engine = runtime.deserialize_cuda_engine(plan)
+    assert engine is not None, f"the test engine did not deserialize: {errors}"
     return DirectHandle(engine, runtime)
 
 
@@ -107,7 +99,7 @@ def build_handle(
     return open_plan(build_plan(populate, profile, shape_values))
 
 
-def skip_if_unsupported_here(trt: Any, runtime: Any, plan: bytes, log: Any) -> None:
+def skip_if_unsupported_here(trt: Any, runtime: Any, plan: bytes) -> None:
     """Skips when the backend's runtime says no engine of this build can run on this GPU."""
     if not hasattr(runtime, "get_engine_validity"):
         return  # TensorRT 11 has no header check; deserialization reports problems itself
@@ -117,8 +109,16 @@ def skip_if_unsupported_here(trt: Any, runtime: Any, plan: bytes, log: Any) -> N
         if int(diagnostics) & unsupported:
             pytest.skip(
                 f"{trt.__name__} {trt.__version__} cannot run engines on this GPU "
-                f"(get_engine_validity: INVALID, UNSUPPORTED_CC): {' '.join(log.messages[-1:])}"
+                f"(get_engine_validity: INVALID, diagnostics UNSUPPORTED_CC, compute "
+                f"capability {_compute_capability()})"
             )
+
+
+def _compute_capability() -> str:
+    from tensoracle import gpu
+
+    described = gpu.properties()
+    return "unknown" if described is None else str(described.get("compute_capability"))
 
 
 def features_result(trt: Any, network: Any) -> None:
