@@ -61,7 +61,7 @@ class InputShape:
     @classmethod
     def ranged(cls, min: Iterable[int], opt: Iterable[int], max: Iterable[int]) -> InputShape:  # noqa: A002
         """A range of sizes; put ``-1`` in each varying dimension of the graph input."""
-        return cls(tuple(min), tuple(opt), tuple(max))
+        return cls(min, opt, max)  # type: ignore[arg-type]  # validated and converted
 
     @property
     def is_fixed(self) -> bool:
