@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
+from tensoracle import log
 from tensoracle.errors import ShapeTensorOutputWarning
 
 # Why a unit refuses to answer for concrete shapes or to enqueue (None: it may).
@@ -61,11 +62,12 @@ class EngineExecution:
         self._ranks = {name: len(engine.get_tensor_shape(name)) for name in self._io_names}
         self._engine = engine
 
-        context = engine.create_execution_context()
+        with log.capture() as errors:
+            context = engine.create_execution_context()
         if context is None:
             raise RuntimeError(
-                "TensorRT could not create an execution context for this engine "
-                "(see the TensorRT log for the reason)"
+                "TensorRT could not create an execution context for this engine: "
+                + log.describe(errors)
             )
         self._context = context
         self._handle = handle
@@ -172,15 +174,17 @@ class EngineExecution:
         context = self._context
         rejected = []
         for name, dims in checked.items():
-            try:
-                ok = context.set_input_shape(name, dims)
-            except Exception as error:
-                ok = False
-                detail = f": {error}"
-            else:
-                detail = ""
+            with log.capture() as errors:
+                try:
+                    ok = context.set_input_shape(name, dims)
+                except Exception as error:
+                    ok = False
+                    errors.append(str(error))
             if not ok:
-                rejected.append(f"{name!r} {dims} (profile 0 allows {self._range(name)}){detail}")
+                rejected.append(
+                    f"{name!r} {dims} (profile 0 allows {self._range(name)}): "
+                    + log.describe(errors)
+                )
         if rejected:
             self._blocked = self._incomplete_reason()
             raise ValueError(
