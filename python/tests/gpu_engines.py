@@ -117,7 +117,10 @@ def skip_if_unsupported_here(trt: Any, runtime: Any, plan: bytes) -> None:
 def _compute_capability() -> str:
     from tensoracle import gpu
 
-    described = gpu.properties()
+    try:
+        described = gpu.properties()
+    except RuntimeError as error:  # only decorates a skip reason; never turns it into an error
+        return f"unknown ({error})"
     return "unknown" if described is None else str(described.get("compute_capability"))
 
 
