@@ -1,4 +1,4 @@
-// Queries the CUDA driver (loaded with dlopen, declared here without CUDA headers) for GPU properties.
+// Queries GPU properties from the CUDA driver, loaded with dlopen and declared without headers.
 #include "tensoracle/gpu_properties.hpp"
 
 #include <array>
@@ -50,7 +50,8 @@ struct Driver {
     CuGetErrorName get_error_name = nullptr;
 };
 
-template <typename Function> Function symbol(void* library, char const* name) {
+template <typename Function>
+Function symbol(void* library, char const* name) {
     return reinterpret_cast<Function>(dlsym(library, name));
 }
 
@@ -127,7 +128,8 @@ GpuQuery query_gpu_properties() {
 
     GpuProperties properties;
     std::array<char, 256> name{};
-    if (CuResult const result = d.device_get_name(name.data(), static_cast<int>(name.size()), device);
+    if (CuResult const result =
+            d.device_get_name(name.data(), static_cast<int>(name.size()), device);
         result != kSuccess) {
         return absent(describe(d, "cuDeviceGetName", result));
     }
@@ -155,8 +157,9 @@ GpuQuery query_gpu_properties() {
     for (Field const& field : fields) {
         if (CuResult const result = d.device_get_attribute(field.target, field.attribute, device);
             result != kSuccess) {
-            return absent(describe(d, "cuDeviceGetAttribute(" +
-                                          std::to_string(static_cast<int>(field.attribute)) + ")",
+            return absent(describe(d,
+                                   "cuDeviceGetAttribute(" +
+                                       std::to_string(static_cast<int>(field.attribute)) + ")",
                                    result));
         }
     }

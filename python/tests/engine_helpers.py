@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 from safetensors.numpy import load_file, save_file
 
 import tensoracle
@@ -52,11 +51,3 @@ def make_graph(weights: Path, calls: list[int] | None = None) -> Callable[[Any],
 def raising_graph(network: Any) -> None:
     """A graph for cache hits: calling it means the cache was not used."""
     raise AssertionError("the graph was called although a saved engine should have been used")
-
-
-@pytest.fixture
-def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private XDG_CACHE_HOME; returns the tensoracle cache directory inside it."""
-    home = tmp_path / "xdg-cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    return home / "tensoracle"

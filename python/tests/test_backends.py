@@ -41,7 +41,9 @@ def only(chosen: tensoracle.Backend, name: str) -> None:
 
 def test_invalid_backend_variable_is_a_clear_error(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("TENSORACLE_BACKEND", "onnxruntime")
-    with pytest.raises(ValueError, match=r"TENSORACLE_BACKEND='onnxruntime'.*tensorrt, tensorrt_rtx"):
+    with pytest.raises(
+        ValueError, match=r"TENSORACLE_BACKEND='onnxruntime'.*tensorrt, tensorrt_rtx"
+    ):
         tensoracle.backend()
 
 
@@ -89,9 +91,10 @@ def test_backend_reports_module_name_and_exact_version(chosen: tensoracle.Backen
 
 
 def test_row_module_name(chosen: tensoracle.Backend):
-    assert chosen.module.__name__ == {"tensorrt": "tensorrt", "tensorrt_rtx": "tensorrt_rtx"}[
-        chosen.name
-    ]
+    assert (
+        chosen.module.__name__
+        == {"tensorrt": "tensorrt", "tensorrt_rtx": "tensorrt_rtx"}[chosen.name]
+    )
 
 
 def test_row_network_flags_strongly_typed_only(chosen: tensoracle.Backend):
@@ -111,8 +114,13 @@ def _config(chosen: tensoracle.Backend, settings: BuilderSettings):
     network = builder.create_network(0)
     network.add_input("features", trt.float32, (1, -1, 2))
     targets = chosen.adapter.planned_targets(tensoracle.gpu.properties())
-    return trt, _configure(chosen, builder, network, DECLARATION if settings is None else
-                           EngineBuild(DECLARATION.inputs, settings), targets)
+    return trt, _configure(
+        chosen,
+        builder,
+        network,
+        DECLARATION if settings is None else EngineBuild(DECLARATION.inputs, settings),
+        targets,
+    )
 
 
 def test_row_tf32_is_on_by_default_and_cleared(chosen: tensoracle.Backend):
@@ -143,7 +151,9 @@ def test_row_rtx_level_above_five_is_silently_clamped(chosen: tensoracle.Backend
     assert config.builder_optimization_level == 5  # why BuilderSettings rejects 6 itself
 
 
-def test_row_targets_rtx_aot_default_set(chosen: tensoracle.Backend, monkeypatch: pytest.MonkeyPatch):
+def test_row_targets_rtx_aot_default_set(
+    chosen: tensoracle.Backend, monkeypatch: pytest.MonkeyPatch
+):
     only(chosen, "tensorrt_rtx")
     monkeypatch.delenv("TENSORACLE_RTX_TARGETS", raising=False)
     trt = chosen.module
@@ -151,12 +161,18 @@ def test_row_targets_rtx_aot_default_set(chosen: tensoracle.Backend, monkeypatch
     assert untouched.num_compute_capabilities == 0  # RTX's own default is implicit
     _, (config, targets) = _config(chosen, BuilderSettings())
     read_back = [config.get_compute_capability(i) for i in range(config.num_compute_capabilities)]
-    assert read_back == [trt.ComputeCapability.SM80, trt.ComputeCapability.SM86,
-                         trt.ComputeCapability.SM89, trt.ComputeCapability.SM120]
+    assert read_back == [
+        trt.ComputeCapability.SM80,
+        trt.ComputeCapability.SM86,
+        trt.ComputeCapability.SM89,
+        trt.ComputeCapability.SM120,
+    ]
     assert targets == ["sm80", "sm86", "sm89", "sm120"]
 
 
-def test_row_targets_rtx_configured_list(chosen: tensoracle.Backend, monkeypatch: pytest.MonkeyPatch):
+def test_row_targets_rtx_configured_list(
+    chosen: tensoracle.Backend, monkeypatch: pytest.MonkeyPatch
+):
     only(chosen, "tensorrt_rtx")
     monkeypatch.setenv("TENSORACLE_RTX_TARGETS", "sm86, sm120")
     _, (config, targets) = _config(chosen, BuilderSettings())
@@ -167,7 +183,9 @@ def test_row_targets_rtx_configured_list(chosen: tensoracle.Backend, monkeypatch
         chosen.adapter.planned_targets(None)
 
 
-def test_row_targets_rtx_current_needs_a_gpu(chosen: tensoracle.Backend, monkeypatch: pytest.MonkeyPatch):
+def test_row_targets_rtx_current_needs_a_gpu(
+    chosen: tensoracle.Backend, monkeypatch: pytest.MonkeyPatch
+):
     only(chosen, "tensorrt_rtx")
     if tensoracle.gpu.properties() is not None:
         pytest.skip("this machine has a GPU; the no-GPU refusal cannot be observed")
@@ -208,8 +226,12 @@ def test_row_shape_tensor_outputs_warn_on_tensorrt(chosen: tensoracle.Backend):
         network.mark_output(dims)
 
     with pytest.warns(tensoracle.ShapeTensorOutputWarning, match="dims"):
-        result = build_plan(chosen, with_shape, DECLARATION, chosen.adapter.planned_targets(
-            tensoracle.gpu.properties()))
+        result = build_plan(
+            chosen,
+            with_shape,
+            DECLARATION,
+            chosen.adapter.planned_targets(tensoracle.gpu.properties()),
+        )
     assert result.shape_tensor_outputs == ["dims"]
 
 
@@ -250,8 +272,10 @@ def test_row_rtx_validity_without_gpu_is_invalid_without_diagnostics(
     if tensoracle.gpu.properties() is not None:
         pytest.skip("this machine has a GPU")
     trt = chosen.module
-    plan = build_serialized_engine(make_graph(write_weights(tmp_path / "w.safetensors")),
-                                   EngineBuild({"features": InputShape.fixed((1, 3, 2))}))
+    plan = build_serialized_engine(
+        make_graph(write_weights(tmp_path / "w.safetensors")),
+        EngineBuild({"features": InputShape.fixed((1, 3, 2))}),
+    )
     validity, diagnostics = trt.Runtime(trt.Logger()).get_engine_validity(plan)
     assert validity == trt.EngineValidity.INVALID
     assert int(diagnostics) == 0

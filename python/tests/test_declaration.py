@@ -15,7 +15,9 @@ def test_fixed_shape_is_its_own_range():
 
 def test_ranged_shape_keeps_each_bound_and_accepts_lists():
     shape = InputShape.ranged([1, 1, 2], (1, 64, 2), (1, 448, 2))
-    assert shape.min == (1, 1, 2) and shape.opt == (1, 64, 2) and shape.max == (1, 448, 2)
+    assert shape.min == (1, 1, 2)
+    assert shape.opt == (1, 64, 2)
+    assert shape.max == (1, 448, 2)
     assert not shape.is_fixed
     assert shape.conditions() == {"min": [1, 1, 2], "opt": [1, 64, 2], "max": [1, 448, 2]}
 
@@ -34,7 +36,7 @@ def test_ranged_shape_keeps_each_bound_and_accepts_lists():
     ],
 )
 def test_invalid_ranges_name_field_and_value(bounds, words):
-    with pytest.raises(ValueError) as caught:
+    with pytest.raises(ValueError, match="InputShape") as caught:
         InputShape.ranged(*bounds)
     for word in words:
         assert word in str(caught.value)
@@ -97,7 +99,7 @@ def test_engine_build_copies_its_inputs():
     ],
 )
 def test_invalid_engine_builds_name_field_and_value(arguments, words):
-    with pytest.raises(ValueError) as caught:
+    with pytest.raises(ValueError, match="EngineBuild") as caught:
         EngineBuild(**arguments)
     for word in words:
         assert word in str(caught.value)

@@ -1,4 +1,4 @@
-// Compatibility properties of the GPU an engine is built for, read from the CUDA driver at run time.
+// Compatibility properties of the GPU engines are built for, read from the CUDA driver.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 This module only re-exports the public API; each name lives in the module of its concept.
 """
 
+from tensoracle import gpu
 from tensoracle.backends import Backend, backend
 from tensoracle.build import build_serialized_engine
 from tensoracle.declaration import BuilderSettings, EngineBuild, InputShape
@@ -36,6 +37,7 @@ __all__ = [
     "TensorSpec",
     "backend",
     "build_serialized_engine",
+    "gpu",
     "open_engine",
     "prepare_engine",
 ]

@@ -69,8 +69,9 @@ def _check_inputs(network: Any, declaration: EngineBuild) -> None:
                     )
 
 
-def _configure(chosen: Backend, builder: Any, network: Any, declaration: EngineBuild,
-               targets: list[str]) -> tuple[Any, list[str]]:
+def _configure(
+    chosen: Backend, builder: Any, network: Any, declaration: EngineBuild, targets: list[str]
+) -> tuple[Any, list[str]]:
     trt = chosen.module
     settings = declaration.settings
     config = builder.create_builder_config()

@@ -19,9 +19,7 @@ def _shape(field_name: str, value: Any) -> Shape:
     dims = tuple(value)
     for dim in dims:
         if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
-            raise ValueError(
-                f"{field_name} must hold positive integers; {value!r} holds {dim!r}"
-            )
+            raise ValueError(f"{field_name} must hold positive integers; {value!r} holds {dim!r}")
     return dims
 
 
@@ -59,7 +57,7 @@ class InputShape:
         return cls(dims, dims, dims)
 
     @classmethod
-    def ranged(cls, min: Iterable[int], opt: Iterable[int], max: Iterable[int]) -> InputShape:  # noqa: A002
+    def ranged(cls, min: Iterable[int], opt: Iterable[int], max: Iterable[int]) -> InputShape:
         """A range of sizes; put ``-1`` in each varying dimension of the graph input."""
         return cls(min, opt, max)  # type: ignore[arg-type]  # validated and converted
 
@@ -91,7 +89,11 @@ class BuilderSettings:
                 f"BuilderSettings.workspace_limit must be positive (bytes) or None, not {limit}"
             )
         level = self.optimization_level
-        if isinstance(level, bool) or not isinstance(level, int) or level not in OPTIMIZATION_LEVELS:
+        if (
+            isinstance(level, bool)
+            or not isinstance(level, int)
+            or level not in OPTIMIZATION_LEVELS
+        ):
             raise ValueError(
                 "BuilderSettings.optimization_level must be an integer from "
                 f"{OPTIMIZATION_LEVELS.start} to {OPTIMIZATION_LEVELS.stop - 1}, not {level!r}"

@@ -123,7 +123,7 @@ class EngineHandle:
 
     def create_execution(self) -> Any:
         """A new ``tensoracle.execution.EngineExecution`` on this handle's engine."""
-        from tensoracle.execution import EngineExecution  # noqa: PLC0415 (written separately)
+        from tensoracle.execution import EngineExecution
 
         return EngineExecution(self)
 
@@ -154,7 +154,10 @@ class EngineHandle:
                 "plugin library the engine uses"
             )
         check_io(
-            self._io, self._declaration, signature_from_engine(trt, engine), str(self._path),
+            self._io,
+            self._declaration,
+            signature_from_engine(trt, engine),
+            str(self._path),
             "deserialized engine",
         )
         return engine
@@ -180,7 +183,12 @@ class _Request:
 
 
 def _check_open_arguments(
-    graph: Any, declaration: Any, name: Any, graph_version: Any, weights: Any, io: Any,
+    graph: Any,
+    declaration: Any,
+    name: Any,
+    graph_version: Any,
+    weights: Any,
+    io: Any,
     force_rebuild: Any,
 ) -> list[Path]:
     check_arguments(graph, declaration)
@@ -203,8 +211,13 @@ def _check_open_arguments(
 
 
 def _request(
-    declaration: EngineBuild, name: str, graph_version: str, weights: list[Path],
-    plugins: Iterable[Any], force_rebuild: bool, logger: Any,
+    declaration: EngineBuild,
+    name: str,
+    graph_version: str,
+    weights: list[Path],
+    plugins: Iterable[Any],
+    force_rebuild: bool,
+    logger: Any,
 ) -> _Request:
     chosen = backend()
     # Plugins first: a missing or changed library is reported before any cached plan is opened.
@@ -292,14 +305,23 @@ def open_engine(
     weight_paths = _check_open_arguments(
         graph, declaration, name, graph_version, weights, io, force_rebuild
     )
-    request = _request(declaration, name, graph_version, weight_paths, plugins, force_rebuild, logger)
+    request = _request(
+        declaration, name, graph_version, weight_paths, plugins, force_rebuild, logger
+    )
     path, plan, keep, references, built = _obtain(
         request, graph, declaration, force_rebuild, logger
     )
     _check_header_io(io, declaration, references, path)
     handle = EngineHandle(
-        chosen=request.chosen, path=path, plan=plan, keep=keep, io=io, declaration=declaration,
-        references=references, built=built, logger=logger,
+        chosen=request.chosen,
+        path=path,
+        plan=plan,
+        keep=keep,
+        io=io,
+        declaration=declaration,
+        references=references,
+        built=built,
+        logger=logger,
     )
     if gpu.absent_reason() is None:
         handle.engine  # noqa: B018 (deserialize now, so open_engine reports unusable plans)
@@ -323,7 +345,9 @@ def prepare_engine(
     weight_paths = _check_open_arguments(
         graph, declaration, name, graph_version, weights, io, force_rebuild
     )
-    request = _request(declaration, name, graph_version, weight_paths, plugins, force_rebuild, logger)
+    request = _request(
+        declaration, name, graph_version, weight_paths, plugins, force_rebuild, logger
+    )
     path, _plan, _keep, references, built = _obtain(
         request, graph, declaration, force_rebuild, logger
     )

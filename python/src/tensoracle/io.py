@@ -22,7 +22,9 @@ Signature = dict[str, Any]
 
 def _enum_name(field_name: str, value: Any, kind: str) -> str:
     if type(value).__name__ != kind or not isinstance(getattr(value, "name", None), str):
-        raise ValueError(f"{field_name} must be a TensorRT {kind} (such as trt.{kind}), not {value!r}")
+        raise ValueError(
+            f"{field_name} must be a TensorRT {kind} (such as trt.{kind}), not {value!r}"
+        )
     return str(value.name)
 
 
@@ -64,7 +66,9 @@ class EngineIO:
         for field_name in ("inputs", "outputs"):
             value = getattr(self, field_name)
             if not isinstance(value, Mapping):
-                raise ValueError(f"EngineIO.{field_name} must map names to TensorSpec, not {value!r}")
+                raise ValueError(
+                    f"EngineIO.{field_name} must map names to TensorSpec, not {value!r}"
+                )
             for name, spec in value.items():
                 if not isinstance(name, str) or not name:
                     raise ValueError(f"EngineIO.{field_name} has an invalid tensor name {name!r}")
@@ -138,7 +142,9 @@ def signature_from_engine(trt: Any, engine: Any) -> Signature:
     return {"tensors": tensors}
 
 
-def _mismatch(path: str, source: str, tensor: str, field: str, observed: Any, expected: Any) -> None:
+def _mismatch(
+    path: str, source: str, tensor: str, field: str, observed: Any, expected: Any
+) -> None:
     raise EngineIOError(
         f"engine IO mismatch in {source} '{path}': tensor {tensor!r} field {field!r}: "
         f"observed {observed}, expected {expected}"
@@ -157,12 +163,24 @@ def check_io(
     declared.update({name: ("OUTPUT", spec) for name, spec in io.outputs.items()})
     for name in declared:
         if name not in observed:
-            _mismatch(path, source, name, "name", f"no such tensor (engine has {sorted(observed)})",
-                      repr(name))
+            _mismatch(
+                path,
+                source,
+                name,
+                "name",
+                f"no such tensor (engine has {sorted(observed)})",
+                repr(name),
+            )
     for name in observed:
         if name not in declared:
-            _mismatch(path, source, name, "name", repr(name),
-                      f"only the declared tensors {sorted(declared)}")
+            _mismatch(
+                path,
+                source,
+                name,
+                "name",
+                repr(name),
+                f"only the declared tensors {sorted(declared)}",
+            )
     for name, (mode, spec) in declared.items():
         entry = observed[name]
         checks: list[tuple[str, Any, Any]] = [
