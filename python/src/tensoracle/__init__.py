@@ -16,6 +16,7 @@ from tensoracle.errors import (
     PluginLibraryError,
     ShapeTensorOutputWarning,
 )
+from tensoracle.execution import EngineExecution
 from tensoracle.io import EngineIO, TensorSpec
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "EngineBuild",
     "EngineCacheError",
     "EngineConditionError",
+    "EngineExecution",
     "EngineHandle",
     "EngineIO",
     "EngineIOError",
