@@ -1,0 +1,396 @@
+// The comparison kernels: one fused pass over both arrays in float64, compensated block sums
+// combined in block order, a rescaled second pass only when squares over- or underflow.
+#include "tensoracle/compare.hpp"
+
+#include "parallel_blocks.hpp"
+#include "tensoracle/errors.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+
+namespace tensoracle {
+namespace {
+
+// Elements converted per step; the conversion buffers stay in L1.
+constexpr std::size_t buffer_elements = 1024;
+// Lanes of independent plain sums inside one buffer, each covering at most 256 terms.
+constexpr std::size_t lanes = 4;
+// Sums of squares below this may have lost bits to underflow, so they are recomputed scaled.
+constexpr double smallest_safe_sum = 0x1p-900;
+
+// Neumaier's compensated sum: the running error is kept and added back at the end.
+struct Compensated {
+    double sum = 0.0;
+    double compensation = 0.0;
+
+    void add(double value) noexcept {
+        double const total = sum + value;
+        if (std::abs(sum) >= std::abs(value)) {
+            compensation += (sum - total) + value;
+        } else {
+            compensation += (value - total) + sum;
+        }
+        sum = total;
+    }
+    void add(Compensated const& other) noexcept {
+        add(other.sum);
+        add(other.compensation);
+    }
+    double value() const noexcept { return sum + compensation; }
+};
+
+struct Sums {
+    Compensated difference; // sum of d * d
+    Compensated reference;  // sum of r * r
+    Compensated candidate;  // sum of c * c
+    Compensated product;    // sum of c * r
+
+    void add(Sums const& other) noexcept {
+        difference.add(other.difference);
+        reference.add(other.reference);
+        candidate.add(other.candidate);
+        product.add(other.product);
+    }
+};
+
+struct FloatPartial {
+    std::uint64_t candidate_nonfinite = 0;
+    std::uint64_t reference_nonfinite = 0;
+    std::uint64_t outside = 0;
+    double max_abs_error = 0.0;
+    double max_candidate = 0.0;
+    double max_reference = 0.0;
+    Sums sums;
+    Compensated abs_error;
+};
+
+// Power-of-two factors applied to candidate, reference and difference; exact for normal numbers.
+struct Scales {
+    double candidate = 1.0;
+    double reference = 1.0;
+    double difference = 1.0;
+};
+
+double lane_total(std::array<double, lanes> const& values) noexcept {
+    return (values[0] + values[1]) + (values[2] + values[3]);
+}
+
+// Adds the sums of squares and products of one buffer into `sums`.
+void accumulate_sums(double const* c, double const* r, std::size_t n, Scales const& scales,
+                     Sums& sums) noexcept {
+    std::array<double, lanes> dd{}, rr{}, cc{}, cr{};
+    for (std::size_t i = 0; i < n; ++i) {
+        std::size_t const lane = i % lanes;
+        double const cs = c[i] * scales.candidate;
+        double const rs = r[i] * scales.reference;
+        double const d = c[i] * scales.difference - r[i] * scales.difference;
+        dd[lane] += d * d;
+        rr[lane] += rs * rs;
+        cc[lane] += cs * cs;
+        cr[lane] += cs * rs;
+    }
+    sums.difference.add(lane_total(dd));
+    sums.reference.add(lane_total(rr));
+    sums.candidate.add(lane_total(cc));
+    sums.product.add(lane_total(cr));
+}
+
+// The fused first pass over one buffer: counts, maxima, tolerance and unscaled sums.
+void accumulate(double const* c, double const* r, std::size_t n,
+                std::optional<Tolerance> const& tolerance, double* abs_errors,
+                FloatPartial& partial) noexcept {
+    std::array<double, lanes> dd{}, rr{}, cc{}, cr{}, ad_sum{};
+    std::uint64_t candidate_nonfinite = 0;
+    std::uint64_t reference_nonfinite = 0;
+    double max_ad = partial.max_abs_error;
+    double max_c = partial.max_candidate;
+    double max_r = partial.max_reference;
+    for (std::size_t i = 0; i < n; ++i) {
+        std::size_t const lane = i % lanes;
+        double const cv = c[i];
+        double const rv = r[i];
+        candidate_nonfinite += std::isfinite(cv) ? 0U : 1U;
+        reference_nonfinite += std::isfinite(rv) ? 0U : 1U;
+        double const d = cv - rv;
+        double const ad = std::abs(d);
+        max_ad = ad > max_ad ? ad : max_ad;
+        max_c = std::abs(cv) > max_c ? std::abs(cv) : max_c;
+        max_r = std::abs(rv) > max_r ? std::abs(rv) : max_r;
+        dd[lane] += d * d;
+        rr[lane] += rv * rv;
+        cc[lane] += cv * cv;
+        cr[lane] += cv * rv;
+        ad_sum[lane] += ad;
+    }
+    if (tolerance) {
+        std::uint64_t outside = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            double const ad = std::abs(c[i] - r[i]);
+            outside += ad <= tolerance->atol + tolerance->rtol * std::abs(r[i]) ? 0U : 1U;
+        }
+        partial.outside += outside;
+    }
+    if (abs_errors != nullptr) {
+        for (std::size_t i = 0; i < n; ++i) {
+            abs_errors[i] = std::abs(c[i] - r[i]);
+        }
+        partial.abs_error.add(lane_total(ad_sum));
+    }
+    partial.candidate_nonfinite += candidate_nonfinite;
+    partial.reference_nonfinite += reference_nonfinite;
+    partial.max_abs_error = max_ad;
+    partial.max_candidate = max_c;
+    partial.max_reference = max_r;
+    partial.sums.difference.add(lane_total(dd));
+    partial.sums.reference.add(lane_total(rr));
+    partial.sums.candidate.add(lane_total(cc));
+    partial.sums.product.add(lane_total(cr));
+}
+
+std::string shape_text(std::span<std::int64_t const> shape) {
+    std::string text = "(";
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        text += std::to_string(shape[d]);
+        text += (shape.size() == 1 || d + 1 < shape.size()) ? "," : "";
+        text += d + 1 < shape.size() ? " " : "";
+    }
+    return text + ")";
+}
+
+// Checks one shape, one kind and at least one element; returns the element count.
+std::uint64_t validate_pair(ArrayView const& candidate, ArrayView const& reference) {
+    std::uint64_t const count = checked_element_count(candidate, "candidate");
+    checked_element_count(reference, "reference");
+    if (!std::equal(candidate.shape.begin(), candidate.shape.end(), reference.shape.begin(),
+                    reference.shape.end())) {
+        throw InvalidArgument("candidate shape " + shape_text(candidate.shape) +
+                              " differs from reference shape " + shape_text(reference.shape));
+    }
+    ElementKind const candidate_kind = element_kind(candidate.type);
+    ElementKind const reference_kind = element_kind(reference.type);
+    if (candidate_kind != reference_kind) {
+        throw InvalidArgument(
+            "candidate dtype " + std::string{element_type_name(candidate.type)} + " (" +
+            std::string{element_kind_name(candidate_kind)} + ") and reference dtype " +
+            std::string{element_type_name(reference.type)} + " (" +
+            std::string{element_kind_name(reference_kind)} + ") are different kinds");
+    }
+    if (count == 0) {
+        throw InvalidArgument("candidate and reference are empty (shape " +
+                              shape_text(candidate.shape) + "); at least one element is needed");
+    }
+    return count;
+}
+
+void validate_tolerance(Tolerance const& tolerance) {
+    for (auto const& [name, value] :
+         {std::pair{"atol", tolerance.atol}, std::pair{"rtol", tolerance.rtol}}) {
+        if (!std::isfinite(value) || value < 0.0) {
+            throw InvalidArgument(std::string{name} + " must be finite and >= 0, got " +
+                                  std::to_string(value));
+        }
+    }
+}
+
+// Linear interpolation between order statistics, as NumPy's default percentile method.
+double interpolate(double low, double high, double fraction) noexcept {
+    double const step = high - low;
+    return fraction >= 0.5 ? high - step * (1.0 - fraction) : low + step * fraction;
+}
+
+ErrorStatistics describe(std::vector<double>& errors, double max_error, double abs_error_sum,
+                         std::size_t bins) {
+    ErrorStatistics statistics;
+    std::size_t const count = errors.size();
+    statistics.mean_abs_error = abs_error_sum / static_cast<double>(count);
+
+    double const upper = max_error > 0.0 ? max_error : 1.0;
+    double const step = upper / static_cast<double>(bins);
+    statistics.histogram_edges.resize(bins + 1);
+    for (std::size_t i = 0; i < bins; ++i) {
+        statistics.histogram_edges[i] = static_cast<double>(i) * step;
+    }
+    statistics.histogram_edges[bins] = upper;
+    statistics.histogram_counts.assign(bins, 0);
+    auto const& edges = statistics.histogram_edges;
+    for (double error : errors) {
+        auto const above = std::upper_bound(edges.begin(), edges.end(), error) - edges.begin();
+        std::size_t const bin = std::min(bins, static_cast<std::size_t>(above)) - 1;
+        ++statistics.histogram_counts[bin];
+    }
+
+    // Ascending percentiles let each selection start where the previous one ended.
+    auto first = errors.begin();
+    for (double percentile : statistics_percentiles) {
+        double const position = percentile / 100.0 * static_cast<double>(count - 1);
+        auto const low_index = static_cast<std::ptrdiff_t>(std::floor(position));
+        auto const low = errors.begin() + low_index;
+        std::nth_element(first, low, errors.end());
+        double const high_value =
+            low + 1 == errors.end() ? *low : *std::min_element(low + 1, errors.end());
+        statistics.percentiles.emplace_back(
+            percentile, interpolate(*low, high_value, position - static_cast<double>(low_index)));
+        first = low;
+    }
+    return statistics;
+}
+
+} // namespace
+
+FloatComparison compare_floating(ArrayView const& candidate, ArrayView const& reference,
+                                 CompareOptions const& options) {
+    std::uint64_t const count = validate_pair(candidate, reference);
+    if (element_kind(candidate.type) != ElementKind::floating) {
+        throw InvalidArgument("candidate dtype " + std::string{element_type_name(candidate.type)} +
+                              " is not floating point; count mismatches instead");
+    }
+    if (options.tolerance) {
+        validate_tolerance(*options.tolerance);
+    }
+    if (options.statistics && options.histogram_bins == 0) {
+        throw InvalidArgument("histogram_bins must be at least 1, got 0");
+    }
+
+    std::vector<double> abs_errors;
+    if (options.statistics) {
+        abs_errors.resize(static_cast<std::size_t>(count));
+    }
+    double* const abs_output = options.statistics ? abs_errors.data() : nullptr;
+    auto const partials = detail::run_blocks<FloatPartial>(
+        count, options.threads, [&](std::uint64_t first, std::size_t n, FloatPartial& partial) {
+            std::array<double, buffer_elements> c{};
+            std::array<double, buffer_elements> r{};
+            for (std::size_t done = 0; done < n; done += buffer_elements) {
+                std::size_t const step = std::min(buffer_elements, n - done);
+                load_doubles(candidate, first + done, step, c.data());
+                load_doubles(reference, first + done, step, r.data());
+                double* const out = abs_output == nullptr ? nullptr : abs_output + first + done;
+                accumulate(c.data(), r.data(), step, options.tolerance, out, partial);
+            }
+        });
+
+    FloatPartial total;
+    for (FloatPartial const& partial : partials) {
+        total.candidate_nonfinite += partial.candidate_nonfinite;
+        total.reference_nonfinite += partial.reference_nonfinite;
+        total.outside += partial.outside;
+        total.max_abs_error = std::max(total.max_abs_error, partial.max_abs_error);
+        total.max_candidate = std::max(total.max_candidate, partial.max_candidate);
+        total.max_reference = std::max(total.max_reference, partial.max_reference);
+        total.sums.add(partial.sums);
+        total.abs_error.add(partial.abs_error);
+    }
+
+    FloatComparison result;
+    result.element_count = count;
+    result.candidate_nonfinite_count = total.candidate_nonfinite;
+    result.reference_nonfinite_count = total.reference_nonfinite;
+    if (total.candidate_nonfinite != 0 || total.reference_nonfinite != 0) {
+        return result;
+    }
+    result.max_abs_error = total.max_abs_error;
+    if (options.tolerance) {
+        result.outside_tolerance_count = total.outside;
+    }
+
+    double dd = total.sums.difference.value();
+    double rr = total.sums.reference.value();
+    double cc = total.sums.candidate.value();
+    double cr = total.sums.product.value();
+    auto const unsafe = [](double sum, double maximum) {
+        return !std::isfinite(sum) || (maximum > 0.0 && sum < smallest_safe_sum);
+    };
+    // Exponents of the scales applied to the difference and the reference (0: unscaled).
+    int difference_exponent = 0;
+    int reference_exponent = 0;
+    if (unsafe(dd, total.max_abs_error) || unsafe(rr, total.max_reference) ||
+        unsafe(cc, total.max_candidate)) {
+        auto const exponent_of = [](double maximum) {
+            return maximum > 0.0 ? std::ilogb(maximum) : 0;
+        };
+        int const candidate_exponent = exponent_of(total.max_candidate);
+        reference_exponent = exponent_of(total.max_reference);
+        difference_exponent = std::max(candidate_exponent, reference_exponent);
+        Scales const scales{std::ldexp(1.0, -candidate_exponent),
+                            std::ldexp(1.0, -reference_exponent),
+                            std::ldexp(1.0, -difference_exponent)};
+        auto const rescaled = detail::run_blocks<Sums>(
+            count, options.threads, [&](std::uint64_t first, std::size_t n, Sums& sums) {
+                std::array<double, buffer_elements> c{};
+                std::array<double, buffer_elements> r{};
+                for (std::size_t done = 0; done < n; done += buffer_elements) {
+                    std::size_t const step = std::min(buffer_elements, n - done);
+                    load_doubles(candidate, first + done, step, c.data());
+                    load_doubles(reference, first + done, step, r.data());
+                    accumulate_sums(c.data(), r.data(), step, scales, sums);
+                }
+            });
+        Sums sums;
+        for (Sums const& partial : rescaled) {
+            sums.add(partial);
+        }
+        dd = sums.difference.value();
+        rr = sums.reference.value();
+        cc = sums.candidate.value();
+        cr = sums.product.value();
+    }
+
+    if (total.max_reference > 0.0) {
+        double const ratio = std::sqrt(dd) / std::sqrt(rr);
+        result.relative_l2_error = std::ldexp(ratio, difference_exponent - reference_exponent);
+    }
+    if (total.max_reference > 0.0 && total.max_candidate > 0.0) {
+        double const cosine = cr / (std::sqrt(cc) * std::sqrt(rr));
+        result.cosine_similarity = std::clamp(cosine, -1.0, 1.0);
+    }
+    if (options.statistics) {
+        result.statistics = describe(abs_errors, total.max_abs_error, total.abs_error.value(),
+                                     options.histogram_bins);
+    }
+    return result;
+}
+
+std::uint64_t count_mismatches(ArrayView const& candidate, ArrayView const& reference,
+                               unsigned threads) {
+    std::uint64_t const count = validate_pair(candidate, reference);
+    ElementKind const kind = element_kind(candidate.type);
+    if (kind == ElementKind::floating) {
+        throw InvalidArgument("candidate dtype " + std::string{element_type_name(candidate.type)} +
+                              " is floating point; compare it with compare_floating");
+    }
+    auto const partials = detail::run_blocks<std::uint64_t>(
+        count, threads, [&](std::uint64_t first, std::size_t n, std::uint64_t& mismatches) {
+            if (kind == ElementKind::integer) {
+                std::array<IntegerValue, buffer_elements> c{};
+                std::array<IntegerValue, buffer_elements> r{};
+                for (std::size_t done = 0; done < n; done += buffer_elements) {
+                    std::size_t const step = std::min(buffer_elements, n - done);
+                    load_integers(candidate, first + done, step, c.data());
+                    load_integers(reference, first + done, step, r.data());
+                    for (std::size_t i = 0; i < step; ++i) {
+                        mismatches += c[i] == r[i] ? 0U : 1U;
+                    }
+                }
+            } else {
+                std::array<std::uint8_t, buffer_elements> c{};
+                std::array<std::uint8_t, buffer_elements> r{};
+                for (std::size_t done = 0; done < n; done += buffer_elements) {
+                    std::size_t const step = std::min(buffer_elements, n - done);
+                    load_booleans(candidate, first + done, step, c.data());
+                    load_booleans(reference, first + done, step, r.data());
+                    for (std::size_t i = 0; i < step; ++i) {
+                        mismatches += c[i] == r[i] ? 0U : 1U;
+                    }
+                }
+            }
+        });
+    std::uint64_t total = 0;
+    for (std::uint64_t partial : partials) {
+        total += partial;
+    }
+    return total;
+}
+
+} // namespace tensoracle
