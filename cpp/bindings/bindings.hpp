@@ -7,5 +7,6 @@ namespace tensoracle::bindings {
 
 // Maps the core's C++ errors onto tensoracle.errors (see errors.cpp).
 void bind_errors(nanobind::module_& module);
+void bind_compare(nanobind::module_& module);
 
 } // namespace tensoracle::bindings

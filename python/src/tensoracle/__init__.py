@@ -3,6 +3,7 @@
 This module only re-exports the public API; each name lives in the module of its concept.
 """
 
+from tensoracle.compare import ErrorStatistics, OutputComparison, compare_outputs
 from tensoracle.errors import (
     CorruptEngineError,
     EngineCacheError,
@@ -17,6 +18,9 @@ __all__ = [
     "EngineCacheError",
     "EngineConditionError",
     "EngineIOError",
+    "ErrorStatistics",
+    "OutputComparison",
     "PluginLibraryError",
     "ShapeTensorOutputWarning",
+    "compare_outputs",
 ]
