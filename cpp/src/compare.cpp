@@ -66,11 +66,13 @@ struct FloatPartial {
     Compensated abs_error;
 };
 
-// Power-of-two factors applied to candidate, reference and difference; exact for normal numbers.
+// Power-of-two exponents applied to candidate, reference and difference: exact except for
+// results below the normal range. ldexp per element, since 2^-exponent itself may not be a
+// double when the maximum is subnormal.
 struct Scales {
-    double candidate = 1.0;
-    double reference = 1.0;
-    double difference = 1.0;
+    int candidate = 0;
+    int reference = 0;
+    int difference = 0;
 };
 
 double lane_total(std::array<double, lanes> const& values) noexcept {
@@ -83,9 +85,10 @@ void accumulate_sums(double const* c, double const* r, std::size_t n, Scales con
     std::array<double, lanes> dd{}, rr{}, cc{}, cr{};
     for (std::size_t i = 0; i < n; ++i) {
         std::size_t const lane = i % lanes;
-        double const cs = c[i] * scales.candidate;
-        double const rs = r[i] * scales.reference;
-        double const d = c[i] * scales.difference - r[i] * scales.difference;
+        double const cs = std::ldexp(c[i], -scales.candidate);
+        double const rs = std::ldexp(r[i], -scales.reference);
+        double const d =
+            std::ldexp(c[i], -scales.difference) - std::ldexp(r[i], -scales.difference);
         dd[lane] += d * d;
         rr[lane] += rs * rs;
         cc[lane] += cs * cs;
@@ -307,15 +310,15 @@ FloatComparison compare_floating(ArrayView const& candidate, ArrayView const& re
     int reference_exponent = 0;
     if (unsafe(dd, total.max_abs_error) || unsafe(rr, total.max_reference) ||
         unsafe(cc, total.max_candidate)) {
-        auto const exponent_of = [](double maximum) {
-            return maximum > 0.0 ? std::ilogb(maximum) : 0;
-        };
-        int const candidate_exponent = exponent_of(total.max_candidate);
-        reference_exponent = exponent_of(total.max_reference);
-        difference_exponent = std::max(candidate_exponent, reference_exponent);
-        Scales const scales{std::ldexp(1.0, -candidate_exponent),
-                            std::ldexp(1.0, -reference_exponent),
-                            std::ldexp(1.0, -difference_exponent)};
+        // Only a nonzero side says anything about the size of the difference.
+        int const candidate_exponent =
+            total.max_candidate > 0.0 ? std::ilogb(total.max_candidate) : 0;
+        reference_exponent = total.max_reference > 0.0 ? std::ilogb(total.max_reference) : 0;
+        difference_exponent = total.max_candidate == 0.0 ? reference_exponent
+                              : total.max_reference == 0.0
+                                  ? candidate_exponent
+                                  : std::max(candidate_exponent, reference_exponent);
+        Scales const scales{candidate_exponent, reference_exponent, difference_exponent};
         auto const rescaled = detail::run_blocks<Sums>(
             count, options.threads, [&](std::uint64_t first, std::size_t n, Sums& sums) {
                 std::array<double, buffer_elements> c{};

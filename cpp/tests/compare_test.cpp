@@ -117,6 +117,14 @@ TEST(CompareFloating, RescalesWhenSquaresOverflowOrUnderflow) {
     auto const tiny = tensoracle::compare_floating(tiny_c.view(), tiny_r.view());
     EXPECT_NEAR(*tiny.relative_l2_error, 0.5, 1e-15);
     EXPECT_NEAR(*tiny.cosine_similarity, 1.0, 1e-15);
+    // A subnormal maximum: 2^-exponent is not a double, so the rescaling goes element by element.
+    auto const zero = doubles({0.0, 0.0});
+    auto const subnormal = doubles({0x1p-1030, -0x1p-1040});
+    auto const lost = tensoracle::compare_floating(zero.view(), subnormal.view());
+    EXPECT_EQ(*lost.relative_l2_error, 1.0);
+    auto const half = doubles({0x1p-1031, -0x1p-1041});
+    EXPECT_NEAR(*tensoracle::compare_floating(half.view(), subnormal.view()).relative_l2_error, 0.5,
+                1e-15);
     // The difference itself exceeds the float64 range; its norm ratio does not.
     auto const opposite_c = doubles({1.5e308});
     auto const opposite_r = doubles({-1.5e308});

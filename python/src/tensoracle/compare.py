@@ -134,7 +134,8 @@ def compare_outputs(
     """Compares a candidate output array with its reference array.
 
     Args:
-        candidate: The array under test (any NumPy array, contiguous or strided).
+        candidate: The array under test (any NumPy array, contiguous or strided, or a NumPy
+            scalar).
         reference: The array it should match, of the same nonempty shape and the same kind
             (floating point, integer or boolean); float types may differ (fp16 against fp32).
         atol: Absolute tolerance; give it together with ``rtol`` to count elements outside
@@ -152,6 +153,8 @@ def compare_outputs(
         ValueError: Shapes differ, kinds differ, the arrays are empty, a dtype is not
             supported, or a tolerance is given alone, negative or not finite.
     """
+    candidate = _as_array(candidate, "candidate")
+    reference = _as_array(reference, "reference")
     candidate_kind = _classify(candidate, "candidate")
     reference_kind = _classify(reference, "reference")
     if candidate.shape != reference.shape:
@@ -222,9 +225,15 @@ def compare_outputs(
     )
 
 
-def _classify(array: object, field: str) -> Kind:
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"{field} must be a NumPy array, got {type(array).__name__}")
+def _as_array(value: object, field: str) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, np.generic):  # a NumPy scalar, such as a 0-d array indexed with ()
+        return np.asarray(value)
+    raise TypeError(f"{field} must be a NumPy array, got {type(value).__name__}")
+
+
+def _classify(array: np.ndarray, field: str) -> Kind:
     name = array.dtype.name
     if name in _FLOATING:
         return "floating"
