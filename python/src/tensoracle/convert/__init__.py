@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,7 @@ def pth_to_safetensors(source: str | os.PathLike[str], destination: str | os.Pat
             "not a mapping of tensors"
         )
     tensors: dict[str, Any] = {}
-    _flatten(torch, checkpoint, "", tensors)
+    _flatten(torch, _storable_dtypes(torch), checkpoint, "", tensors)
     _write_atomically(save_file, tensors, destination_path)
 
 
@@ -85,6 +85,18 @@ def _import_torch() -> tuple[Any, Any]:
     return torch, save_file
 
 
+def _storable_dtypes(torch: Any) -> Container[Any] | None:
+    """The torch dtypes safetensors writes, so that others are named before writing; None
+    where this safetensors version does not expose its table (save_file then reports them)."""
+    from safetensors import torch as safetensors_torch
+
+    table = getattr(safetensors_torch, "_TYPES", None)  # {"F32": torch.float32, ...}
+    if not isinstance(table, dict):
+        return None
+    dtypes = {value for value in table.values() if isinstance(value, torch.dtype)}
+    return dtypes or None
+
+
 def _load_failure_reason(error: Exception) -> str:
     """The core of torch's refusal on one line, without its advice to load unsafely."""
     text = _ANSI_ESCAPE.sub("", str(error))
@@ -96,7 +108,13 @@ def _load_failure_reason(error: Exception) -> str:
     return " ".join(text.split()) or type(error).__name__
 
 
-def _flatten(torch: Any, mapping: Mapping[Any, Any], prefix: str, out: dict[str, Any]) -> None:
+def _flatten(
+    torch: Any,
+    storable: Container[Any] | None,
+    mapping: Mapping[Any, Any],
+    prefix: str,
+    out: dict[str, Any],
+) -> None:
     for key, value in mapping.items():
         if not isinstance(key, str):
             where = f" in '{prefix[:-1]}'" if prefix else ""
@@ -105,7 +123,7 @@ def _flatten(torch: Any, mapping: Mapping[Any, Any], prefix: str, out: dict[str,
             )
         name = prefix + key
         if isinstance(value, Mapping):
-            _flatten(torch, value, name + ".", out)
+            _flatten(torch, storable, value, name + ".", out)
             continue
         if not isinstance(value, torch.Tensor):
             raise CheckpointConversionError(
@@ -115,6 +133,15 @@ def _flatten(torch: Any, mapping: Mapping[Any, Any], prefix: str, out: dict[str,
         if value.layout != torch.strided:
             raise CheckpointConversionError(
                 f"'{name}' is a {value.layout} tensor; only dense tensors can be converted"
+            )
+        if value.is_quantized:
+            raise CheckpointConversionError(
+                f"'{name}' is a quantized tensor ({value.dtype}); only plain dense tensors can "
+                "be converted"
+            )
+        if storable is not None and value.dtype not in storable:
+            raise CheckpointConversionError(
+                f"'{name}' has dtype {value.dtype}, which safetensors cannot store"
             )
         if name in out:
             raise CheckpointConversionError(
@@ -134,7 +161,7 @@ def _write_atomically(save_file: Any, tensors: dict[str, Any], destination: Path
     try:
         try:
             save_file(tensors, str(temporary), metadata={"format": "pt"})
-        except (ValueError, TypeError, RuntimeError) as error:
+        except (ValueError, TypeError, RuntimeError, KeyError) as error:
             reason = " ".join(str(error).split())
             raise CheckpointConversionError(
                 f"safetensors cannot store the checkpoint: {reason}"
