@@ -100,56 +100,100 @@ void accumulate_sums(double const* c, double const* r, std::size_t n, Scales con
     sums.product.add(lane_total(cr));
 }
 
+// Per-lane running state of the first pass; independent lanes keep the additions of
+// neighbouring elements out of one dependency chain.
+struct LaneState {
+    std::array<double, lanes> dd{}, rr{}, cc{}, cr{}, ad{}, max_ad{}, max_c{}, max_r{};
+    // A count kept in double is exact far beyond one buffer, and vectorizes with the rest.
+    std::array<double, lanes> outside{};
+};
+
+// Non-finite values are not counted in the hot loop: any of them makes a sum of squares
+// non-finite, and only then is the buffer counted (see count_nonfinite).
+template <bool WithTolerance>
+inline void step(double cv, double rv, Tolerance const& tolerance, LaneState& s,
+                 std::size_t k) noexcept {
+    double const d = cv - rv;
+    double const ad = std::abs(d);
+    s.max_ad[k] = ad > s.max_ad[k] ? ad : s.max_ad[k];
+    s.max_c[k] = std::abs(cv) > s.max_c[k] ? std::abs(cv) : s.max_c[k];
+    s.max_r[k] = std::abs(rv) > s.max_r[k] ? std::abs(rv) : s.max_r[k];
+    s.dd[k] += d * d;
+    s.rr[k] += rv * rv;
+    s.cc[k] += cv * cv;
+    s.cr[k] += cv * rv;
+    s.ad[k] += ad;
+    if constexpr (WithTolerance) {
+        // Branch-free: the outcome is data dependent and would defeat branch prediction.
+        bool const inside = ad <= tolerance.atol + tolerance.rtol * std::abs(rv);
+        s.outside[k] += 1.0 - static_cast<double>(inside);
+    }
+}
+
+std::uint64_t count_nonfinite(double const* values, std::size_t n) noexcept {
+    std::uint64_t count = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        count += std::isfinite(values[i]) ? 0U : 1U;
+    }
+    return count;
+}
+
+template <bool WithTolerance>
+void accumulate_lanes(double const* c, double const* r, std::size_t n, Tolerance const& tolerance,
+                      LaneState& s) noexcept {
+    std::size_t i = 0;
+    for (; i + lanes <= n; i += lanes) {
+        for (std::size_t k = 0; k < lanes; ++k) {
+            step<WithTolerance>(c[i + k], r[i + k], tolerance, s, k);
+        }
+    }
+    for (std::size_t k = 0; i < n; ++i, ++k) {
+        step<WithTolerance>(c[i], r[i], tolerance, s, k);
+    }
+}
+
+template <class T>
+T lane_sum(std::array<T, lanes> const& values) noexcept {
+    return (values[0] + values[1]) + (values[2] + values[3]);
+}
+
+double lane_max(std::array<double, lanes> const& values, double start) noexcept {
+    for (double value : values) {
+        start = value > start ? value : start;
+    }
+    return start;
+}
+
 // The fused first pass over one buffer: counts, maxima, tolerance and unscaled sums.
 void accumulate(double const* c, double const* r, std::size_t n,
                 std::optional<Tolerance> const& tolerance, double* abs_errors,
                 FloatPartial& partial) noexcept {
-    std::array<double, lanes> dd{}, rr{}, cc{}, cr{}, ad_sum{};
-    std::uint64_t candidate_nonfinite = 0;
-    std::uint64_t reference_nonfinite = 0;
-    double max_ad = partial.max_abs_error;
-    double max_c = partial.max_candidate;
-    double max_r = partial.max_reference;
-    for (std::size_t i = 0; i < n; ++i) {
-        std::size_t const lane = i % lanes;
-        double const cv = c[i];
-        double const rv = r[i];
-        candidate_nonfinite += std::isfinite(cv) ? 0U : 1U;
-        reference_nonfinite += std::isfinite(rv) ? 0U : 1U;
-        double const d = cv - rv;
-        double const ad = std::abs(d);
-        max_ad = ad > max_ad ? ad : max_ad;
-        max_c = std::abs(cv) > max_c ? std::abs(cv) : max_c;
-        max_r = std::abs(rv) > max_r ? std::abs(rv) : max_r;
-        dd[lane] += d * d;
-        rr[lane] += rv * rv;
-        cc[lane] += cv * cv;
-        cr[lane] += cv * rv;
-        ad_sum[lane] += ad;
-    }
+    LaneState s;
     if (tolerance) {
-        std::uint64_t outside = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            double const ad = std::abs(c[i] - r[i]);
-            outside += ad <= tolerance->atol + tolerance->rtol * std::abs(r[i]) ? 0U : 1U;
-        }
-        partial.outside += outside;
+        accumulate_lanes<true>(c, r, n, *tolerance, s);
+    } else {
+        accumulate_lanes<false>(c, r, n, Tolerance{}, s);
     }
     if (abs_errors != nullptr) {
         for (std::size_t i = 0; i < n; ++i) {
             abs_errors[i] = std::abs(c[i] - r[i]);
         }
-        partial.abs_error.add(lane_total(ad_sum));
+        partial.abs_error.add(lane_sum(s.ad));
     }
-    partial.candidate_nonfinite += candidate_nonfinite;
-    partial.reference_nonfinite += reference_nonfinite;
-    partial.max_abs_error = max_ad;
-    partial.max_candidate = max_c;
-    partial.max_reference = max_r;
-    partial.sums.difference.add(lane_total(dd));
-    partial.sums.reference.add(lane_total(rr));
-    partial.sums.candidate.add(lane_total(cc));
-    partial.sums.product.add(lane_total(cr));
+    double const rr = lane_sum(s.rr);
+    double const cc = lane_sum(s.cc);
+    if (!std::isfinite(rr) || !std::isfinite(cc)) {
+        partial.candidate_nonfinite += count_nonfinite(c, n);
+        partial.reference_nonfinite += count_nonfinite(r, n);
+    }
+    partial.outside += static_cast<std::uint64_t>(lane_sum(s.outside));
+    partial.max_abs_error = lane_max(s.max_ad, partial.max_abs_error);
+    partial.max_candidate = lane_max(s.max_c, partial.max_candidate);
+    partial.max_reference = lane_max(s.max_r, partial.max_reference);
+    partial.sums.difference.add(lane_sum(s.dd));
+    partial.sums.reference.add(rr);
+    partial.sums.candidate.add(cc);
+    partial.sums.product.add(lane_sum(s.cr));
 }
 
 std::string shape_text(std::span<std::int64_t const> shape) {
