@@ -1,6 +1,7 @@
 // Translates the C++ error taxonomy into the Python exception classes of tensoracle.errors.
-#include "bindings.hpp"
 #include "tensoracle/errors.hpp"
+
+#include "bindings.hpp"
 
 #include <Python.h>
 #include <exception>
