@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import ml_dtypes
@@ -406,3 +407,57 @@ def test_errors_name_the_field_and_value(candidate, reference, kwargs, error, me
     with pytest.raises(error) as raised:
         compare_outputs(candidate, reference, **kwargs)
     assert str(raised.value) == message
+
+
+def test_threads_do_not_change_any_bit():
+    from tensoracle import _core
+    from tensoracle.compare import _view
+
+    rng = np.random.default_rng(9)
+    reference = rng.standard_normal(1_500_000)
+    candidate = (reference + rng.standard_normal(reference.size) * 1e-2)[::-1]
+    results = [
+        _core.compare_floating(_view(candidate), _view(reference), 1e-2, 1e-2, True, 10, threads)
+        for threads in (1, 2, 5)
+    ]
+    assert results[0] == results[1] == results[2]
+
+
+def test_concurrent_calls_from_python_threads_agree_with_sequential_ones():
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(4)
+    pairs = [
+        (rng.standard_normal(400_000).astype(dtype), rng.standard_normal(400_000))
+        for dtype in (np.float16, ml_dtypes.bfloat16, ml_dtypes.float8_e5m2, np.float32)
+    ]
+    sequential = [compare_outputs(c, r, atol=0.1, rtol=0.1) for c, r in pairs]
+    with ThreadPoolExecutor(4) as pool:
+        concurrent = list(pool.map(lambda p: compare_outputs(*p, atol=0.1, rtol=0.1), pairs))
+    assert concurrent == sequential
+
+
+def test_the_gil_is_released_while_comparing():
+    import threading
+    import time
+
+    rng = np.random.default_rng(8)
+    reference = rng.standard_normal(10_000_000)
+    candidate = reference[::-1]
+
+    def compare() -> None:
+        compare_outputs(candidate, reference, statistics=True)
+
+    started = time.perf_counter()
+    compare()
+    alone = time.perf_counter() - started
+
+    worker = threading.Thread(target=compare)
+    ticks = [time.perf_counter()]
+    worker.start()
+    while worker.is_alive():
+        ticks.append(time.perf_counter())
+    worker.join()
+    longest_pause = max(later - earlier for earlier, later in itertools.pairwise(ticks))
+    # Holding the GIL during the call would stop this loop for the whole call.
+    assert longest_pause < alone / 2, (longest_pause, alone)
