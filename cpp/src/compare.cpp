@@ -2,6 +2,7 @@
 // combined in block order, a rescaled second pass only when squares over- or underflow.
 #include "tensoracle/compare.hpp"
 
+#include "error_statistics.hpp"
 #include "parallel_blocks.hpp"
 #include "tensoracle/errors.hpp"
 
@@ -75,7 +76,8 @@ struct Scales {
     int difference = 0;
 };
 
-double lane_total(std::array<double, lanes> const& values) noexcept {
+template <class T>
+T lane_sum(std::array<T, lanes> const& values) noexcept {
     return (values[0] + values[1]) + (values[2] + values[3]);
 }
 
@@ -94,10 +96,10 @@ void accumulate_sums(double const* c, double const* r, std::size_t n, Scales con
         cc[lane] += cs * cs;
         cr[lane] += cs * rs;
     }
-    sums.difference.add(lane_total(dd));
-    sums.reference.add(lane_total(rr));
-    sums.candidate.add(lane_total(cc));
-    sums.product.add(lane_total(cr));
+    sums.difference.add(lane_sum(dd));
+    sums.reference.add(lane_sum(rr));
+    sums.candidate.add(lane_sum(cc));
+    sums.product.add(lane_sum(cr));
 }
 
 // Per-lane running state of the first pass; independent lanes keep the additions of
@@ -150,11 +152,6 @@ void accumulate_lanes(double const* c, double const* r, std::size_t n, Tolerance
     for (std::size_t k = 0; i < n; ++i, ++k) {
         step<WithTolerance>(c[i], r[i], tolerance, s, k);
     }
-}
-
-template <class T>
-T lane_sum(std::array<T, lanes> const& values) noexcept {
-    return (values[0] + values[1]) + (values[2] + values[3]);
 }
 
 double lane_max(std::array<double, lanes> const& values, double start) noexcept {
@@ -239,49 +236,6 @@ void validate_tolerance(Tolerance const& tolerance) {
                                   std::to_string(value));
         }
     }
-}
-
-// Linear interpolation between order statistics, as NumPy's default percentile method.
-double interpolate(double low, double high, double fraction) noexcept {
-    double const step = high - low;
-    return fraction >= 0.5 ? high - step * (1.0 - fraction) : low + step * fraction;
-}
-
-ErrorStatistics describe(std::vector<double>& errors, double max_error, double abs_error_sum,
-                         std::size_t bins) {
-    ErrorStatistics statistics;
-    std::size_t const count = errors.size();
-    statistics.mean_abs_error = abs_error_sum / static_cast<double>(count);
-
-    double const upper = max_error > 0.0 ? max_error : 1.0;
-    double const step = upper / static_cast<double>(bins);
-    statistics.histogram_edges.resize(bins + 1);
-    for (std::size_t i = 0; i < bins; ++i) {
-        statistics.histogram_edges[i] = static_cast<double>(i) * step;
-    }
-    statistics.histogram_edges[bins] = upper;
-    statistics.histogram_counts.assign(bins, 0);
-    auto const& edges = statistics.histogram_edges;
-    for (double error : errors) {
-        auto const above = std::upper_bound(edges.begin(), edges.end(), error) - edges.begin();
-        std::size_t const bin = std::min(bins, static_cast<std::size_t>(above)) - 1;
-        ++statistics.histogram_counts[bin];
-    }
-
-    // Ascending percentiles let each selection start where the previous one ended.
-    auto first = errors.begin();
-    for (double percentile : statistics_percentiles) {
-        double const position = percentile / 100.0 * static_cast<double>(count - 1);
-        auto const low_index = static_cast<std::ptrdiff_t>(std::floor(position));
-        auto const low = errors.begin() + low_index;
-        std::nth_element(first, low, errors.end());
-        double const high_value =
-            low + 1 == errors.end() ? *low : *std::min_element(low + 1, errors.end());
-        statistics.percentiles.emplace_back(
-            percentile, interpolate(*low, high_value, position - static_cast<double>(low_index)));
-        first = low;
-    }
-    return statistics;
 }
 
 } // namespace
@@ -393,8 +347,8 @@ FloatComparison compare_floating(ArrayView const& candidate, ArrayView const& re
         result.cosine_similarity = std::clamp(cosine, -1.0, 1.0);
     }
     if (options.statistics) {
-        result.statistics = describe(abs_errors, total.max_abs_error, total.abs_error.value(),
-                                     options.histogram_bins);
+        result.statistics = detail::describe_errors(
+            abs_errors, total.max_abs_error, total.abs_error.value(), options.histogram_bins);
     }
     return result;
 }
