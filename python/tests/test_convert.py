@@ -210,6 +210,16 @@ def test_command_line_exit_codes(tmp_path):
     assert "the following arguments are required: DESTINATION" in misuse.stderr
 
 
+def test_a_missing_destination_directory_is_reported_before_loading(tmp_path):
+    source = tmp_path / "model.pth"
+    torch.save({"w": torch.ones(1)}, source)
+    with pytest.raises(FileNotFoundError) as raised:
+        pth_to_safetensors(source, tmp_path / "absent" / "model.safetensors")
+    assert str(raised.value) == (
+        f"[Errno 2] the destination's directory does not exist: '{tmp_path / 'absent'}'"
+    )
+
+
 def test_the_destination_may_not_be_the_source(tmp_path):
     source = tmp_path / "model.pth"
     torch.save({"w": torch.ones(1)}, source)

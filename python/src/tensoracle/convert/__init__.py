@@ -5,6 +5,7 @@ torch is imported only when a conversion runs, never when this module is importe
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import tempfile
@@ -54,6 +55,10 @@ def pth_to_safetensors(source: str | os.PathLike[str], destination: str | os.Pat
         raise CheckpointConversionError(
             f"destination '{destination_path}' is the source checkpoint; "
             "choose another path so that the checkpoint is kept"
+        )
+    if not destination_path.parent.is_dir():
+        raise FileNotFoundError(
+            errno.ENOENT, "the destination's directory does not exist", str(destination_path.parent)
         )
     try:
         checkpoint = torch.load(source_path, map_location="cpu", weights_only=True)
