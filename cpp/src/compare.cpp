@@ -74,6 +74,9 @@ struct Scales {
     int candidate = 0;
     int reference = 0;
     int difference = 0;
+    // The difference is computed before scaling (the usual case: it is then the same rounded
+    // value as in the first pass), or, when that overflows, from the scaled inputs.
+    bool scale_inputs_of_difference = false;
 };
 
 template <class T>
@@ -90,7 +93,9 @@ void accumulate_sums(double const* c, double const* r, std::size_t n, Scales con
         double const cs = std::ldexp(c[i], -scales.candidate);
         double const rs = std::ldexp(r[i], -scales.reference);
         double const d =
-            std::ldexp(c[i], -scales.difference) - std::ldexp(r[i], -scales.difference);
+            scales.scale_inputs_of_difference
+                ? std::ldexp(c[i], -scales.difference) - std::ldexp(r[i], -scales.difference)
+                : std::ldexp(c[i] - r[i], -scales.difference);
         dd[lane] += d * d;
         rr[lane] += rs * rs;
         cc[lane] += cs * cs;
@@ -308,15 +313,18 @@ FloatComparison compare_floating(ArrayView const& candidate, ArrayView const& re
     int reference_exponent = 0;
     if (unsafe(dd, total.max_abs_error) || unsafe(rr, total.max_reference) ||
         unsafe(cc, total.max_candidate)) {
-        // Only a nonzero side says anything about the size of the difference.
         int const candidate_exponent =
             total.max_candidate > 0.0 ? std::ilogb(total.max_candidate) : 0;
         reference_exponent = total.max_reference > 0.0 ? std::ilogb(total.max_reference) : 0;
-        difference_exponent = total.max_candidate == 0.0 ? reference_exponent
-                              : total.max_reference == 0.0
-                                  ? candidate_exponent
-                                  : std::max(candidate_exponent, reference_exponent);
-        Scales const scales{candidate_exponent, reference_exponent, difference_exponent};
+        bool const difference_overflows = !std::isfinite(total.max_abs_error);
+        if (!difference_overflows) {
+            difference_exponent = total.max_abs_error > 0.0 ? std::ilogb(total.max_abs_error) : 0;
+        } else {
+            // Both sides are nonzero when their difference overflows.
+            difference_exponent = std::max(candidate_exponent, reference_exponent);
+        }
+        Scales const scales{candidate_exponent, reference_exponent, difference_exponent,
+                            difference_overflows};
         auto const rescaled = detail::run_blocks<Sums>(
             count, options.threads, [&](std::uint64_t first, std::size_t n, Sums& sums) {
                 std::array<double, buffer_elements> c{};

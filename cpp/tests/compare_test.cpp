@@ -125,6 +125,25 @@ TEST(CompareFloating, RescalesWhenSquaresOverflowOrUnderflow) {
     auto const half = doubles({0x1p-1031, -0x1p-1041});
     EXPECT_NEAR(*tensoracle::compare_floating(half.view(), subnormal.view()).relative_l2_error, 0.5,
                 1e-15);
+    // A difference whose square underflows although the values' squares do not.
+    auto const one = doubles({1.0, 1.0});
+    auto const nearly_one = doubles({1.0, 1.0 + 0x1p-52});
+    auto const close = tensoracle::compare_floating(nearly_one.view(), one.view());
+    EXPECT_EQ(*close.relative_l2_error, 0x1p-52 / std::sqrt(2.0));
+    auto const big_one = doubles({0x1p600, 0x1p600});
+    auto const big_nearly = doubles({0x1p600, 0x1p600 + 0x1p548});
+    auto const far = tensoracle::compare_floating(big_nearly.view(), big_one.view());
+    EXPECT_NEAR(*far.relative_l2_error, 0x1p-52 / std::sqrt(2.0), 1e-15 * 0x1p-52);
+    auto const small = doubles({0x1p-400, 0x1p-400});
+    auto const small_nearly = doubles({0x1p-400, 0x1p-400 + 0x1p-452});
+    auto const tiny_gap = tensoracle::compare_floating(small_nearly.view(), small.view());
+    EXPECT_NEAR(*tiny_gap.relative_l2_error, 0x1p-52 / std::sqrt(2.0), 1e-15 * 0x1p-52);
+    // Large values agree; the only difference is in tiny ones, whose squares underflow.
+    auto const mixed_r = doubles({1.0, 1e-300});
+    auto const mixed_c = doubles({1.0, 2e-300});
+    double const gap = 2e-300 - 1e-300;
+    auto const mixed = tensoracle::compare_floating(mixed_c.view(), mixed_r.view());
+    EXPECT_NEAR(*mixed.relative_l2_error, gap, 1e-15 * gap);
     // The difference itself exceeds the float64 range; its norm ratio does not.
     auto const opposite_c = doubles({1.5e308});
     auto const opposite_r = doubles({-1.5e308});

@@ -48,10 +48,13 @@ def reference_measures(candidate, reference, atol=None, rtol=None) -> dict:
         expected["outside_tolerance_count"] = outside
         expected["outside_tolerance_fraction"] = outside / c.size
     c_exponent, r_exponent = power_of_two_scale(c), power_of_two_scale(r)
-    nonzero = [exponent for x, exponent in ((c, c_exponent), (r, r_exponent)) if np.any(x != 0)]
-    d_exponent = max(nonzero, default=0)
     cs, rs = np.ldexp(c, -c_exponent), np.ldexp(r, -r_exponent)
-    ds = np.ldexp(c, -d_exponent) - np.ldexp(r, -d_exponent)
+    if np.isfinite(expected["max_abs_error"]):
+        d_exponent = power_of_two_scale(error)
+        ds = np.ldexp(c - r, -d_exponent)
+    else:  # the difference overflows: scale both sides alike first
+        d_exponent = max(c_exponent, r_exponent)
+        ds = np.ldexp(c, -d_exponent) - np.ldexp(r, -d_exponent)
     r_norm, c_norm = np.sqrt(np.sum(rs * rs)), np.sqrt(np.sum(cs * cs))
     if np.any(r != 0):
         ratio = np.sqrt(np.sum(ds * ds)) / r_norm
@@ -130,6 +133,27 @@ def test_every_float_field_matches_the_numpy_reference(pair, tolerance):
     assert result.kind == "floating"
     assert result.element_count == candidate.size
     assert_matches(result, reference_measures(candidate, reference, atol, rtol))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    reference=hnp.arrays(
+        np.float64,
+        st.integers(1, 30),
+        elements=st.floats(allow_nan=False, allow_infinity=False),
+    ),
+    ulps=st.lists(st.integers(-3, 3), min_size=30, max_size=30),
+    tolerance=tolerances,
+)
+def test_nearly_equal_arrays_of_any_magnitude(reference, ulps, tolerance):
+    """Differences of a few units in the last place, where squares under- and overflow."""
+    steps = np.array(ulps[: reference.size], dtype=np.float64)
+    atol, rtol = (None, None) if tolerance is None else tolerance
+    with np.errstate(all="ignore"):  # steps next to the float64 maximum give inf
+        candidate = reference + steps * np.spacing(reference)
+        result = compare_outputs(candidate, reference, atol=atol, rtol=rtol)
+        expected = reference_measures(candidate, reference, atol, rtol)
+    assert_matches(result, expected)
 
 
 @settings(max_examples=150, deadline=None)
