@@ -274,6 +274,35 @@ def test_every_code_decodes_like_ml_dtypes(dtype):
     assert compare_outputs(narrow, expected[finite]).max_abs_error == 0.0
 
 
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        "float8_e4m3fnuz",
+        "float8_e5m2fnuz",
+        "float8_e4m3b11fnuz",
+        "float8_e4m3",
+        "float8_e3m4",
+        "float8_e8m0fnu",
+        "float6_e2m3fn",
+        "float6_e3m2fn",
+        "float4_e2m1fn",
+    ],
+)
+def test_other_ml_dtypes_floats_are_widened_exactly(dtype):
+    values = np.array([0.25, -1.5, 3.0, 6.0, 0.1], dtype=np.float32)
+    narrow = values.astype(getattr(ml_dtypes, dtype))[::-1]
+    result = compare_outputs(narrow, values[::-1], atol=0.01, rtol=0.0)
+    assert_matches(result, reference_measures(narrow, values[::-1], 0.01, 0.0))
+
+
+def test_long_double_is_compared_in_float64():
+    reference = np.array([1.0, 2.0, 3.0])
+    candidate = np.array([1.0, 2.5, 3.0], dtype=np.longdouble)
+    result = compare_outputs(candidate, reference)
+    assert result.max_abs_error == 0.5
+    assert result.relative_l2_error == pytest.approx(0.5 / math.sqrt(14), rel=1e-15)
+
+
 def test_byte_swapped_and_read_only_arrays():
     reference = np.arange(10, dtype=np.float64)
     swapped = reference.astype(">f8")
@@ -422,8 +451,8 @@ def test_summary_and_repr():
             {},
             ValueError,
             "reference dtype complex64 is not supported; compare_outputs accepts floating point "
-            "(float16, float32, float64, bfloat16, float8_e4m3fn, float8_e5m2), integer and "
-            "boolean arrays",
+            "(float16, float32, float64, bfloat16, float8_e4m3fn, float8_e5m2, other ml_dtypes "
+            "floats, long double), integer and boolean arrays",
         ),
     ],
 )

@@ -19,6 +19,21 @@ Kind = Literal["floating", "integer", "boolean"]
 
 # dtype names the core reads, by kind. bfloat16 and the fp8 types come from ml_dtypes.
 _FLOATING = ("float16", "float32", "float64", "bfloat16", "float8_e4m3fn", "float8_e5m2")
+# Other narrow ml_dtypes floats are widened to float32 (exactly) in a copy before comparing;
+# long double is narrowed to float64, the precision every measure is computed in anyway.
+_WIDENED = {
+    "float8_e4m3fnuz": "float32",
+    "float8_e5m2fnuz": "float32",
+    "float8_e4m3b11fnuz": "float32",
+    "float8_e4m3": "float32",
+    "float8_e3m4": "float32",
+    "float8_e8m0fnu": "float32",
+    "float6_e2m3fn": "float32",
+    "float6_e3m2fn": "float32",
+    "float4_e2m1fn": "float32",
+    "float96": "float64",
+    "float128": "float64",
+}
 _INTEGER = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 _KIND_TEXT: dict[Kind, str] = {
     "floating": "floating point",
@@ -235,7 +250,7 @@ def _as_array(value: object, field: str) -> np.ndarray:
 
 def _classify(array: np.ndarray, field: str) -> Kind:
     name = array.dtype.name
-    if name in _FLOATING:
+    if name in _FLOATING or name in _WIDENED:
         return "floating"
     if name in _INTEGER:
         return "integer"
@@ -243,7 +258,8 @@ def _classify(array: np.ndarray, field: str) -> Kind:
         return "boolean"
     raise ValueError(
         f"{field} dtype {name} is not supported; compare_outputs accepts floating point "
-        f"({', '.join(_FLOATING)}), integer and boolean arrays"
+        f"({', '.join(_FLOATING)}, other ml_dtypes floats, long double), integer and boolean "
+        "arrays"
     )
 
 
@@ -269,7 +285,12 @@ def _tolerance(atol: float | None, rtol: float | None) -> tuple[float, float] | 
 
 
 def _native(array: np.ndarray) -> np.ndarray:
-    """Returns the array itself, or a native-byte-order copy of a byte-swapped one."""
+    """Returns the array itself, or a copy the core can read: native byte order, and a type the
+    core decodes (see _WIDENED)."""
+    widened = _WIDENED.get(array.dtype.name)
+    if widened is not None:
+        with np.errstate(over="ignore"):  # a long double beyond float64 becomes inf
+            return array.astype(widened)
     if array.dtype.isnative:
         return array
     return array.astype(array.dtype.newbyteorder("="))
