@@ -462,6 +462,28 @@ def test_errors_name_the_field_and_value(candidate, reference, kwargs, error, me
     assert str(raised.value) == message
 
 
+def test_large_non_contiguous_views_cross_blocks_and_rows():
+    rng = np.random.default_rng(12)
+    base = rng.standard_normal((400, 3, 500)).astype(np.float32)
+    candidate = base[::-2, :, ::3].transpose(2, 0, 1)  # 167 x 200 x 3, no dimension mergeable
+    reference = np.ascontiguousarray(candidate, dtype=np.float64)
+    reference += rng.standard_normal(reference.shape) * 1e-4
+    reference = reference[::-1, :, ::-1].copy()[::-1, :, ::-1]  # a copy read backwards
+    assert candidate.size > 65536
+    assert not candidate.flags.c_contiguous
+    result = compare_outputs(candidate, reference, atol=1e-4, rtol=0.0, statistics=True)
+    assert_matches(result, reference_measures(candidate, reference, 1e-4, 0.0))
+    error = np.abs(candidate.astype(np.float64) - reference)
+    assert result.statistics.p90 == pytest.approx(np.percentile(error, 90), rel=1e-12)
+    integers = compare_outputs(
+        (candidate * 100).astype(np.int16), (reference * 100).astype(np.int64)
+    )
+    expected = np.count_nonzero(
+        (candidate * 100).astype(np.int16).astype(np.int64) != (reference * 100).astype(np.int64)
+    )
+    assert integers.mismatch_count == expected > 0
+
+
 def test_threads_do_not_change_any_bit():
     from tensoracle import _core
     from tensoracle.compare import _view
