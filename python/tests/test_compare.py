@@ -349,7 +349,7 @@ def test_summary_and_repr():
     )
     assert "mismatch_count" not in repr(result)
     integers = compare_outputs(np.array([1, 2, 3]), np.array([1, 2, 4]))
-    assert str(integers) == "integer, 3 elements: 1 mismatches (33.33%)"
+    assert str(integers) == "integer, 3 elements: mismatch_count=1 (33.33%)"
     assert repr(integers) == (
         "OutputComparison(kind='integer', element_count=3, candidate_nonfinite_count=0, "
         "reference_nonfinite_count=0, mismatch_count=1, mismatch_fraction=0.3333333333333333)"

@@ -93,10 +93,16 @@ class OutputComparison:
     statistics: ErrorStatistics | None = None
 
     def summary(self) -> str:
-        """One line for logs and notebooks, e.g. ``float 1024 elements: max_abs_error=...``."""
+        """One line for logs and notebooks.
+
+        For example ``floating point, 1024 elements: max_abs_error=0.00195 ...`` or
+        ``integer, 8 elements: mismatch_count=1 (12.5%)``.
+        """
         head = f"{_KIND_TEXT[self.kind]}, {self.element_count} elements"
         if self.kind != "floating":
-            return f"{head}: {self.mismatch_count} mismatches ({_percent(self.mismatch_fraction)})"
+            return (
+                f"{head}: mismatch_count={self.mismatch_count} ({_percent(self.mismatch_fraction)})"
+            )
         if self.candidate_nonfinite_count or self.reference_nonfinite_count:
             return (
                 f"{head}: non-finite values (candidate {self.candidate_nonfinite_count}, "
