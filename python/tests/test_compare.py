@@ -303,6 +303,17 @@ def test_long_double_is_compared_in_float64():
     assert result.relative_l2_error == pytest.approx(0.5 / math.sqrt(14), rel=1e-15)
 
 
+def test_broadcast_views_are_read_in_place():
+    row = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    candidate = np.broadcast_to(row, (4, 3))  # stride 0 along the first axis
+    column = np.broadcast_to(np.array([[1.0], [2.0], [3.0], [4.0]]), (4, 3))
+    result = compare_outputs(candidate, column)
+    assert_matches(result, reference_measures(candidate, column))
+    assert (
+        compare_outputs(np.broadcast_to(np.int8(5), (2, 2)), np.full((2, 2), 5)).mismatch_count == 0
+    )
+
+
 def test_byte_swapped_and_read_only_arrays():
     reference = np.arange(10, dtype=np.float64)
     swapped = reference.astype(">f8")
