@@ -151,6 +151,18 @@ def test_a_checkpoint_that_is_not_a_mapping_is_rejected(tmp_path):
     assert str(raised.value) == f"'{source}' holds a value of type list, not a mapping of tensors"
 
 
+def test_a_damaged_checkpoint_is_reported_with_its_path(tmp_path):
+    source = tmp_path / "damaged.pth"
+    torch.save({"w": torch.ones(100)}, source)
+    source.write_bytes(source.read_bytes()[:200])
+    with pytest.raises(CheckpointConversionError) as raised:
+        pth_to_safetensors(source, tmp_path / "out.safetensors")
+    message = str(raised.value)
+    assert message.startswith(f"'{source}' cannot be loaded with torch.load(weights_only=True): ")
+    assert "\n" not in message
+    assert not (tmp_path / "out.safetensors").exists()
+
+
 class _WritesMarker:
     """Unpickling this object runs code: it writes a marker file."""
 
