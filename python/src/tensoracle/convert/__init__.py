@@ -110,7 +110,8 @@ def _load_failure_reason(error: Exception) -> str:
         return " ".join(refusal.group(1).split()) + (
             "; checkpoints holding Python objects other than tensors are not converted"
         )
-    return " ".join(text.split()) or type(error).__name__
+    text = " ".join(text.split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _flatten(
