@@ -6,4 +6,5 @@ NB_MODULE(_core, module) {
     bind_errors(module);
     bind_store(module);
     bind_gpu(module);
+    bind_compare(module);
 }

@@ -6,6 +6,7 @@ This module only re-exports the public API; each name lives in the module of its
 from tensoracle import gpu
 from tensoracle.backends import Backend, backend
 from tensoracle.build import build_serialized_engine
+from tensoracle.compare import ErrorStatistics, OutputComparison, compare_outputs
 from tensoracle.declaration import BuilderSettings, EngineBuild, InputShape
 from tensoracle.engine import EngineHandle, PreparedEngine, open_engine, prepare_engine
 from tensoracle.errors import (
@@ -30,13 +31,16 @@ __all__ = [
     "EngineHandle",
     "EngineIO",
     "EngineIOError",
+    "ErrorStatistics",
     "InputShape",
+    "OutputComparison",
     "PluginLibraryError",
     "PreparedEngine",
     "ShapeTensorOutputWarning",
     "TensorSpec",
     "backend",
     "build_serialized_engine",
+    "compare_outputs",
     "gpu",
     "open_engine",
     "prepare_engine",

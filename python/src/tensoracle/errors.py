@@ -25,3 +25,7 @@ class PluginLibraryError(RuntimeError):
 
 class ShapeTensorOutputWarning(UserWarning):
     """The engine has outputs marked as shape tensors, which execution units cannot handle."""
+
+
+class CheckpointConversionError(ValueError):
+    """A ``.pth`` checkpoint cannot be converted to safetensors; the message names the key."""

@@ -1,0 +1,33 @@
+"""Command line: ``python -m tensoracle.convert SOURCE DESTINATION``.
+
+Exits 0 on success, 1 when the conversion fails (one line on stderr naming the reason and key),
+and 2 on misuse of the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tensoracle.convert import pth_to_safetensors
+from tensoracle.errors import CheckpointConversionError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tensoracle.convert",
+        description="Convert a PyTorch .pth checkpoint of tensors into a safetensors file.",
+    )
+    parser.add_argument("source", metavar="SOURCE", help="the .pth checkpoint to read")
+    parser.add_argument("destination", metavar="DESTINATION", help="the safetensors file to write")
+    arguments = parser.parse_args(argv)
+    try:
+        pth_to_safetensors(arguments.source, arguments.destination)
+    except (CheckpointConversionError, ImportError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
