@@ -4,19 +4,33 @@ This module only re-exports the public API; each name lives in the module of its
 """
 
 from tensoracle.errors import (
+    BundleAbiError,
+    BundleError,
+    CorruptCubinError,
     CorruptEngineError,
     EngineCacheError,
     EngineConditionError,
     EngineIOError,
+    FalseSmClaimError,
+    MissingCubinError,
+    PluginBundleMismatchError,
     PluginLibraryError,
+    ProducerToolError,
     ShapeTensorOutputWarning,
 )
 
 __all__ = [
+    "BundleAbiError",
+    "BundleError",
+    "CorruptCubinError",
     "CorruptEngineError",
     "EngineCacheError",
     "EngineConditionError",
     "EngineIOError",
+    "FalseSmClaimError",
+    "MissingCubinError",
+    "PluginBundleMismatchError",
     "PluginLibraryError",
+    "ProducerToolError",
     "ShapeTensorOutputWarning",
 ]
