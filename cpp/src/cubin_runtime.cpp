@@ -89,7 +89,7 @@ void Kernel::launch(Grid grid, cuda::Stream stream, std::span<ArgValue const> ar
     if (auto reason = reject_reason(args)) {
         throw InvalidArgument(*reason);
     }
-    cuda::Driver const& driver = runtime_->driver_;
+    cuda::Driver const& driver = cuda::Driver::get();
     cuda::Context context = nullptr;
     driver.check(driver.ctx_get_current(&context), "cuCtxGetCurrent");
     if (context == nullptr) {
@@ -114,8 +114,7 @@ void Kernel::launch(Grid grid, cuda::Stream stream, std::span<ArgValue const> ar
                  "cuLaunchKernel");
 }
 
-CubinRuntime::CubinRuntime(BundleRecord const& bundle)
-    : driver_(cuda::Driver::get()), bundle_(bundle) {
+CubinRuntime::CubinRuntime(BundleRecord const& bundle) : bundle_(bundle) {
     for (KernelRecord const& record : bundle_.kernels) {
         if (record.hidden_args != hidden_scratch_args) {
             throw CubinRuntimeError("kernel '" + std::string{record.name} + "' declares " +
@@ -128,12 +127,15 @@ CubinRuntime::CubinRuntime(BundleRecord const& bundle)
 
 CubinRuntime::~CubinRuntime() {
     std::lock_guard const lock(mutex_);
+    if (driver_ == nullptr) {
+        return;
+    }
     for (auto const& [key, loaded] : modules_) {
         // A context destroyed before the runtime took its modules with it; nothing to undo then.
-        if (driver_.ctx_push_current(key.second) == 0) {
-            driver_.module_unload(loaded.module);
+        if (driver_->ctx_push_current(key.second) == 0) {
+            driver_->module_unload(loaded.module);
             cuda::Context popped = nullptr;
-            driver_.ctx_pop_current(&popped);
+            driver_->ctx_pop_current(&popped);
         }
     }
 }
@@ -170,13 +172,16 @@ CubinImage const* CubinRuntime::select_image(KernelRecord const& record,
 
 void CubinRuntime::release_context(cuda::Context context) {
     std::lock_guard const lock(mutex_);
+    if (driver_ == nullptr) {
+        return;
+    }
     for (auto it = modules_.begin(); it != modules_.end();) {
         if (it->first.second == context) {
-            driver_.check(driver_.ctx_push_current(context), "cuCtxPushCurrent");
-            cuda::Result const result = driver_.module_unload(it->second.module);
+            driver_->check(driver_->ctx_push_current(context), "cuCtxPushCurrent");
+            cuda::Result const result = driver_->module_unload(it->second.module);
             cuda::Context popped = nullptr;
-            driver_.ctx_pop_current(&popped);
-            driver_.check(result, "cuModuleUnload");
+            driver_->ctx_pop_current(&popped);
+            driver_->check(result, "cuModuleUnload");
             it = modules_.erase(it);
         } else {
             ++it;
@@ -192,6 +197,7 @@ std::size_t CubinRuntime::loaded_modules() const {
 CubinRuntime::Loaded const& CubinRuntime::function_for(Kernel const& kernel,
                                                        cuda::Context context) {
     std::lock_guard const lock(mutex_);
+    driver_ = &cuda::Driver::get();
     auto const key = std::make_pair(&kernel.record(), context);
     auto found = modules_.find(key);
     if (found == modules_.end()) {
@@ -202,9 +208,9 @@ CubinRuntime::Loaded const& CubinRuntime::function_for(Kernel const& kernel,
 
 CubinRuntime::Loaded CubinRuntime::load(KernelRecord const& record, cuda::Context /*context*/) {
     cuda::Device device = 0;
-    driver_.check(driver_.ctx_get_device(&device), "cuCtxGetDevice");
+    driver_->check(driver_->ctx_get_device(&device), "cuCtxGetDevice");
     auto const attribute = [&](cuda::DeviceAttribute which) {
-        return driver_.attribute(which, device);
+        return driver_->attribute(which, device);
     };
     std::uint32_t const sm =
         static_cast<std::uint32_t>(attribute(cuda::DeviceAttribute::compute_capability_major) * 10 +
@@ -238,18 +244,18 @@ CubinRuntime::Loaded CubinRuntime::load(KernelRecord const& record, cuda::Contex
     }
     Loaded loaded;
     loaded.shared_bytes = image->shared_bytes;
-    driver_.check(driver_.module_load_data(&loaded.module, image->bytes.data()),
-                  "cuModuleLoadData");
+    driver_->check(driver_->module_load_data(&loaded.module, image->bytes.data()),
+                   "cuModuleLoadData");
     try {
         std::string const function{record.function};
-        driver_.check(
-            driver_.module_get_function(&loaded.function, loaded.module, function.c_str()),
+        driver_->check(
+            driver_->module_get_function(&loaded.function, loaded.module, function.c_str()),
             "cuModuleGetFunction");
         int registers = 0;
-        driver_.check(driver_.func_get_attribute(
-                          &registers, static_cast<int>(cuda::FunctionAttribute::num_registers),
-                          loaded.function),
-                      "cuFuncGetAttribute");
+        driver_->check(driver_->func_get_attribute(
+                           &registers, static_cast<int>(cuda::FunctionAttribute::num_registers),
+                           loaded.function),
+                       "cuFuncGetAttribute");
         auto const max_registers =
             static_cast<std::uint32_t>(attribute(cuda::DeviceAttribute::max_registers_per_block));
         if (static_cast<std::uint32_t>(registers) * threads > max_registers) {
@@ -259,14 +265,14 @@ CubinRuntime::Loaded CubinRuntime::load(KernelRecord const& record, cuda::Contex
                                     " per block");
         }
         if (image->shared_bytes > default_shared_limit) {
-            driver_.check(driver_.func_set_attribute(
-                              loaded.function,
-                              static_cast<int>(cuda::FunctionAttribute::max_dynamic_shared_bytes),
-                              static_cast<int>(image->shared_bytes)),
-                          "cuFuncSetAttribute");
+            driver_->check(driver_->func_set_attribute(
+                               loaded.function,
+                               static_cast<int>(cuda::FunctionAttribute::max_dynamic_shared_bytes),
+                               static_cast<int>(image->shared_bytes)),
+                           "cuFuncSetAttribute");
         }
     } catch (...) {
-        driver_.module_unload(loaded.module);
+        driver_->module_unload(loaded.module);
         throw;
     }
     return loaded;

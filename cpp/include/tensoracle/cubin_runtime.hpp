@@ -94,7 +94,8 @@ private:
 class CubinRuntime {
 public:
     // Keeps references into `bundle` (an embedded_bundle() or a LoadedBundle's record), which must
-    // outlive the runtime. Loads the driver; throws CubinRuntimeError when it is unavailable.
+    // outlive the runtime. The CUDA driver is loaded on the first launch, so argument checks
+    // work on machines without one.
     explicit CubinRuntime(BundleRecord const& bundle);
     // Unloads every module in the context that loaded it.
     ~CubinRuntime();
@@ -123,7 +124,7 @@ private:
     Loaded const& function_for(Kernel const& kernel, cuda::Context context);
     Loaded load(KernelRecord const& record, cuda::Context context);
 
-    cuda::Driver const& driver_;
+    cuda::Driver const* driver_ = nullptr; // set by the first launch, under mutex_
     BundleRecord const& bundle_;
     std::vector<Kernel> kernels_;
     mutable std::mutex mutex_;
