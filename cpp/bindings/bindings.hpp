@@ -7,5 +7,7 @@ namespace tensoracle::bindings {
 
 // Maps the core's C++ errors onto tensoracle.errors (see errors.cpp).
 void bind_errors(nanobind::module_& module);
+// Cubin bundle inspection (see bundle.cpp).
+void bind_bundle(nanobind::module_& module);
 
 } // namespace tensoracle::bindings

@@ -4,4 +4,5 @@
 NB_MODULE(_core, module) {
     using namespace tensoracle::bindings;
     bind_errors(module);
+    bind_bundle(module);
 }

@@ -1,6 +1,7 @@
 // Checks a cubin bundle directory against its manifest and a plugin library against the bundle.
 #include "tensoracle/bundle_inspect.hpp"
 
+#include "tensoracle/bundle_report.hpp"
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
 
@@ -209,6 +210,19 @@ nlohmann::json BundleInspection::to_json() const {
             {"kernels", std::move(kernel_list)},
             {"cubins", std::move(cubin_list)},
             {"plugin", plugin ? nlohmann::json(plugin->string()) : nlohmann::json(nullptr)}};
+}
+
+} // namespace tensoracle::cubin
+
+namespace tensoracle::cubin {
+
+std::string inspect_bundle_report(std::string const& directory,
+                                  std::optional<std::string> const& plugin) {
+    std::optional<std::filesystem::path> library;
+    if (plugin) {
+        library = *plugin;
+    }
+    return inspect_bundle(directory, library).to_json().dump();
 }
 
 } // namespace tensoracle::cubin

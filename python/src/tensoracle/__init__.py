@@ -1,8 +1,10 @@
 """tensoracle: build, save, reuse and execute TensorRT engines from safetensors weights.
 
 This module only re-exports the public API; each name lives in the module of its concept.
+The cubin producer (``tensoracle.producer``) is imported explicitly: it needs Triton.
 """
 
+from tensoracle.bundle import BundleReport, CubinReport, inspect_bundle, inspect_wheel
 from tensoracle.errors import (
     BundleAbiError,
     BundleError,
@@ -22,8 +24,10 @@ from tensoracle.errors import (
 __all__ = [
     "BundleAbiError",
     "BundleError",
+    "BundleReport",
     "CorruptCubinError",
     "CorruptEngineError",
+    "CubinReport",
     "EngineCacheError",
     "EngineConditionError",
     "EngineIOError",
@@ -33,4 +37,6 @@ __all__ = [
     "PluginLibraryError",
     "ProducerToolError",
     "ShapeTensorOutputWarning",
+    "inspect_bundle",
+    "inspect_wheel",
 ]
