@@ -2,8 +2,10 @@
 // reference, both dot-product variants, the TF32 control, and two CUDA contexts at once.
 //
 // Needs TENSORACLE_CUBIN_BUNDLE (a bundle directory built by examples/cubin_kernels/build.py) and
-// a CUDA device; otherwise it exits 77 (skip). With TENSORACLE_GPU_DUMP set, inputs and outputs
-// are also written there as raw float32 files for the NumPy check (check_gpu_dump.py).
+// a CUDA device; otherwise it exits 77 (skip). Built with the bundle's generated bundle.cpp and
+// -DTENSORACLE_TEST_EMBEDDED_BUNDLE, it runs the embedded records instead when the variable is
+// unset (docs/tested-environments.md shows both builds). With TENSORACLE_GPU_DUMP set, inputs and
+// outputs are also written there as raw float32 files for the NumPy check (check_gpu_dump.py).
 #include "tensoracle/bundle_manifest.hpp"
 #include "tensoracle/cubin_runtime.hpp"
 #include "tensoracle/errors.hpp"
@@ -27,7 +29,7 @@ using tensoracle::cubin::Grid;
 using tensoracle::cubin::LoadedBundle;
 namespace cuda = tensoracle::cuda;
 
-LoadedBundle const* bundle = nullptr;
+tensoracle::cubin::BundleRecord const* bundle = nullptr;
 
 std::vector<float> random_floats(std::size_t count, unsigned seed) {
     std::mt19937 generator(seed);
@@ -114,7 +116,7 @@ unsigned blocks(std::size_t count, std::size_t block) {
 class CubinRuntimeGpu : public ::testing::Test {
 protected:
     ContextScope context;
-    CubinRuntime runtime{bundle->record()};
+    CubinRuntime runtime{*bundle};
     cuda::Stream stream = nullptr;
 };
 
@@ -234,7 +236,7 @@ TEST_F(CubinRuntimeGpu, Tf32ControlIsDistinguishableFromIeee) {
 }
 
 TEST(CubinRuntimeContexts, TwoThreadsWithOwnContextsLoadAndLaunchConcurrently) {
-    CubinRuntime runtime{bundle->record()};
+    CubinRuntime runtime{*bundle};
     std::size_t const count = 1 << 20;
     auto const x = random_floats(count, 7);
     std::vector<std::vector<float>> results(2);
@@ -273,7 +275,7 @@ TEST(CubinRuntimeContexts, TwoThreadsWithOwnContextsLoadAndLaunchConcurrently) {
 
 TEST(CubinRuntimeContexts, OneModulePerContextIsReusedAndReleased) {
     ContextScope context;
-    CubinRuntime runtime{bundle->record()};
+    CubinRuntime runtime{*bundle};
     DeviceBuffer x_device(std::vector<float>(256, 1.0F));
     DeviceBuffer out_device(256);
     std::vector<ArgValue> const args = {ArgValue::pointer(x_device.address()),
@@ -295,22 +297,83 @@ TEST(CubinRuntimeContexts, OneModulePerContextIsReusedAndReleased) {
     EXPECT_EQ(runtime.loaded_modules(), 0U);
 }
 
+TEST(CubinRuntimeRefusals, NoCubinForTheDeviceOrAWrongDigestIsAnError) {
+    ContextScope context;
+    cuda::Driver const& driver = cuda::Driver::get();
+    cuda::Device device = 0;
+    driver.check(driver.ctx_get_device(&device), "cuCtxGetDevice");
+    auto const sm = static_cast<std::uint32_t>(
+        driver.attribute(cuda::DeviceAttribute::compute_capability_major, device) * 10 +
+        driver.attribute(cuda::DeviceAttribute::compute_capability_minor, device));
+    tensoracle::cubin::KernelRecord const* scale = nullptr;
+    for (auto const& record : bundle->kernels) {
+        if (record.name == "scale") {
+            scale = &record;
+        }
+    }
+    ASSERT_NE(scale, nullptr);
+    std::vector<tensoracle::cubin::CubinImage> others;
+    std::vector<tensoracle::cubin::CubinImage> tampered;
+    for (auto const& image : scale->images) {
+        if (image.sm / 10 != sm / 10) {
+            others.push_back(image);
+        } else if (image.sm == sm) {
+            tampered.push_back(image);
+            tampered.back().sha256 =
+                "0000000000000000000000000000000000000000000000000000000000000000";
+        }
+    }
+    ASSERT_FALSE(tampered.empty()) << "the bundle has no cubin for sm" << sm;
+    DeviceBuffer x_device(256);
+    std::vector<ArgValue> const args = {ArgValue::pointer(x_device.address()),
+                                        ArgValue::pointer(x_device.address()), ArgValue::i32(256),
+                                        ArgValue::f32(1.0F)};
+    for (auto const& [images, expected] :
+         {std::pair{std::span<tensoracle::cubin::CubinImage const>{others},
+                    "no cubin for this device (sm" + std::to_string(sm) + ")"},
+          std::pair{std::span<tensoracle::cubin::CubinImage const>{tampered},
+                    std::string{"has SHA-256"}}}) {
+        tensoracle::cubin::KernelRecord record = *scale;
+        record.images = images;
+        tensoracle::cubin::BundleRecord const one{bundle->sha256, std::span{&record, 1}};
+        CubinRuntime runtime{one};
+        try {
+            runtime.kernel("scale").launch(Grid{1, 1, 1}, nullptr, args);
+            ADD_FAILURE() << "launch succeeded; expected: " << expected;
+        } catch (tensoracle::CubinRuntimeError const& error) {
+            std::cout << "refused as expected: " << error.what() << '\n';
+            EXPECT_NE(std::string{error.what()}.find(expected), std::string::npos) << error.what();
+        }
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     ::testing::InitGoogleTest(&argc, argv);
     char const* directory = std::getenv("TENSORACLE_CUBIN_BUNDLE");
+#ifndef TENSORACLE_TEST_EMBEDDED_BUNDLE
     if (directory == nullptr) {
         std::cout << "skipped: set TENSORACLE_CUBIN_BUNDLE to a bundle directory built by "
                      "examples/cubin_kernels/build.py\n";
         return 77;
     }
+#endif
     std::string const reason = cuda::Driver::unavailable_reason();
     if (!reason.empty()) {
         std::cout << "skipped: no usable GPU: " << reason << '\n';
         return 77;
     }
-    LoadedBundle const loaded{directory};
-    bundle = &loaded;
+    std::unique_ptr<LoadedBundle> loaded;
+    if (directory != nullptr) {
+        loaded = std::make_unique<LoadedBundle>(directory);
+        bundle = &loaded->record();
+        std::cout << "bundle directory " << directory << '\n';
+    } else {
+#ifdef TENSORACLE_TEST_EMBEDDED_BUNDLE
+        bundle = &tensoracle::cubin::embedded_bundle();
+        std::cout << "embedded bundle " << bundle->sha256 << '\n';
+#endif
+    }
     return RUN_ALL_TESTS();
 }
