@@ -5,12 +5,14 @@
 #include "tensoracle/errors.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace tensoracle::cubin {
 namespace {
 
 constexpr std::uint32_t default_shared_limit = 48 * 1024;
 constexpr std::uint32_t hidden_scratch_args = 2;
+constexpr std::size_t max_launch_params = 64;
 
 char const* type_name(ArgType type) {
     switch (type) {
@@ -97,17 +99,23 @@ void Kernel::launch(Grid grid, cuda::Stream stream, std::span<ArgValue const> ar
                                 "' launched with no current CUDA context");
     }
     CubinRuntime::Loaded const& loaded = runtime_->function_for(*this, context);
-    // Copies keep the caller's span const; the driver reads the values during the call only.
-    std::vector<ArgValue> values(args.begin(), args.end());
-    std::vector<void*> params;
-    params.reserve(values.size() + hidden_scratch_args);
-    for (ArgValue& value : values) {
-        params.push_back(value.storage());
+    // No allocation per launch: the parameter array lives on the stack. The driver only reads
+    // the values during the call, so pointing it at the caller's const arguments is safe.
+    if (args.size() + hidden_scratch_args > max_launch_params) {
+        throw InvalidArgument("kernel '" + std::string{record_->name} + "' has " +
+                              std::to_string(args.size()) + " arguments; at most " +
+                              std::to_string(max_launch_params - hidden_scratch_args) +
+                              " are supported");
+    }
+    std::array<void*, max_launch_params> params{};
+    std::size_t count = 0;
+    for (ArgValue const& value : args) {
+        params[count++] = const_cast<ArgValue&>(value).storage();
     }
     cuda::DevicePtr global_scratch = 0;
     cuda::DevicePtr profile_scratch = 0;
-    params.push_back(&global_scratch);
-    params.push_back(&profile_scratch);
+    params[count++] = &global_scratch;
+    params[count++] = &profile_scratch;
     driver.check(driver.launch_kernel(loaded.function, grid.x, grid.y, grid.z,
                                       record_->num_warps * 32, 1, 1, loaded.shared_bytes, stream,
                                       params.data(), nullptr),
