@@ -11,5 +11,7 @@ void bind_store(nanobind::module_& module);
 // GPU compatibility properties from the CUDA driver (see gpu.cpp).
 void bind_gpu(nanobind::module_& module);
 void bind_compare(nanobind::module_& module);
+// Cubin bundle inspection (see bundle.cpp).
+void bind_bundle(nanobind::module_& module);
 
 } // namespace tensoracle::bindings

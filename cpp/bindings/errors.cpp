@@ -22,6 +22,18 @@ void raise_python(char const* class_name, char const* message) {
 void translate(std::exception_ptr const& error, void* /*payload*/) {
     try {
         std::rethrow_exception(error);
+    } catch (MissingCubinError const& e) {
+        raise_python("MissingCubinError", e.what());
+    } catch (CorruptCubinError const& e) {
+        raise_python("CorruptCubinError", e.what());
+    } catch (FalseSmClaimError const& e) {
+        raise_python("FalseSmClaimError", e.what());
+    } catch (PluginBundleMismatchError const& e) {
+        raise_python("PluginBundleMismatchError", e.what());
+    } catch (BundleAbiError const& e) {
+        raise_python("BundleAbiError", e.what());
+    } catch (BundleError const& e) {
+        raise_python("BundleError", e.what());
     } catch (CorruptEngineError const& e) {
         raise_python("CorruptEngineError", e.what());
     } catch (EngineConditionError const& e) {

@@ -7,4 +7,5 @@ NB_MODULE(_core, module) {
     bind_store(module);
     bind_gpu(module);
     bind_compare(module);
+    bind_bundle(module);
 }

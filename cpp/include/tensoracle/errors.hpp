@@ -60,6 +60,55 @@ public:
     using EngineCacheError::EngineCacheError;
 };
 
+// Base of the cubin bundle errors: a bundle directory, its cubins or a plugin library that cannot
+// be trusted as they are (Python: tensoracle.BundleError, a ValueError). Carries the path.
+class BundleError : public Error {
+public:
+    BundleError(std::string const& what, std::filesystem::path path)
+        : Error(what), path_(std::move(path)) {}
+    std::filesystem::path const& path() const noexcept { return path_; }
+
+private:
+    std::filesystem::path path_;
+};
+
+// A cubin listed by bundle.json is absent.
+class MissingCubinError : public BundleError {
+public:
+    using BundleError::BundleError;
+};
+
+// A cubin is not a CUDA ELF image, lacks its kernel, or its SHA-256 differs from bundle.json.
+class CorruptCubinError : public BundleError {
+public:
+    using BundleError::BundleError;
+};
+
+// A cubin's ELF header names another SM than its directory and bundle.json claim.
+class FalseSmClaimError : public BundleError {
+public:
+    using BundleError::BundleError;
+};
+
+// A plugin library does not embed exactly this bundle's cubins.
+class PluginBundleMismatchError : public BundleError {
+public:
+    using BundleError::BundleError;
+};
+
+// A kernel's parameter ABI or scratch needs are not the ones the cubin runtime supports.
+class BundleAbiError : public BundleError {
+public:
+    using BundleError::BundleError;
+};
+
+// The cubin runtime cannot run a kernel here: no cubin for the device's SM, resources beyond the
+// device's limits, or a CUDA driver call that failed (the message names the call and the code).
+class CubinRuntimeError : public Error {
+public:
+    using Error::Error;
+};
+
 // Renders "<what> '<path>': <reason of errno>" for OS failures.
 [[noreturn]] void throw_file_error(std::string_view what, std::filesystem::path const& path,
                                    int error_number);

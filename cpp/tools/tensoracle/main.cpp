@@ -1,5 +1,6 @@
 // The native `tensoracle` command: dispatches to one subcommand per file (cmd_<verb>.cpp).
 // Exit status: 0 success, 1 failure (see each subcommand), 2 invalid usage.
+#include "cmd_bundle.hpp"
 #include "commands.hpp"
 
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     Action action;
     add_cache_command(app, action);
+    add_bundle_command(app, action);
     try {
         app.parse(argc, argv);
     } catch (CLI::ParseError const& error) {

@@ -29,3 +29,31 @@ class ShapeTensorOutputWarning(UserWarning):
 
 class CheckpointConversionError(ValueError):
     """A ``.pth`` checkpoint cannot be converted to safetensors; the message names the key."""
+
+
+class BundleError(ValueError):
+    """A cubin bundle, one of its cubins, or a plugin library built from it cannot be trusted."""
+
+
+class MissingCubinError(BundleError):
+    """A cubin that bundle.json lists, or that a bundle target needs, is absent."""
+
+
+class CorruptCubinError(BundleError):
+    """A cubin is not a CUDA ELF image, lacks its kernel, or differs from its recorded SHA-256."""
+
+
+class FalseSmClaimError(BundleError):
+    """A cubin's ELF header names another SM than the one its directory and bundle.json claim."""
+
+
+class PluginBundleMismatchError(BundleError):
+    """A plugin library does not embed exactly the cubins of the bundle it is checked against."""
+
+
+class BundleAbiError(BundleError):
+    """A kernel's parameters or scratch needs differ from what the cubin runtime supports."""
+
+
+class ProducerToolError(FileNotFoundError):
+    """ptxas or cuobjdump is missing or unusable; the message names the package and the path."""

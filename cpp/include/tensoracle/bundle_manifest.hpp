@@ -1,0 +1,82 @@
+// bundle.json, the manifest of a cubin bundle directory, read into typed records; and a bundle
+// directory loaded whole (manifest and cubin bytes) so the runtime can use it without a plugin.
+#pragma once
+
+#include "tensoracle/cubin_bundle.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tensoracle::cubin {
+
+struct ManifestArg {
+    std::string name;
+    std::string type; // Triton's spelling: "*fp32", "i32", "fp32", ...
+    ArgType kind;
+    std::uint32_t divisibility;
+};
+
+struct ManifestCubin {
+    std::uint32_t sm;
+    std::string path; // relative to the bundle directory: "sm<sm>/<kernel>.cubin"
+    std::string sha256;
+    std::uint64_t size;
+    std::uint32_t registers;
+    std::uint32_t shared_bytes;
+};
+
+struct ManifestKernel {
+    std::string name;
+    std::string function;
+    std::string source_sha256;
+    std::uint32_t num_warps;
+    std::vector<std::string> hidden_args;
+    std::uint64_t global_scratch_bytes;
+    std::uint64_t profile_scratch_bytes;
+    std::vector<ManifestArg> args;
+    std::vector<ManifestCubin> cubins;
+};
+
+struct BundleManifest {
+    std::string sha256; // of the bundle.json bytes
+    std::string triton_version;
+    std::string ptxas_version;
+    std::vector<std::uint32_t> targets;
+    std::vector<ManifestKernel> kernels;
+};
+
+// The file name of the manifest inside a bundle directory.
+inline constexpr char const* manifest_file_name = "bundle.json";
+
+// Reads and validates <directory>/bundle.json. Throws BundleError naming the file and the field
+// when it is missing or malformed.
+BundleManifest read_bundle_manifest(std::filesystem::path const& directory);
+
+// Maps Triton's argument spelling to the runtime's kinds; throws BundleAbiError for others.
+ArgType parse_arg_type(std::string const& triton_type, std::filesystem::path const& where);
+
+// A bundle directory held in memory, exposing the same BundleRecord a generated bundle.cpp
+// would. Cubins are read as they are; inspect_bundle is the place that checks them.
+class LoadedBundle {
+public:
+    // Throws BundleError (MissingCubinError for an absent cubin) naming the path.
+    explicit LoadedBundle(std::filesystem::path const& directory);
+    LoadedBundle(LoadedBundle const&) = delete;
+    LoadedBundle& operator=(LoadedBundle const&) = delete;
+
+    BundleManifest const& manifest() const noexcept { return manifest_; }
+    BundleRecord const& record() const noexcept { return record_; }
+
+private:
+    BundleManifest manifest_;
+    std::vector<std::vector<unsigned char>> bytes_;
+    std::vector<std::vector<ArgSpec>> args_;
+    std::vector<std::vector<CubinImage>> images_;
+    std::vector<KernelRecord> kernels_;
+    BundleRecord record_{};
+};
+
+} // namespace tensoracle::cubin

@@ -1,0 +1,130 @@
+// Tests the cubin ELF reader on cubins that ptxas builds at test time from a small PTX kernel.
+#include "tensoracle/cubin_elf.hpp"
+#include "tensoracle/errors.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using tensoracle::CorruptCubinError;
+using tensoracle::cubin::read_cubin_elf;
+namespace fs = std::filesystem;
+
+// TENSORACLE_PTXAS, else the ptxas of the nvidia-cuda-nvcc wheel in the repository's .venv.
+std::optional<fs::path> find_ptxas() {
+    if (char const* explicit_path = std::getenv("TENSORACLE_PTXAS")) {
+        return fs::path{explicit_path};
+    }
+    fs::path const lib =
+        fs::path{__FILE__}.parent_path().parent_path().parent_path() / ".venv" / "lib";
+    std::error_code error;
+    for (auto const& entry : fs::directory_iterator(lib, error)) {
+        fs::path const candidate = entry.path() / "site-packages/nvidia/cu13/bin/ptxas";
+        if (fs::is_regular_file(candidate)) {
+            return candidate;
+        }
+    }
+    return std::nullopt;
+}
+
+std::vector<std::byte> read_file(fs::path const& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::vector<char> chars{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::vector<std::byte> bytes(chars.size());
+    std::memcpy(bytes.data(), chars.data(), chars.size());
+    return bytes;
+}
+
+class CubinElf : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ptxas_ = find_ptxas();
+        if (!ptxas_) {
+            GTEST_SKIP() << "no ptxas: set TENSORACLE_PTXAS or install nvidia-cuda-nvcc into .venv";
+        }
+        directory_ = fs::temp_directory_path() /
+                     ("tensoracle-cubin-elf-" +
+                      std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(directory_);
+    }
+    void TearDown() override {
+        std::error_code ignored;
+        fs::remove_all(directory_, ignored);
+    }
+
+    // Assembles a kernel `probe(u64, u32, f32)` for `arch` (e.g. "sm_86") and returns the cubin.
+    std::vector<std::byte> build(std::string const& arch) {
+        fs::path const ptx = directory_ / (arch + ".ptx");
+        fs::path const cubin = directory_ / (arch + ".cubin");
+        std::ofstream(ptx) << ".version 8.7\n.target " << arch << "\n.address_size 64\n"
+                           << ".visible .entry probe(.param .u64 p0, .param .u32 p1, "
+                              ".param .f32 p2)\n{\n"
+                           << "  .reg .b64 %rd<3>;\n  .reg .b32 %r<2>;\n  .reg .f32 %f<2>;\n"
+                           << "  ld.param.u64 %rd1, [p0];\n  ld.param.f32 %f1, [p2];\n"
+                           << "  cvta.to.global.u64 %rd2, %rd1;\n  st.global.f32 [%rd2], %f1;\n"
+                           << "  ret;\n}\n";
+        std::string const command =
+            ptxas_->string() + " --gpu-name=" + arch + " " + ptx.string() + " -o " + cubin.string();
+        EXPECT_EQ(std::system(command.c_str()), 0) << command;
+        return read_file(cubin);
+    }
+
+    std::optional<fs::path> ptxas_;
+    fs::path directory_;
+};
+
+TEST_F(CubinElf, ReadsTheSmFromTheHeaderForEachTarget) {
+    for (auto const& [arch, sm] : std::vector<std::pair<std::string, std::uint32_t>>{
+             {"sm_80", 80}, {"sm_86", 86}, {"sm_89", 89}, {"sm_90a", 90}, {"sm_120a", 120}}) {
+        auto const bytes = build(arch);
+        auto const elf = read_cubin_elf(bytes, arch);
+        EXPECT_EQ(elf.sm, sm) << arch;
+    }
+}
+
+TEST_F(CubinElf, ListsTheKernelAndItsParameterLayout) {
+    auto const elf = read_cubin_elf(build("sm_86"), "sm_86");
+    auto const* probe = elf.function("probe");
+    ASSERT_NE(probe, nullptr);
+    ASSERT_EQ(probe->params.size(), 3U);
+    EXPECT_EQ(probe->params[0].size, 8U);
+    EXPECT_EQ(probe->params[1].size, 4U);
+    EXPECT_EQ(probe->params[2].size, 4U);
+    EXPECT_EQ(probe->params[0].offset, 0U);
+    EXPECT_EQ(probe->params[1].offset, 8U);
+    EXPECT_EQ(probe->params[2].offset, 12U);
+    EXPECT_EQ(elf.function("absent"), nullptr);
+}
+
+TEST_F(CubinElf, RejectsAnotherMachineAndTruncatedImages) {
+    auto bytes = build("sm_89");
+    auto wrong_machine = bytes;
+    wrong_machine[18] = std::byte{62}; // e_machine = EM_X86_64
+    EXPECT_THROW(read_cubin_elf(wrong_machine, "x86.cubin"), CorruptCubinError);
+    std::vector<std::byte> const truncated(bytes.begin(), bytes.begin() + 40);
+    EXPECT_THROW(read_cubin_elf(truncated, "short.cubin"), CorruptCubinError);
+    std::vector<std::byte> const text(64, std::byte{'a'});
+    try {
+        read_cubin_elf(text, "text.cubin");
+        FAIL() << "text accepted as a cubin";
+    } catch (CorruptCubinError const& error) {
+        EXPECT_NE(std::string{error.what()}.find("text.cubin"), std::string::npos);
+    }
+}
+
+TEST(CubinSha256, MatchesTheStandardTestVector) {
+    std::string const abc = "abc";
+    EXPECT_EQ(tensoracle::cubin::cubin_sha256(std::as_bytes(std::span{abc})),
+              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+} // namespace

@@ -1,0 +1,14 @@
+// `tensoracle bundle inspect DIR [--plugin LIB]`: checks a cubin bundle and prints a JSON report.
+#pragma once
+
+#include "commands.hpp"
+
+#include <CLI/CLI.hpp>
+
+namespace tensoracle::cli {
+
+// Adds the `bundle` command to `app`. Its action exits 0 when every check passed and 1 when one
+// failed (the JSON report then names the error); misuse exits 2 like every subcommand.
+void add_bundle_command(CLI::App& app, Action& action);
+
+} // namespace tensoracle::cli
