@@ -33,8 +33,11 @@ void bind_gpu(nb::module_& module) {
             if (!query.properties) {
                 return nb::none();
             }
+            // Kept in a named variable: a range-for over to_json(...).items() would iterate a
+            // destroyed temporary (only the proxy returned by items() is lifetime-extended).
+            nlohmann::json const properties = to_json(*query.properties);
             nb::dict result;
-            for (auto const& [key, value] : to_json(*query.properties).items()) {
+            for (auto const& [key, value] : properties.items()) {
                 result[key.c_str()] = to_python(value);
             }
             return result;
