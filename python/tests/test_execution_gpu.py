@@ -25,9 +25,10 @@ from gpu_engines import (
     shape_output,
     two_inputs_sum,
 )
+from io_tables import tensors_from_network
 
 from tensoracle import ShapeTensorOutputWarning
-from tensoracle.execution import EngineExecution
+from tensoracle.execution import EngineExecution, describe_io
 
 pytestmark = pytest.mark.gpu
 
@@ -220,3 +221,57 @@ def test_recorded_shape_tensor_outputs_warn_and_can_stop_creation():
         warnings.filterwarnings("error", category=ShapeTensorOutputWarning)
         with pytest.raises(ShapeTensorOutputWarning, match="'size'"):
             EngineExecution(handle)
+
+
+def test_close_releases_the_context_then_the_handle():
+    handle = build_handle(features_result, FEATURES_PROFILE)
+    unit = EngineExecution(handle)
+    released: list[str] = []
+    weakref.finalize(unit._context, released.append, "context")
+    weakref.finalize(handle, released.append, "handle")
+    del handle
+    gc.collect()
+    assert released == []  # the unit keeps both alive
+    unit.close()
+    gc.collect()
+    assert released == ["context", "handle"]
+    unit.close()
+    assert unit.closed
+
+
+def test_a_failed_execute_is_a_runtime_error(cp, features_handle):
+    # TensorRT refuses a misaligned address; a fresh context then has no address to run with.
+    probe = features_handle.engine.create_execution_context()
+    result = cp.zeros((1, 4, 2), dtype=cp.float32)
+    if probe.set_tensor_address("result", result.data.ptr + 1):
+        pytest.skip("this TensorRT accepts a misaligned address: execute_async_v3 cannot be failed")
+    del probe
+    with EngineExecution(features_handle) as unit:
+        unit.set_input_shapes({"features": (1, 4, 2)})
+        features = cp.ones((1, 4, 2), dtype=cp.float32)
+        addresses = {"features": features.data.ptr, "result": result.data.ptr + 1}
+        with pytest.raises(RuntimeError, match="execute_async_v3 reported failure"):
+            unit.enqueue(addresses, stream=0)
+
+
+def test_the_unit_keeps_no_caller_mapping_and_hides_its_context(cp, features_handle):
+    with EngineExecution(features_handle) as unit:
+        unit.set_input_shapes({"features": (1, 2, 2)})
+        features = cp.ones((1, 2, 2), dtype=cp.float32)
+        result = cp.zeros((1, 2, 2), dtype=cp.float32)
+        addresses = {"features": features.data.ptr, "result": result.data.ptr}
+        unit.enqueue(addresses, stream=0)
+        cp.cuda.Device().synchronize()
+        assert all(value is not addresses for value in vars(unit).values())
+        public = [name for name in dir(unit) if not name.startswith("_")]
+        assert all(getattr(unit, name) is not unit._context for name in public)
+
+
+@pytest.mark.parametrize(
+    ("populate", "profile"),
+    [(features_result, FEATURES_PROFILE), (two_inputs_sum, TWO_INPUTS_PROFILE)],
+    ids=["features_result", "two_inputs_sum"],
+)
+def test_the_engine_reports_the_io_the_gpu_free_tables_describe(populate, profile):
+    handle = build_handle(populate, profile)
+    assert list(describe_io(handle.engine)) == tensors_from_network(populate, profile)

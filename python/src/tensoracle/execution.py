@@ -9,13 +9,8 @@ from typing import Any
 
 from tensoracle import log
 from tensoracle.errors import ShapeTensorOutputWarning
+from tensoracle.io_table import IOTable, IOTensor, shape_output_message
 
-# Why a unit refuses to answer for concrete shapes or to enqueue (None: it may).
-_NOT_SHAPED = "input shapes are not set: call set_input_shapes with every ranged input ({names})"
-_INCOMPLETE = (
-    "input shapes are incomplete after a failed set_input_shapes call: "
-    "call set_input_shapes again with every ranged input ({names})"
-)
 _CLOSED = "the execution unit is closed"
 
 
@@ -24,13 +19,41 @@ def _dims(value: Any) -> tuple[int, ...]:
     return tuple(int(d) for d in value)
 
 
+def describe_io(engine: Any) -> tuple[IOTensor, ...]:
+    """Reads each IO tensor of a TensorRT engine into plain data (profile 0 for inputs)."""
+    tensors = []
+    for index in range(engine.num_io_tensors):
+        name = engine.get_tensor_name(index)
+        mode = engine.get_tensor_mode(name).name
+        shape = _dims(engine.get_tensor_shape(name))
+        shape_io = False
+        profile = None
+        if mode == "INPUT":
+            shape_io = bool(engine.is_shape_inference_io(name))
+            if -1 in shape:
+                low, optimum, high = engine.get_tensor_profile_shape(name, 0)
+                profile = (_dims(low), _dims(optimum), _dims(high))
+        tensors.append(
+            IOTensor(
+                name=name,
+                mode=mode,
+                shape=shape,
+                location=engine.get_tensor_location(name).name,
+                is_shape_io=shape_io,
+                profile=profile,
+            )
+        )
+    return tuple(tensors)
+
+
 class EngineExecution:
     """An independent TensorRT execution context over ``handle.engine``.
 
     The unit keeps the handle alive, sets fixed inputs and single-point profiles when created,
     and enqueues caller-owned device addresses on a caller-owned stream. It never allocates,
     copies or synchronizes. Use it from one thread at a time; close it (or leave its ``with``
-    block) only after the work it enqueued has completed.
+    block) only after the work it enqueued has completed. Its rules that need no TensorRT live
+    in ``tensoracle.io_table.IOTable``; this class applies them and calls TensorRT.
     """
 
     def __init__(self, handle: Any) -> None:
@@ -47,19 +70,17 @@ class EngineExecution:
             # Before the context exists: TensorRT may crash the process while executing such
             # engines, and a caller who turned the warning into an error stops here safely.
             warnings.warn(
-                f"engine outputs {', '.join(repr(n) for n in shape_outputs)} are shape tensors; "
-                "execution units cannot handle them and enqueue may crash the process",
-                ShapeTensorOutputWarning,
-                stacklevel=2,
+                shape_output_message(shape_outputs), ShapeTensorOutputWarning, stacklevel=2
             )
         engine = handle.engine
-        inputs, outputs = _classify_io(engine)
-        self._inputs = tuple(inputs)
-        self._outputs = tuple(outputs)
-        self._io_names = (*self._inputs, *self._outputs)
-        self._io_count = len(self._io_names)
-        self._io_set = frozenset(self._io_names)
-        self._ranks = {name: len(engine.get_tensor_shape(name)) for name in self._io_names}
+        table = IOTable(describe_io(engine))
+        self._table = table
+        self._inputs = table.inputs
+        self._outputs = table.outputs
+        self._ranged = table.ranged
+        self._io_names = table.names
+        self._check_enqueue = table.check_enqueue
+        self._check_name = table.check_name
         self._engine = engine
 
         with log.capture() as errors:
@@ -72,13 +93,13 @@ class EngineExecution:
         self._context = context
         self._handle = handle
         try:
-            self._ranged = self._initialize_inputs()
+            self._initialize_inputs()
         except BaseException:
             self.close()
             raise
         self._set_address = context.set_tensor_address
         self._execute = context.execute_async_v3
-        self._blocked = self._not_shaped_reason() if self._ranged else None
+        self._blocked = table.blocked_at_creation
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -151,11 +172,6 @@ class EngineExecution:
             raise RuntimeError(f"cannot report the shape of {name!r}: {self._blocked}")
         return _dims(self._context.get_tensor_shape(name))
 
-    def _check_name(self, name: object) -> None:
-        if name not in self._io_set:
-            known = ", ".join(repr(n) for n in self._io_names)
-            raise ValueError(f"unknown tensor name {name!r}; the engine has {known}")
-
     # ---- input shapes --------------------------------------------------------------------------
 
     def set_input_shapes(self, shapes: Mapping[str, Any]) -> None:
@@ -166,11 +182,7 @@ class EngineExecution:
         refused until a later call sets every ranged input.
         """
         self._check_open()
-        if not isinstance(shapes, Mapping):
-            raise TypeError(
-                f"shapes must be a mapping of input name to shape, got {type(shapes).__name__}"
-            )
-        checked = self._check_shapes(shapes)
+        checked = self._table.check_shapes(shapes)
         context = self._context
         rejected = []
         for name, dims in checked.items():
@@ -181,104 +193,28 @@ class EngineExecution:
                     ok = False
                     errors.append(str(error))
             if not ok:
-                rejected.append(
-                    f"{name!r} {dims} (profile 0 allows {self._range(name)}): "
-                    + log.describe(errors)
-                )
+                rejected.append((name, dims, log.describe(errors)))
         if rejected:
-            self._blocked = self._incomplete_reason()
-            raise ValueError(
-                "TensorRT rejected the shape of "
-                + "; ".join(rejected)
-                + "; input shapes stay incomplete until set_input_shapes succeeds"
-            )
+            self._blocked = self._table.incomplete_reason
+            raise self._table.rejection_error(rejected)
         self._blocked = None
 
-    def _check_shapes(self, shapes: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
-        problems = []
-        unknown = [n for n in shapes if n not in self._ranged]
-        for name in unknown:
-            if name in self._inputs:
-                problems.append(
-                    f"{name!r} is not a ranged input (its shape is fixed by the engine profile)"
-                )
-            else:
-                problems.append(f"{name!r} is not an input of the engine")
-        missing = [n for n in self._ranged if n not in shapes]
-        if missing:
-            problems.append("missing ranged inputs " + ", ".join(repr(n) for n in missing))
-        checked: dict[str, tuple[int, ...]] = {}
-        for name in self._ranged:
-            if name not in shapes:
-                continue
-            value = shapes[name]
-            try:
-                dims = tuple(value)
-            except TypeError:
-                problems.append(f"{name!r}: shape {value!r} is not a sequence of ints")
-                continue
-            rank = self._ranks[name]
-            if len(dims) != rank:
-                problems.append(f"{name!r}: shape {value!r} has rank {len(dims)}, expected {rank}")
-                continue
-            bad = [d for d in dims if type(d) is not int or d < 0]
-            if bad:
-                problems.append(
-                    f"{name!r}: shape {value!r} has dimensions {bad!r} that are not "
-                    "nonnegative ints"
-                )
-                continue
-            checked[name] = dims
-        if problems:
-            raise ValueError("invalid input shapes: " + "; ".join(problems))
-        return checked
+    def _initialize_inputs(self) -> None:
+        """Sets every input to its creation shape, then rejects data-dependent outputs.
 
-    def _range(self, name: str) -> str:
-        low, _, high = self._engine.get_tensor_profile_shape(name, 0)
-        return f"{_dims(low)} to {_dims(high)}"
-
-    def _not_shaped_reason(self) -> str:
-        return _NOT_SHAPED.format(names=", ".join(repr(n) for n in self._ranged))
-
-    def _incomplete_reason(self) -> str:
-        return _INCOMPLETE.format(names=", ".join(repr(n) for n in self._ranged))
-
-    def _initialize_inputs(self) -> tuple[str, ...]:
-        """Sets fixed and single-point inputs, rejects data-dependent outputs, returns ranged names.
-
-        Data-dependent output sizes are found by setting every ranged input to its profile's
-        optimum shape: an output dimension TensorRT still reports as -1 then depends on tensor
-        values, not on input dimensions.
+        Ranged inputs are set to their profile's optimum: an output dimension TensorRT still
+        reports as -1 then depends on tensor values, not on input dimensions.
         """
-        engine, context = self._engine, self._context
-        ranged = []
-        for name in self._inputs:
-            shape = _dims(engine.get_tensor_shape(name))
-            if -1 not in shape:
-                point = shape
-            else:
-                low, optimum, high = (_dims(s) for s in engine.get_tensor_profile_shape(name, 0))
-                if low == high:
-                    point = low
-                else:
-                    ranged.append(name)
-                    point = optimum
+        context = self._context
+        for name, point in self._table.creation_shapes.items():
             if not context.set_input_shape(name, point):
                 raise RuntimeError(
                     f"TensorRT rejected the shape {point} of input {name!r} when creating the "
                     "execution unit"
                 )
-        dependent = {}
-        for name in self._outputs:
-            shape = _dims(context.get_tensor_shape(name))
-            if -1 in shape:
-                dependent[name] = shape
-        if dependent:
-            listed = ", ".join(f"{n!r} {s}" for n, s in dependent.items())
-            raise ValueError(
-                f"outputs with data-dependent sizes are not supported by execution units: {listed}"
-            )
-        return tuple(ranged)
+        self._table.check_output_shapes(
+            {name: _dims(context.get_tensor_shape(name)) for name in self._outputs}
+        )
 
     # ---- enqueue -------------------------------------------------------------------------------
 
@@ -290,18 +226,7 @@ class EngineExecution:
         if self._blocked is not None:
             self._check_open()
             raise RuntimeError(f"cannot enqueue: {self._blocked}")
-        if type(stream) is not int or stream < 0:
-            _reject_stream(stream)
-        try:
-            if len(addresses) != self._io_count:
-                raise KeyError
-            for name in self._io_names:
-                address = addresses[name]
-                if type(address) is not int or address <= 0:
-                    raise KeyError
-        except (KeyError, TypeError):
-            self._reject_addresses(addresses)
-            raise
+        self._check_enqueue(addresses, stream)
         set_address = self._set_address
         for name in self._io_names:
             set_address(name, addresses[name])
@@ -309,58 +234,3 @@ class EngineExecution:
             raise RuntimeError(
                 "TensorRT execute_async_v3 reported failure (see the TensorRT log for the reason)"
             )
-
-    def _reject_addresses(self, addresses: Any) -> None:
-        """Raises the error that names what is wrong with an addresses argument."""
-        if not isinstance(addresses, Mapping):
-            raise TypeError(
-                f"addresses must map tensor names to device addresses, "
-                f"got {type(addresses).__name__}"
-            )
-        problems = []
-        missing = [n for n in self._io_names if n not in addresses]
-        if missing:
-            problems.append("missing addresses for " + ", ".join(repr(n) for n in missing))
-        extra = [n for n in addresses if n not in self._io_set]
-        if extra:
-            problems.append("unknown tensor names " + ", ".join(repr(n) for n in extra))
-        wrong_type = []
-        for name in self._io_names:
-            if name not in addresses:
-                continue
-            value = addresses[name]
-            if type(value) is not int:
-                wrong_type.append(f"{name!r}: {value!r} ({type(value).__name__})")
-            elif value <= 0:
-                problems.append(f"{name!r}: address {value} is not positive")
-        if wrong_type:
-            raise TypeError("device addresses must be positive ints; got " + "; ".join(wrong_type))
-        raise ValueError("invalid tensor addresses: " + "; ".join(problems))
-
-
-def _reject_stream(stream: object) -> None:
-    if type(stream) is not int:
-        raise TypeError(
-            f"stream must be a nonnegative int CUDA stream handle, got {stream!r} "
-            f"({type(stream).__name__})"
-        )
-    raise ValueError(f"stream must be a nonnegative int CUDA stream handle, got {stream}")
-
-
-def _classify_io(engine: Any) -> tuple[list[str], list[str]]:
-    """Splits the engine's tensors into inputs and outputs, rejecting what units cannot run."""
-    inputs, outputs, problems = [], [], []
-    for index in range(engine.num_io_tensors):
-        name = engine.get_tensor_name(index)
-        mode = engine.get_tensor_mode(name).name
-        if engine.get_tensor_location(name).name == "HOST":
-            problems.append(f"{name!r} is a HOST-location tensor")
-        if mode == "INPUT":
-            if engine.is_shape_inference_io(name):
-                problems.append(f"input {name!r} is a shape tensor (its values set shapes)")
-            inputs.append(name)
-        elif mode == "OUTPUT":
-            outputs.append(name)
-    if problems:
-        raise ValueError("the engine cannot be run by an execution unit: " + "; ".join(problems))
-    return inputs, outputs
