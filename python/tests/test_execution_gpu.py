@@ -275,3 +275,18 @@ def test_the_unit_keeps_no_caller_mapping_and_hides_its_context(cp, features_han
 def test_the_engine_reports_the_io_the_gpu_free_tables_describe(populate, profile):
     handle = build_handle(populate, profile)
     assert list(describe_io(handle.engine)) == tensors_from_network(populate, profile)
+
+
+def test_leaving_the_with_block_closes_even_after_an_error(features_handle):
+    unit = EngineExecution(features_handle)
+
+    def use() -> None:
+        with unit as entered:
+            assert entered is unit
+            raise KeyError("caller error")
+
+    with pytest.raises(KeyError, match="caller error"):
+        use()
+    assert unit.closed
+    with pytest.raises(RuntimeError, match="closed"):
+        unit.get_tensor_shape("result")

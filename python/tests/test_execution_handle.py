@@ -1,7 +1,8 @@
-"""create_execution() on a real EngineHandle from open_engine, where no GPU is present."""
+"""EngineExecution without a GPU: its API, and create_execution() on a real EngineHandle."""
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from pathlib import Path
 
@@ -32,3 +33,9 @@ def test_creating_a_unit_without_a_gpu_says_a_device_is_needed(tmp_path: Path, m
             handle.create_execution()
         with pytest.raises(RuntimeError, match="needs a CUDA device"):
             EngineExecution(handle)
+
+
+def test_the_stream_is_a_required_keyword_argument_of_enqueue():
+    stream = inspect.signature(EngineExecution.enqueue).parameters["stream"]
+    assert stream.kind is inspect.Parameter.KEYWORD_ONLY
+    assert stream.default is inspect.Parameter.empty
