@@ -105,7 +105,7 @@ def _storable_dtypes(torch: Any) -> Container[Any] | None:
 def _load_failure_reason(error: Exception) -> str:
     """The core of torch's refusal on one line, without its advice to load unsafely."""
     text = _ANSI_ESCAPE.sub("", str(error))
-    refusal = re.search(r"WeightsUnpickler error: (.*?)(?:\.\s|\n\s*\n|$)", text, re.DOTALL)
+    refusal = re.search(r"WeightsUnpickler error:\s*(.*?)(?:\.\s|\n\s*\n|$)", text, re.DOTALL)
     if refusal is not None:
         reason = " ".join(refusal.group(1).split())
         if "global" in reason:
