@@ -7,6 +7,9 @@ namespace tensoracle::bindings {
 
 // Maps the core's C++ errors onto tensoracle.errors (see errors.cpp).
 void bind_errors(nanobind::module_& module);
+void bind_store(nanobind::module_& module);
+// GPU compatibility properties from the CUDA driver (see gpu.cpp).
+void bind_gpu(nanobind::module_& module);
 void bind_compare(nanobind::module_& module);
 
 } // namespace tensoracle::bindings

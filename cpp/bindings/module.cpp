@@ -4,5 +4,7 @@
 NB_MODULE(_core, module) {
     using namespace tensoracle::bindings;
     bind_errors(module);
+    bind_store(module);
+    bind_gpu(module);
     bind_compare(module);
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from pathlib import Path
 
 import pytest
 
@@ -31,3 +32,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         reason = gpu_absent_reason()
         if reason is not None:
             pytest.skip(f"needs a GPU: {reason}")
+
+
+@pytest.fixture
+def engine_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private XDG_CACHE_HOME for one test; returns the tensoracle cache directory in it."""
+    home = tmp_path / "xdg-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return home / "tensoracle"

@@ -25,6 +25,8 @@ public:
 
     std::filesystem::path const& path() const noexcept { return path_; }
     LockMode mode() const noexcept { return mode_; }
+    // False once released (or moved from).
+    bool held() const noexcept { return fd_ >= 0; }
     void release() noexcept;
 
 private:

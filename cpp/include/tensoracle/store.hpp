@@ -1,4 +1,18 @@
 // The engine cache store: a directory of saved engines named by identity, with per-identity locks.
+//
+// The open protocol. Every process that reuses or builds an engine follows it (the C++
+// Store::open_or_build below, and the Python engine layer through the bindings), so that
+// concurrent processes build each identity once and never see a partial file:
+//   1. Take the identity's SHARED lock. If the entry exists and no rebuild is forced, read it
+//      (a CorruptEngineError or EngineConditionError propagates: the caller decides whether to
+//      rebuild), release the lock and return.
+//   2. Otherwise release the shared lock and take the EXCLUSIVE lock. Unless a rebuild is forced,
+//      check again: another process may have built the entry meanwhile; if so read it and return.
+//   3. Build, save (atomically: readers see the old complete file or the new complete file),
+//      release.
+// A builder that dies loses its lock to the OS, and its temporary file is never the entry.
+// Lock files ("<entry>.lock") are never removed: removing one while a process waits on it would
+// let two processes hold "the" lock at once.
 #pragma once
 
 #include "tensoracle/engine_file.hpp"
@@ -8,8 +22,10 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
+#include <vector>
 
 namespace tensoracle {
 
@@ -17,6 +33,10 @@ namespace tensoracle {
 // <home>/.cache/tensoracle (HOME; on Windows USERPROFILE). Throws InvalidArgument when neither
 // variable gives a directory.
 std::filesystem::path default_cache_directory();
+
+// Creates `directory` and any missing parents with owner-only permissions (0700); existing
+// directories are left as they are. Throws FileError naming the directory that failed.
+void create_private_directories(std::filesystem::path const& directory);
 
 // A verified saved engine: the header and a zero-copy view of the plan (kept mapped).
 class SavedEngine {
@@ -32,6 +52,12 @@ private:
     EngineHeader header_;
     MappedFile mapping_;
     std::uint64_t plan_offset_;
+};
+
+// What a build step of Store::open_or_build produces.
+struct BuiltEngine {
+    nlohmann::json references = nlohmann::json::object();
+    std::vector<std::byte> plan;
 };
 
 class Store {
@@ -61,6 +87,11 @@ public:
     // here) and plan as the entry for `identity`; returns its path.
     std::filesystem::path save(EngineIdentity const& identity, nlohmann::json references,
                                std::span<std::byte const> plan) const;
+
+    // The open protocol described at the top of this file: reuses a saved entry (unless `force`)
+    // or calls `build` under the exclusive lock, saves its result and returns it as read back.
+    SavedEngine open_or_build(EngineIdentity const& identity, bool force,
+                              std::function<BuiltEngine()> const& build) const;
 
 private:
     std::filesystem::path directory_;

@@ -1,14 +1,20 @@
 // The native `tensoracle` command: dispatches to one subcommand per file (cmd_<verb>.cpp).
+// Exit status: 0 success, 1 failure (see each subcommand), 2 invalid usage.
+#include "commands.hpp"
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 
 int main(int argc, char** argv) {
-    CLI::App app{"tensoracle: manage saved TensorRT engines and cubin bundles"};
+    using namespace tensoracle::cli;
+    CLI::App app{"tensoracle: manage saved TensorRT engines and cubin bundles", "tensoracle"};
     app.require_subcommand(1);
+    Action action;
+    add_cache_command(app, action);
     try {
         app.parse(argc, argv);
     } catch (CLI::ParseError const& error) {
-        return app.exit(error) == 0 ? 0 : 2;
+        return app.exit(error) == 0 ? kExitSuccess : kExitUsage;
     }
-    return 0;
+    return action ? action() : kExitUsage;
 }

@@ -1,0 +1,102 @@
+"""Times `tensoracle cache list` on 10,000 saved engines against `find -printf '%s'`.
+
+Run: .venv/bin/python bench/cache_list.py [--entries N] [--repeats R]
+Both commands read the same temporary directory (warm page cache); the baseline only walks the
+directory and prints sizes, the command also reads and validates every header and the weight
+records. Prints the best and median wall times, the ratio, and whether the 0.5 s goal is met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python" / "tests"))
+from engine_files import sha256_hex, write_engine, write_weight_record
+
+GOAL_SECONDS = 0.5
+
+
+def populate(directory: Path, entries: int) -> None:
+    weights = []
+    for index in range(10):
+        weight_file = directory.parent / f"weights-{index}.safetensors"
+        weight_file.write_bytes(bytes([index]) * 64)
+        digest = sha256_hex(weight_file.read_bytes())
+        write_weight_record(directory, weight_file, digest)
+        weights.append(digest)
+    for index in range(entries):
+        conditions = {
+            "name": f"model{index % 50}",
+            "graph_version": str(index),
+            "weights": [weights[index % 10]],
+            "inputs": {
+                "features": {"min": [1, 1, 2], "opt": [1, 64, 2], "max": [1, 448, 2]}
+            },
+            "builder": {"optimization_level": 3, "tf32": False},
+            "gpu": {
+                "name": "NVIDIA H200",
+                "compute_capability": [9, 0],
+                "total_memory": 1 << 37,
+            },
+            "os": "linux",
+            "machine": "x86_64",
+            "tensorrt": "11.0.0",
+        }
+        write_engine(
+            directory,
+            conditions,
+            references={"workspace_limit": None},
+            plan=index.to_bytes(4, "little") * 64,
+        )
+
+
+def timed(command: list[str], repeats: int) -> list[float]:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(command, stdout=subprocess.DEVNULL, check=True)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    scripts = Path(sys.executable).parent
+    tensoracle = shutil.which("tensoracle", path=str(scripts)) or shutil.which(
+        "tensoracle"
+    )
+    if tensoracle is None:
+        sys.exit("the tensoracle command is not installed (make python)")
+    with tempfile.TemporaryDirectory() as temporary:
+        directory = Path(temporary) / "cache"
+        directory.mkdir()
+        populate(directory, args.entries)
+        listing = [tensoracle, "cache", "list", "--cache-dir", str(directory)]
+        baseline = ["find", str(directory), "-type", "f", "-printf", "%s\n"]
+        subprocess.run(
+            listing, stdout=subprocess.DEVNULL, check=True
+        )  # warm the page cache
+        ours = timed(listing, args.repeats)
+        theirs = timed(baseline, args.repeats)
+    best, median = min(ours), statistics.median(ours)
+    base_best, base_median = min(theirs), statistics.median(theirs)
+    print(f"entries: {args.entries}, repeats: {args.repeats}")
+    print(f"tensoracle cache list: best {best:.3f} s, median {median:.3f} s")
+    print(f"find -printf '%s':     best {base_best:.3f} s, median {base_median:.3f} s")
+    print(f"ratio (best/best): {best / base_best:.1f}x slower than find")
+    verdict = "met" if best < GOAL_SECONDS else "NOT met"
+    print(f"goal < {GOAL_SECONDS} s: {verdict}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+// Python bindings of the engine cache store: identities, the store, locks, saved engines, and
+// weight digests. Long operations (hashing, writing, waiting for a lock) release the GIL.
+#include "tensoracle/store.hpp"
+
+#include "bindings.hpp"
+#include "tensoracle/canonical_json.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/file_lock.hpp"
+#include "tensoracle/identity.hpp"
+#include "tensoracle/weight_digest.hpp"
+
+#include <Python.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+
+namespace nb = nanobind;
+
+namespace tensoracle::bindings {
+namespace {
+
+nlohmann::json parse_json_object(std::string const& text, char const* what) {
+    nlohmann::json value;
+    try {
+        value = nlohmann::json::parse(text);
+    } catch (nlohmann::json::exception const& error) {
+        throw InvalidArgument(std::string(what) + " is not valid JSON: " + error.what());
+    }
+    if (!value.is_object()) {
+        throw InvalidArgument(std::string(what) + " must be a JSON object, not a " +
+                              value.type_name());
+    }
+    return value;
+}
+
+// A contiguous, read-only view of any object exporting the buffer protocol (bytes, bytearray,
+// memoryview, numpy arrays, mmap...), released with the object. Holding the export also keeps a
+// bytearray from being resized while the GIL is released.
+class BufferView {
+public:
+    explicit BufferView(nb::handle object) {
+        if (PyObject_GetBuffer(object.ptr(), &buffer_, PyBUF_SIMPLE) != 0) {
+            PyErr_Clear();
+            throw nb::type_error("plan must be a contiguous bytes-like object (buffer protocol)");
+        }
+    }
+    BufferView(BufferView const&) = delete;
+    BufferView& operator=(BufferView const&) = delete;
+    ~BufferView() { PyBuffer_Release(&buffer_); }
+    std::span<std::byte const> bytes() const noexcept {
+        return {static_cast<std::byte const*>(buffer_.buf), static_cast<std::size_t>(buffer_.len)};
+    }
+
+private:
+    Py_buffer buffer_{};
+};
+
+using PlanView = nb::ndarray<nb::memview, std::uint8_t const, nb::ndim<1>, nb::c_contig>;
+
+} // namespace
+
+void bind_store(nb::module_& module) {
+    module.def(
+        "default_cache_directory", [] { return default_cache_directory().string(); },
+        "The cache directory: $XDG_CACHE_HOME/tensoracle, else <home>/.cache/tensoracle.");
+
+    nb::class_<EngineIdentity>(module, "EngineIdentity",
+                               "The identity of a saved engine: digest and file name of its "
+                               "canonical conditions.")
+        .def_ro("digest", &EngineIdentity::digest)
+        .def_ro("file_name", &EngineIdentity::file_name)
+        .def_prop_ro(
+            "conditions_json",
+            [](EngineIdentity const& identity) { return canonical_json(identity.conditions); },
+            "The conditions as canonical JSON.")
+        .def("__repr__", [](EngineIdentity const& identity) {
+            return "EngineIdentity(file_name='" + identity.file_name + "')";
+        });
+
+    module.def(
+        "make_identity",
+        [](std::string const& conditions_json) {
+            return make_identity(parse_json_object(conditions_json, "conditions_json"));
+        },
+        nb::arg("conditions_json"),
+        "Identity of the JSON object `conditions_json` (needs a non-empty string \"name\"; "
+        "floating point numbers are refused).");
+
+    nb::class_<FileLock>(module, "FileLock",
+                         "A held cross-process lock on one identity; a context manager.")
+        .def_prop_ro("path", [](FileLock const& lock) { return lock.path().string(); })
+        .def_prop_ro("exclusive",
+                     [](FileLock const& lock) { return lock.mode() == LockMode::exclusive; })
+        .def_prop_ro("held", &FileLock::held)
+        .def("release", &FileLock::release, "Releases the lock (again: no effect).")
+        .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
+        .def(
+            "__exit__", [](FileLock& lock, nb::handle, nb::handle, nb::handle) { lock.release(); },
+            nb::arg("exc_type").none(), nb::arg("exc_value").none(), nb::arg("traceback").none());
+
+    nb::class_<SavedEngine>(module, "SavedEngine",
+                            "A verified saved engine; `plan` is a zero-copy view of the file.")
+        .def_prop_ro("path", [](SavedEngine const& saved) { return saved.path().string(); })
+        .def_prop_ro(
+            "conditions_json",
+            [](SavedEngine const& saved) { return canonical_json(saved.header().conditions); })
+        .def_prop_ro(
+            "references_json",
+            [](SavedEngine const& saved) { return canonical_json(saved.header().references); })
+        .def_prop_ro(
+            "plan",
+            [](nb::handle self) {
+                auto const& saved = nb::cast<SavedEngine const&>(self);
+                auto const plan = saved.plan();
+                std::size_t const shape[1] = {plan.size()};
+                // The SavedEngine object owns the mapping: every view holds a reference to it.
+                return PlanView(reinterpret_cast<std::uint8_t const*>(plan.data()), 1, shape, self);
+            },
+            "Read-only memoryview of the plan bytes, mapped from the file (no copy).");
+
+    nb::class_<Store>(module, "Store", "A directory of saved engines.")
+        .def(nb::init<std::filesystem::path>(), nb::arg("directory"),
+             "Opens the directory, creating it (owner-only) when missing.")
+        .def_prop_ro("directory", [](Store const& store) { return store.directory().string(); })
+        .def(
+            "entry_path",
+            [](Store const& store, EngineIdentity const& identity) {
+                return store.entry_path(identity).string();
+            },
+            nb::arg("identity"))
+        .def(
+            "lock_path",
+            [](Store const& store, EngineIdentity const& identity) {
+                return store.lock_path(identity).string();
+            },
+            nb::arg("identity"))
+        .def("contains", &Store::contains, nb::arg("identity"))
+        .def(
+            "lock",
+            [](Store const& store, EngineIdentity const& identity, bool exclusive) {
+                return store.lock(identity, exclusive ? LockMode::exclusive : LockMode::shared);
+            },
+            nb::arg("identity"), nb::arg("exclusive"), nb::call_guard<nb::gil_scoped_release>(),
+            "Blocks (without holding the GIL) until the identity's lock is granted.")
+        .def(
+            "try_lock",
+            [](Store const& store, EngineIdentity const& identity, bool exclusive) {
+                return FileLock::try_acquire(store.lock_path(identity),
+                                             exclusive ? LockMode::exclusive : LockMode::shared);
+            },
+            nb::arg("identity"), nb::arg("exclusive"),
+            "The identity's lock when it is free now, else None (never waits).")
+        .def("read", &Store::read, nb::arg("identity"), nb::call_guard<nb::gil_scoped_release>(),
+             "The verified entry, or None when there is none. Raises CorruptEngineError, "
+             "EngineConditionError or OSError.")
+        .def(
+            "save",
+            [](Store const& store, EngineIdentity const& identity,
+               std::string const& references_json, nb::handle plan) {
+                auto references = parse_json_object(references_json, "references_json");
+                BufferView const view(plan);
+                nb::gil_scoped_release released;
+                return store.save(identity, std::move(references), view.bytes()).string();
+            },
+            nb::arg("identity"), nb::arg("references_json"), nb::arg("plan"),
+            "Atomically saves `plan` (any contiguous bytes-like object, read in place) as the "
+            "identity's entry; returns its path.");
+
+    module.def(
+        "weight_digest",
+        [](std::filesystem::path const& cache_directory, std::filesystem::path const& path,
+           bool force) {
+            auto const digest = weight_digest(cache_directory, path, force);
+            return std::make_pair(digest.sha256, digest.from_record);
+        },
+        nb::arg("cache_directory"), nb::arg("path"), nb::arg("force") = false,
+        nb::call_guard<nb::gil_scoped_release>(),
+        "(sha256 hex, from_record) of a weight file, reusing the record in `cache_directory` "
+        "when path, size, mtime and inode match (unless `force`).");
+}
+
+} // namespace tensoracle::bindings

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target in BUILD_DIR/fuzz for FUZZ_SECONDS in total (60 by default), split
+# evenly, each from a small seed corpus made here. Exits non-zero when a target finds a crash; the
+# input that crashed is kept under $FUZZ_WORK (a temporary directory, removed after a clean run,
+# unless FUZZ_WORK is set; a set FUZZ_WORK keeps its corpus and grows it run after run).
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 BUILD_DIR   (a build configured with -DTENSORACLE_FUZZ=ON)" >&2
+    exit 2
+fi
+build_dir=$1
+targets=(fuzz_engine_header fuzz_weight_record)
+total=${FUZZ_SECONDS:-60}
+per_target=$(( total / ${#targets[@]} ))
+if [ "$per_target" -lt 1 ]; then per_target=1; fi
+if [ -n "${FUZZ_WORK:-}" ]; then
+    work=$FUZZ_WORK
+    keep=1
+else
+    work=$(mktemp -d "${TMPDIR:-/tmp}/tensoracle-fuzz-XXXXXX")
+    keep=0
+fi
+mkdir -p "$work"
+
+# Seeds: valid files and a few near misses, so that mutation starts close to the format.
+python3 - "$work" <<'PY'
+import hashlib, json, os, struct, sys
+
+work = sys.argv[1]
+
+def canonical(value):
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+def engine(plan, conditions, references, version=1):
+    header = canonical({
+        "conditions": conditions,
+        "plan": {"sha256": hashlib.sha256(plan).hexdigest(), "size": len(plan)},
+        "references": references,
+    }).encode()
+    return b"TSRCLENG" + struct.pack("<IQ", version, len(header)) + header + plan
+
+def record(path, size, mtime_ns, inode, sha):
+    fields = {"inode": inode, "mtime_ns": mtime_ns, "path": path, "sha256": sha, "size": size}
+    fields["record_sha256"] = hashlib.sha256(canonical(fields).encode()).hexdigest()
+    return canonical(fields).encode()
+
+seeds = {
+    "engine": {
+        "empty_plan": engine(b"", {"name": "m"}, {}),
+        "small": engine(b"plan-bytes", {"name": "m", "shape": [1, -1, 2], "tf32": False},
+                        {"workspace_limit": None, "outputs": ["y"]}),
+        "unicode": engine(b"\x00\x01", {"name": "gr\u00fc\u00df"}, {"w": 1 << 40}),
+        "newer": engine(b"p", {"name": "m"}, {}, version=2),
+        "bare_magic": b"TSRCLENG",
+    },
+    "weight": {
+        "valid": record("/models/m.safetensors", 123, 1700000000123456789, 42, "ab" * 32),
+        "negative_time": record("/w", 0, -5, 0, "0" * 64),
+        "empty_object": b"{}",
+    },
+}
+for kind, files in seeds.items():
+    os.makedirs(os.path.join(work, "seeds", kind), exist_ok=True)
+    for name, data in files.items():
+        with open(os.path.join(work, "seeds", kind, name), "wb") as out:
+            out.write(data)
+PY
+
+status=0
+for target in "${targets[@]}"; do
+    binary=$build_dir/fuzz/$target
+    if [ ! -x "$binary" ]; then
+        echo "fuzz target $binary is missing; build with -DTENSORACLE_FUZZ=ON" >&2
+        exit 2
+    fi
+    case $target in
+        fuzz_engine_header) seeds=$work/seeds/engine ;;
+        fuzz_weight_record) seeds=$work/seeds/weight ;;
+    esac
+    corpus=$work/corpus/$target
+    mkdir -p "$corpus"
+    echo "== $target: ${per_target}s (corpus $corpus)"
+    if ! "$binary" -max_total_time="$per_target" -print_final_stats=1 \
+        -artifact_prefix="$work/$target-" "$corpus" "$seeds"; then
+        echo "FUZZ FAILURE in $target; the crashing input is under $work/$target-*" >&2
+        status=1
+    fi
+done
+if [ "$status" -eq 0 ] && [ "$keep" -eq 0 ]; then
+    rm -rf "$work"
+fi
+exit $status

@@ -1,0 +1,92 @@
+// What `tensoracle cache list` sees in a cache directory: every saved engine file and every
+// temporary file of a save, described from filesystem metadata and engine headers only.
+#pragma once
+
+#include "tensoracle/engine_file.hpp"
+#include "tensoracle/weight_digest.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tensoracle {
+
+enum class EntryStatus { recognized, building_or_leftover, unrecognized };
+
+// "recognized", "building or leftover", "unrecognized".
+std::string_view status_text(EntryStatus status) noexcept;
+
+// "<anything>.engine", the name of a saved engine.
+bool is_engine_file_name(std::string_view file_name) noexcept;
+// The AtomicFile temporary file of a saved engine: "<anything>.engine.tmp-<pid>-<random>".
+bool is_temporary_engine_name(std::string_view file_name) noexcept;
+
+struct CacheEntry {
+    std::string name; // file name inside the cache directory
+    std::uint64_t size_bytes = 0;
+    std::int64_t recorded_at_ns = 0; // modification time, nanoseconds since the Unix epoch
+    std::uint64_t inode = 0;
+    bool temporary = false;
+    EntryStatus status = EntryStatus::building_or_leftover;
+    std::string reason;                 // why the header is unrecognized
+    std::optional<EngineHeader> header; // set for recognized entries
+};
+
+struct CacheScan {
+    std::filesystem::path directory;
+    bool exists = false;                // false: the directory has not been created yet
+    std::vector<CacheEntry> entries;    // sorted by name (byte order)
+    std::uint64_t total_size_bytes = 0; // every listed file, temporary ones included
+};
+
+// Lists the directory without following symbolic links or reading any plan body. With
+// `read_headers` false every non-empty, non-temporary entry is left `unrecognized` with an empty
+// reason (metadata only). A missing directory is an empty scan; other failures throw FileError.
+CacheScan scan_cache(std::filesystem::path const& directory, bool read_headers = true);
+
+// A positive integer, null (TensorRT's default), or "unknown" when the header has no valid
+// "workspace_limit" reference.
+nlohmann::json workspace_limit_json(EngineHeader const& header);
+
+// Reads the header of a non-empty, non-temporary entry scanned without headers and sets its
+// status, header or reason. Returns false when the file has disappeared meanwhile.
+bool read_entry_header(std::filesystem::path const& directory, CacheEntry& entry);
+
+// The paths of valid weight digest records, by SHA-256 (sorted, without duplicates).
+class WeightPathIndex {
+public:
+    explicit WeightPathIndex(std::span<WeightRecord const> records);
+    nlohmann::json paths_for(std::string const& digest) const; // [] when unknown
+
+private:
+    std::map<std::string, std::vector<std::string>, std::less<>> paths_by_digest_;
+};
+
+// For each SHA-256 string of conditions["weights"], in order: {"sha256", "paths"} with the
+// paths of the records whose digest matches (empty when unknown).
+nlohmann::json weight_paths_json(nlohmann::json const& conditions, WeightPathIndex const& index);
+
+// {"file_name", "size_bytes", "recorded_at", "recorded_at_ns", "status", "temporary"}, plus
+// "reason" for unrecognized entries and "conditions", "workspace_limit", "weight_paths" for
+// recognized ones.
+nlohmann::json entry_json(CacheEntry const& entry, WeightPathIndex const& weights);
+
+// {"directory", "entries", "total_size_bytes"} for an already scanned directory.
+nlohmann::json listing_json(CacheScan const& scan, std::span<WeightRecord const> records);
+
+// Writes the same object as listing_json for `directory`, streaming: the header of one entry
+// at a time is read, written (one entry per line) and released, so memory stays flat and the
+// output starts at once. The total counts the entries written.
+void write_listing_json(std::ostream& out, std::filesystem::path const& directory);
+
+// An aligned text table for people: name, graph version, size, recorded time, status, targets.
+std::string listing_table(CacheScan const& scan);
+
+} // namespace tensoracle

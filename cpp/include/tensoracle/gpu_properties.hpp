@@ -1,0 +1,42 @@
+// Compatibility properties of the GPU engines are built for, read from the CUDA driver.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace tensoracle {
+
+// The properties the engine identity records: two devices with equal properties share engines.
+struct GpuProperties {
+    std::string name;
+    int compute_capability_major = 0;
+    int compute_capability_minor = 0;
+    int memory_bus_width_bits = 0;
+    int l2_cache_bytes = 0;
+    int shared_memory_per_block_bytes = 0;
+    int shared_memory_per_block_optin_bytes = 0;
+    int shared_memory_per_multiprocessor_bytes = 0;
+    int texture_alignment_bytes = 0;
+    int multiprocessor_count = 0;
+    bool integrated = false;
+    bool ecc_enabled = false;
+    std::uint64_t total_memory_bytes = 0;
+};
+
+// Either the properties of the device of the current CUDA context (device 0 when no context is
+// current), or the reason no GPU can be described (no driver library, no device, a driver error).
+struct GpuQuery {
+    std::optional<GpuProperties> properties;
+    std::string absent_reason; // empty when properties holds a value
+};
+
+// Loads libcuda.so.1 with dlopen on first use, so programs linking the core run without a driver.
+// Never throws for a missing driver or device; those are reported in absent_reason.
+GpuQuery query_gpu_properties();
+
+// {"name", "compute_capability": "X.Y", "memory_bus_width_bits", ...}: integers and strings only.
+nlohmann::json to_json(GpuProperties const& properties);
+
+} // namespace tensoracle

@@ -1,0 +1,155 @@
+// Atomic file replacement: write a private temporary file, fsync, rename, fsync the directory.
+#include "tensoracle/atomic_file.hpp"
+
+#include "tensoracle/errors.hpp"
+
+#include <array>
+#include <cerrno>
+#include <fcntl.h>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <sys/random.h>
+#include <unistd.h>
+#include <utility>
+
+namespace tensoracle {
+namespace {
+
+constexpr std::string_view kTemporaryMarker = ".tmp-";
+
+// 64 random bits make the name unguessable and distinct across threads of one process.
+std::string random_hex() {
+    std::array<unsigned char, 8> bytes{};
+    if (::getrandom(bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size())) {
+        std::random_device device;
+        for (auto& b : bytes) {
+            b = static_cast<unsigned char>(device() & 0xFFU);
+        }
+    }
+    constexpr std::string_view kDigits = "0123456789abcdef";
+    std::string hex;
+    for (unsigned char const b : bytes) {
+        hex.push_back(kDigits[b >> 4U]);
+        hex.push_back(kDigits[b & 0x0FU]);
+    }
+    return hex;
+}
+
+void fsync_or_throw(int fd, std::filesystem::path const& path) {
+    while (::fsync(fd) != 0) {
+        if (errno != EINTR) {
+            throw_file_error("cannot flush", path, errno);
+        }
+    }
+}
+
+} // namespace
+
+AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
+    std::string const name = target_.filename().string();
+    if (name.empty()) {
+        throw InvalidArgument("AtomicFile needs a file path, got '" + target_.string() + "'");
+    }
+    std::string const suffix = std::string(kTemporaryMarker) + std::to_string(::getpid()) + "-";
+    for (int attempt = 0;; ++attempt) {
+        temporary_ = target_;
+        temporary_.replace_filename(name + suffix + random_hex());
+        fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd_ >= 0) {
+            return;
+        }
+        if (errno != EEXIST || attempt == 8) {
+            throw_file_error("cannot create temporary file", temporary_, errno);
+        }
+    }
+}
+
+AtomicFile::~AtomicFile() {
+    if (fd_ >= 0) {
+        ::close(fd_);
+    }
+    if (!committed_) {
+        ::unlink(temporary_.c_str());
+    }
+}
+
+void AtomicFile::write(std::span<std::byte const> bytes) {
+    if (fd_ < 0) {
+        throw std::logic_error("AtomicFile::write after commit");
+    }
+    while (!bytes.empty()) {
+        ssize_t const count = ::write(fd_, bytes.data(), bytes.size());
+        if (count < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            throw_file_error("cannot write", temporary_, errno);
+        }
+        bytes = bytes.subspan(static_cast<std::size_t>(count)); // short writes continue
+    }
+}
+
+void AtomicFile::write(std::string_view text) {
+    write(std::as_bytes(std::span(text)));
+}
+
+void AtomicFile::commit() {
+    if (fd_ < 0) {
+        throw std::logic_error("AtomicFile::commit called twice");
+    }
+    // The data must be durable before the name points at it, or a power cut could leave the
+    // target renamed onto an empty or partial file.
+    fsync_or_throw(fd_, temporary_);
+    int const fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0 && errno != EINTR) {
+        throw_file_error("cannot close", temporary_, errno);
+    }
+    if (::rename(temporary_.c_str(), target_.c_str()) != 0) {
+        throw_file_error("cannot rename '" + temporary_.string() + "' to", target_, errno);
+    }
+    committed_ = true;
+    // The rename itself is durable only once the directory entry is flushed.
+    auto directory = target_.parent_path();
+    if (directory.empty()) {
+        directory = ".";
+    }
+    int const dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd < 0) {
+        throw_file_error("cannot open directory", directory, errno);
+    }
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{dir_fd};
+    fsync_or_throw(dir_fd, directory);
+}
+
+bool is_temporary_name(std::string_view file_name) noexcept {
+    auto const marker = file_name.rfind(kTemporaryMarker);
+    if (marker == std::string_view::npos || marker == 0) {
+        return false;
+    }
+    auto rest = file_name.substr(marker + kTemporaryMarker.size());
+    auto const dash = rest.find('-');
+    if (dash == 0 || dash == std::string_view::npos) {
+        return false;
+    }
+    for (char const c : rest.substr(0, dash)) {
+        if (c < '0' || c > '9') {
+            return false;
+        }
+    }
+    auto const random = rest.substr(dash + 1);
+    if (random.empty()) {
+        return false;
+    }
+    for (char const c : random) {
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace tensoracle

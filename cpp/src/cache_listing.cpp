@@ -1,0 +1,319 @@
+// Scans a cache directory for saved engines and describes them as JSON or as a text table,
+// reading only directory entries, file metadata, engine headers and weight digest records.
+#include "tensoracle/cache_listing.hpp"
+
+#include "tensoracle/atomic_file.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/size_text.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <dirent.h>
+#include <fcntl.h>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tensoracle {
+namespace {
+
+constexpr std::string_view kEngineSuffix = ".engine";
+constexpr std::string_view kTemporaryInfix = ".engine.tmp-";
+
+struct DirectoryCloser {
+    void operator()(DIR* directory) const noexcept { ::closedir(directory); }
+};
+
+std::int64_t modification_ns(struct stat const& status) {
+    return static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 +
+           static_cast<std::int64_t>(status.st_mtim.tv_nsec);
+}
+
+std::string text_or_dash(nlohmann::json const& value) {
+    if (value.is_string()) {
+        return value.get<std::string>();
+    }
+    if (value.is_null()) {
+        return "-";
+    }
+    return value.dump();
+}
+
+// conditions["targets"] joined with ",", else conditions["gpu"]["name"], else "-".
+std::string targets_text(CacheEntry const& entry) {
+    if (!entry.header) {
+        return "-";
+    }
+    nlohmann::json const& conditions = entry.header->conditions;
+    if (auto const targets = conditions.find("targets"); targets != conditions.end()) {
+        if (targets->is_array()) {
+            std::string joined;
+            for (nlohmann::json const& target : *targets) {
+                joined += (joined.empty() ? "" : ",") + text_or_dash(target);
+            }
+            return joined.empty() ? "-" : joined;
+        }
+        return text_or_dash(*targets);
+    }
+    if (auto const gpu = conditions.find("gpu"); gpu != conditions.end() && gpu->is_object()) {
+        if (auto const name = gpu->find("name"); name != gpu->end()) {
+            return text_or_dash(*name);
+        }
+    }
+    return "-";
+}
+
+std::string graph_version_text(CacheEntry const& entry) {
+    if (!entry.header) {
+        return "-";
+    }
+    auto const version = entry.header->conditions.find("graph_version");
+    return version == entry.header->conditions.end() ? "-" : text_or_dash(*version);
+}
+
+} // namespace
+
+std::string_view status_text(EntryStatus status) noexcept {
+    switch (status) {
+    case EntryStatus::recognized:
+        return "recognized";
+    case EntryStatus::building_or_leftover:
+        return "building or leftover";
+    case EntryStatus::unrecognized:
+        return "unrecognized";
+    }
+    return "unrecognized";
+}
+
+bool is_engine_file_name(std::string_view file_name) noexcept {
+    return file_name.size() > kEngineSuffix.size() && file_name.ends_with(kEngineSuffix);
+}
+
+bool is_temporary_engine_name(std::string_view file_name) noexcept {
+    std::size_t const infix = file_name.rfind(kTemporaryInfix);
+    return infix != std::string_view::npos && infix > 0 && is_temporary_name(file_name);
+}
+
+bool read_entry_header(std::filesystem::path const& directory, CacheEntry& entry) {
+    std::filesystem::path const path = directory / entry.name;
+    try {
+        entry.header = read_engine_header(path).header;
+        entry.status = EntryStatus::recognized;
+    } catch (CorruptEngineError const& error) {
+        entry.status = EntryStatus::unrecognized;
+        entry.reason = error.what();
+    } catch (FileError const& error) {
+        std::error_code ignored;
+        if (!std::filesystem::exists(std::filesystem::symlink_status(path, ignored))) {
+            return false;
+        }
+        entry.status = EntryStatus::unrecognized;
+        entry.reason = error.what();
+    }
+    return true;
+}
+
+CacheScan scan_cache(std::filesystem::path const& directory, bool read_headers) {
+    CacheScan scan;
+    scan.directory = directory;
+    std::unique_ptr<DIR, DirectoryCloser> stream{::opendir(directory.c_str())};
+    if (!stream) {
+        if (errno == ENOENT) {
+            return scan;
+        }
+        throw_file_error("cannot list the cache directory", directory, errno);
+    }
+    scan.exists = true;
+    int const directory_fd = ::dirfd(stream.get());
+    while (true) {
+        errno = 0;
+        dirent const* const item = ::readdir(stream.get());
+        if (item == nullptr) {
+            if (errno != 0) {
+                throw_file_error("cannot list the cache directory", directory, errno);
+            }
+            break;
+        }
+        std::string_view const name{item->d_name};
+        bool const temporary = is_temporary_engine_name(name);
+        if (!temporary && !is_engine_file_name(name)) {
+            continue;
+        }
+        struct stat status {};
+        if (::fstatat(directory_fd, item->d_name, &status, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT) {
+                continue; // removed since the directory was read
+            }
+            throw_file_error("cannot read the metadata of", directory / name, errno);
+        }
+        if (!S_ISREG(status.st_mode)) {
+            continue;
+        }
+        CacheEntry entry;
+        entry.name = std::string(name);
+        entry.size_bytes = static_cast<std::uint64_t>(status.st_size);
+        entry.recorded_at_ns = modification_ns(status);
+        entry.inode = static_cast<std::uint64_t>(status.st_ino);
+        entry.temporary = temporary;
+        if (temporary || entry.size_bytes == 0) {
+            entry.status = EntryStatus::building_or_leftover;
+        } else if (!read_headers) {
+            entry.status = EntryStatus::unrecognized;
+        } else if (!read_entry_header(directory, entry)) {
+            continue;
+        }
+        scan.entries.push_back(std::move(entry));
+    }
+    std::sort(scan.entries.begin(), scan.entries.end(),
+              [](CacheEntry const& a, CacheEntry const& b) { return a.name < b.name; });
+    for (CacheEntry const& entry : scan.entries) {
+        scan.total_size_bytes += entry.size_bytes;
+    }
+    return scan;
+}
+
+nlohmann::json workspace_limit_json(EngineHeader const& header) {
+    if (!header.references.is_object()) {
+        return "unknown";
+    }
+    auto const limit = header.references.find("workspace_limit");
+    if (limit == header.references.end()) {
+        return "unknown";
+    }
+    if (limit->is_null()) {
+        return nullptr;
+    }
+    if (limit->is_number_unsigned() && limit->get<std::uint64_t>() > 0) {
+        return *limit;
+    }
+    if (limit->is_number_integer() && limit->get<std::int64_t>() > 0) {
+        return *limit;
+    }
+    return "unknown";
+}
+
+WeightPathIndex::WeightPathIndex(std::span<WeightRecord const> records) {
+    for (WeightRecord const& record : records) {
+        paths_by_digest_[record.sha256].push_back(record.path.string());
+    }
+    for (auto& [digest, paths] : paths_by_digest_) {
+        std::sort(paths.begin(), paths.end());
+        paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+    }
+}
+
+nlohmann::json WeightPathIndex::paths_for(std::string const& digest) const {
+    auto const found = paths_by_digest_.find(digest);
+    if (found == paths_by_digest_.end()) {
+        return nlohmann::json::array();
+    }
+    return found->second;
+}
+
+nlohmann::json weight_paths_json(nlohmann::json const& conditions, WeightPathIndex const& index) {
+    nlohmann::json result = nlohmann::json::array();
+    if (!conditions.is_object()) {
+        return result;
+    }
+    auto const weights = conditions.find("weights");
+    if (weights == conditions.end() || !weights->is_array()) {
+        return result;
+    }
+    for (nlohmann::json const& digest : *weights) {
+        if (digest.is_string()) {
+            result.push_back(
+                {{"sha256", digest}, {"paths", index.paths_for(digest.get<std::string>())}});
+        }
+    }
+    return result;
+}
+
+nlohmann::json entry_json(CacheEntry const& entry, WeightPathIndex const& weights) {
+    nlohmann::json json = {{"file_name", entry.name},
+                           {"size_bytes", entry.size_bytes},
+                           {"recorded_at", format_utc_time(entry.recorded_at_ns)},
+                           {"recorded_at_ns", entry.recorded_at_ns},
+                           {"status", status_text(entry.status)},
+                           {"temporary", entry.temporary}};
+    if (entry.status == EntryStatus::unrecognized) {
+        json["reason"] = entry.reason;
+    }
+    if (entry.header) {
+        json["conditions"] = entry.header->conditions;
+        json["workspace_limit"] = workspace_limit_json(*entry.header);
+        json["weight_paths"] = weight_paths_json(entry.header->conditions, weights);
+    }
+    return json;
+}
+
+nlohmann::json listing_json(CacheScan const& scan, std::span<WeightRecord const> records) {
+    WeightPathIndex const weights{records};
+    nlohmann::json entries = nlohmann::json::array();
+    for (CacheEntry const& entry : scan.entries) {
+        entries.push_back(entry_json(entry, weights));
+    }
+    return {{"directory", scan.directory.string()},
+            {"entries", std::move(entries)},
+            {"total_size_bytes", scan.total_size_bytes}};
+}
+
+void write_listing_json(std::ostream& out, std::filesystem::path const& directory) {
+    CacheScan scan = scan_cache(directory, false);
+    std::vector<WeightRecord> records;
+    if (scan.exists) {
+        records = read_weight_records(directory);
+    }
+    WeightPathIndex const weights{records};
+    auto const text = [](nlohmann::json const& value) {
+        return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    };
+    out << "{\n  \"directory\": " << text(scan.directory.string()) << ",\n  \"entries\": [";
+    std::uint64_t total = 0;
+    bool first = true;
+    for (CacheEntry& entry : scan.entries) {
+        bool const needs_header = !entry.temporary && entry.size_bytes > 0;
+        if (needs_header && !read_entry_header(directory, entry)) {
+            continue; // removed since the directory was read
+        }
+        out << (first ? "\n    " : ",\n    ") << text(entry_json(entry, weights));
+        first = false;
+        total += entry.size_bytes;
+        entry.header.reset(); // keep memory flat: one header at a time
+    }
+    out << (first ? "],\n" : "\n  ],\n") << "  \"total_size_bytes\": " << total << "\n}\n";
+}
+
+std::string listing_table(CacheScan const& scan) {
+    std::vector<std::array<std::string, 6>> rows;
+    rows.push_back({"NAME", "GRAPH_VERSION", "SIZE", "RECORDED_AT", "STATUS", "TARGETS"});
+    for (CacheEntry const& entry : scan.entries) {
+        rows.push_back({entry.name, graph_version_text(entry), format_size_human(entry.size_bytes),
+                        format_utc_time(entry.recorded_at_ns),
+                        std::string(status_text(entry.status)), targets_text(entry)});
+    }
+    std::array<std::size_t, 6> widths{};
+    for (auto const& row : rows) {
+        for (std::size_t column = 0; column < row.size(); ++column) {
+            widths[column] = std::max(widths[column], row[column].size());
+        }
+    }
+    std::string text;
+    for (auto const& row : rows) {
+        std::string line;
+        for (std::size_t column = 0; column < row.size(); ++column) {
+            line += row[column];
+            if (column + 1 < row.size()) {
+                line.append(widths[column] - row[column].size() + 2, ' ');
+            }
+        }
+        text += line + "\n";
+    }
+    text += std::to_string(scan.entries.size()) + " entries, " +
+            format_size_human(scan.total_size_bytes) + " in " + scan.directory.string() + "\n";
+    return text;
+}
+
+} // namespace tensoracle

@@ -1,0 +1,288 @@
+// Selection, removal and reporting for `tensoracle cache prune`.
+#include "tensoracle/cache_pruning.hpp"
+
+#include "tensoracle/errors.hpp"
+#include "tensoracle/file_lock.hpp"
+#include "tensoracle/size_text.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tensoracle {
+namespace {
+
+constexpr char kRebuildNotice[] =
+    "Removed engines will be rebuilt by open_engine the next time they are used, which takes "
+    "as long as their first build.";
+
+bool older_first(CacheEntry const* a, CacheEntry const* b) {
+    if (a->recorded_at_ns != b->recorded_at_ns) {
+        return a->recorded_at_ns < b->recorded_at_ns;
+    }
+    return a->name < b->name;
+}
+
+PlannedRemoval planned(CacheEntry const& entry) {
+    return {entry.name, entry.size_bytes, entry.recorded_at_ns, entry.inode};
+}
+
+ExcludedEntry excluded(CacheEntry const& entry, std::string reason) {
+    return {entry.name, entry.size_bytes, entry.recorded_at_ns, std::move(reason)};
+}
+
+std::int64_t modification_ns(struct stat const& status) {
+    return static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 +
+           static_cast<std::int64_t>(status.st_mtim.tv_nsec);
+}
+
+// What differs between the planned entry and the file now, or an empty string.
+std::string observed_change(PlannedRemoval const& entry, struct stat const& status) {
+    std::string change;
+    auto const note = [&change](std::string const& text) {
+        change += (change.empty() ? "" : ", ") + text;
+    };
+    if (static_cast<std::uint64_t>(status.st_size) != entry.size_bytes) {
+        note("size " + std::to_string(entry.size_bytes) + " -> " + std::to_string(status.st_size) +
+             " bytes");
+    }
+    if (modification_ns(status) != entry.recorded_at_ns) {
+        note("recorded_at_ns " + std::to_string(entry.recorded_at_ns) + " -> " +
+             std::to_string(modification_ns(status)));
+    }
+    if (static_cast<std::uint64_t>(status.st_ino) != entry.inode) {
+        note("replaced by another file (inode " + std::to_string(entry.inode) + " -> " +
+             std::to_string(status.st_ino) + ")");
+    }
+    if (!S_ISREG(status.st_mode)) {
+        note("no longer a regular file");
+    }
+    return change;
+}
+
+nlohmann::json removal_json(PlannedRemoval const& entry) {
+    return {{"file_name", entry.name},
+            {"size_bytes", entry.size_bytes},
+            {"recorded_at", format_utc_time(entry.recorded_at_ns)},
+            {"recorded_at_ns", entry.recorded_at_ns}};
+}
+
+nlohmann::json excluded_json(std::span<ExcludedEntry const> entries) {
+    nlohmann::json list = nlohmann::json::array();
+    for (ExcludedEntry const& entry : entries) {
+        list.push_back({{"file_name", entry.name},
+                        {"size_bytes", entry.size_bytes},
+                        {"recorded_at", format_utc_time(entry.recorded_at_ns)},
+                        {"recorded_at_ns", entry.recorded_at_ns},
+                        {"reason", entry.reason}});
+    }
+    return list;
+}
+
+nlohmann::json removals_json(std::span<PlannedRemoval const> entries) {
+    nlohmann::json list = nlohmann::json::array();
+    for (PlannedRemoval const& entry : entries) {
+        list.push_back(removal_json(entry));
+    }
+    return list;
+}
+
+void sort_by_name(std::vector<ExcludedEntry>& entries) {
+    std::sort(entries.begin(), entries.end(),
+              [](ExcludedEntry const& a, ExcludedEntry const& b) { return a.name < b.name; });
+}
+
+} // namespace
+
+std::optional<std::string> never_removed_reason(CacheEntry const& entry) {
+    if (entry.temporary) {
+        return "temporary file of a save in progress or left over (building or leftover); "
+               "never removed";
+    }
+    if (entry.size_bytes == 0 || entry.status == EntryStatus::building_or_leftover) {
+        return "empty file (building or leftover); never removed";
+    }
+    if (entry.status == EntryStatus::unrecognized) {
+        return "unrecognized header; never removed" +
+               (entry.reason.empty() ? std::string() : ": " + entry.reason);
+    }
+    return std::nullopt;
+}
+
+PrunePlan plan_prune(std::span<CacheEntry const> entries, PruneCriterion const& criterion,
+                     InUseProbe const& in_use) {
+    if (criterion.cutoff_ns.has_value() == criterion.max_size_bytes.has_value()) {
+        throw InvalidArgument("prune needs exactly one of --unused-for and --max-size");
+    }
+    PrunePlan plan;
+    plan.criterion = criterion;
+    std::vector<CacheEntry const*> candidates;
+    for (CacheEntry const& entry : entries) {
+        plan.total_size_bytes += entry.size_bytes;
+        if (auto reason = never_removed_reason(entry)) {
+            plan.excluded.push_back(excluded(entry, std::move(*reason)));
+        } else {
+            candidates.push_back(&entry);
+        }
+    }
+    std::sort(candidates.begin(), candidates.end(), older_first);
+    std::uint64_t remaining = plan.total_size_bytes;
+    for (CacheEntry const* candidate : candidates) {
+        if (criterion.cutoff_ns && candidate->recorded_at_ns >= *criterion.cutoff_ns) {
+            break; // candidates are sorted: every later one is at least as recent
+        }
+        if (criterion.max_size_bytes && remaining <= *criterion.max_size_bytes) {
+            break;
+        }
+        if (in_use && in_use(*candidate)) {
+            plan.excluded.push_back(excluded(*candidate, kInUseReason));
+            continue;
+        }
+        plan.selected.push_back(planned(*candidate));
+        plan.selected_bytes += candidate->size_bytes;
+        remaining -= candidate->size_bytes;
+    }
+    sort_by_name(plan.excluded);
+    plan.projected_total_bytes = remaining;
+    plan.attainable = !criterion.max_size_bytes || remaining <= *criterion.max_size_bytes;
+    return plan;
+}
+
+bool entry_lock_held(Store const& store, CacheEntry const& entry) {
+    std::filesystem::path const lock_path = store.lock_path_for(store.directory() / entry.name);
+    std::error_code error;
+    if (!std::filesystem::exists(lock_path, error)) {
+        return false;
+    }
+    try {
+        return !FileLock::try_acquire(lock_path, LockMode::exclusive).has_value();
+    } catch (Error const&) {
+        return false; // cannot be probed here; the removal itself reports what stops it
+    }
+}
+
+PruneResult dry_run_result(PrunePlan const& plan) {
+    PruneResult result;
+    result.dry_run = true;
+    result.excluded = plan.excluded;
+    result.remaining_total_bytes = plan.total_size_bytes;
+    result.projected_total_bytes = plan.projected_total_bytes;
+    result.within_max_size = plan.attainable;
+    return result;
+}
+
+PruneResult execute_prune(Store const& store, PrunePlan const& plan,
+                          BeforeRemoval const& before_removal) {
+    PruneResult result;
+    result.excluded = plan.excluded;
+    for (PlannedRemoval const& entry : plan.selected) {
+        if (before_removal) {
+            before_removal(entry);
+        }
+        std::filesystem::path const path = store.directory() / entry.name;
+        struct stat status {};
+        if (::lstat(path.c_str(), &status) != 0 && errno == ENOENT) {
+            result.missing.push_back(entry.name); // gone: no lock file is created for it
+            continue;
+        }
+        std::optional<FileLock> lock;
+        try {
+            lock = FileLock::try_acquire(store.lock_path_for(path), LockMode::exclusive);
+        } catch (Error const& error) {
+            result.failed.push_back({entry.name, error.what()});
+            continue;
+        }
+        if (!lock) {
+            result.excluded.push_back(
+                {entry.name, entry.size_bytes, entry.recorded_at_ns, kInUseReason});
+            continue;
+        }
+        if (::lstat(path.c_str(), &status) != 0) { // again, now that the lock is held
+            if (errno == ENOENT) {
+                result.missing.push_back(entry.name);
+            } else {
+                result.failed.push_back(
+                    {entry.name, std::string("cannot read its metadata: ") + std::strerror(errno)});
+            }
+            continue;
+        }
+        if (std::string change = observed_change(entry, status); !change.empty()) {
+            result.failed.push_back(
+                {entry.name, "changed since the plan (" + change + "); left in place"});
+            continue;
+        }
+        if (::unlink(path.c_str()) != 0) {
+            if (errno == ENOENT) {
+                result.missing.push_back(entry.name);
+            } else {
+                result.failed.push_back(
+                    {entry.name, std::string("cannot remove it: ") + std::strerror(errno)});
+            }
+            continue;
+        }
+        result.removed.push_back(entry);
+        result.bytes_removed += entry.size_bytes;
+    }
+    sort_by_name(result.excluded);
+    try {
+        result.remaining_total_bytes = scan_cache(store.directory(), false).total_size_bytes;
+    } catch (FileError const&) {
+        // The directory could not be listed again: report what the plan and removals imply.
+        result.remaining_total_bytes = plan.total_size_bytes - result.bytes_removed;
+    }
+    result.within_max_size = !plan.criterion.max_size_bytes ||
+                             result.remaining_total_bytes <= *plan.criterion.max_size_bytes;
+    return result;
+}
+
+nlohmann::json plan_json(std::filesystem::path const& directory, PrunePlan const& plan,
+                         bool dry_run) {
+    nlohmann::json criterion = nlohmann::json::object();
+    if (plan.criterion.cutoff_ns) {
+        criterion["cutoff"] = format_utc_time(*plan.criterion.cutoff_ns);
+        criterion["cutoff_ns"] = *plan.criterion.cutoff_ns;
+    }
+    if (plan.criterion.max_size_bytes) {
+        criterion["max_size_bytes"] = *plan.criterion.max_size_bytes;
+    }
+    return {{"directory", directory.string()},
+            {"dry_run", dry_run},
+            {"criterion", std::move(criterion)},
+            {"total_size_bytes", plan.total_size_bytes},
+            {"selected", removals_json(plan.selected)},
+            {"selected_bytes", plan.selected_bytes},
+            {"excluded", excluded_json(plan.excluded)},
+            {"projected_total_bytes", plan.projected_total_bytes},
+            {"attainable", plan.attainable},
+            {"notice", kRebuildNotice}};
+}
+
+nlohmann::json result_json(PruneResult const& result, PruneCriterion const& criterion) {
+    nlohmann::json failed = nlohmann::json::array();
+    for (FailedRemoval const& entry : result.failed) {
+        failed.push_back({{"file_name", entry.name}, {"reason", entry.reason}});
+    }
+    nlohmann::json missing = nlohmann::json::array();
+    for (std::string const& name : result.missing) {
+        missing.push_back({{"file_name", name}});
+    }
+    nlohmann::json json = {{"dry_run", result.dry_run},
+                           {"removed", removals_json(result.removed)},
+                           {"excluded", excluded_json(result.excluded)},
+                           {"failed", std::move(failed)},
+                           {"missing", std::move(missing)},
+                           {"bytes_removed", result.bytes_removed},
+                           {"remaining_total_bytes", result.remaining_total_bytes}};
+    if (result.projected_total_bytes) {
+        json["projected_total_bytes"] = *result.projected_total_bytes;
+    }
+    if (criterion.max_size_bytes) {
+        json["max_size_bytes"] = *criterion.max_size_bytes;
+        json["within_max_size"] = result.within_max_size;
+    }
+    return json;
+}
+
+} // namespace tensoracle

@@ -1,0 +1,262 @@
+// Encoding and strict decoding of the saved-engine file preamble and header.
+#include "tensoracle/engine_file.hpp"
+
+#include "tensoracle/canonical_json.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/hash.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <fcntl.h>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tensoracle {
+namespace {
+
+[[noreturn]] void corrupt(std::filesystem::path const& path, std::string const& reason) {
+    throw CorruptEngineError("saved engine '" + path.string() + "' is unusable: " + reason, path);
+}
+
+template <typename Integer>
+Integer read_le(std::span<std::byte const> bytes, std::size_t offset) {
+    Integer value = 0;
+    for (std::size_t i = 0; i < sizeof(Integer); ++i) {
+        value |= static_cast<Integer>(static_cast<Integer>(bytes[offset + i]) << (8U * i));
+    }
+    return value;
+}
+
+template <typename Integer>
+void append_le(std::vector<std::byte>& out, Integer value) {
+    for (std::size_t i = 0; i < sizeof(Integer); ++i) {
+        out.push_back(static_cast<std::byte>((value >> (8U * i)) & 0xFFU));
+    }
+}
+
+// Shows at most `limit` bytes of unknown content in a message, escaping what is not printable.
+std::string printable(std::span<std::byte const> bytes, std::size_t limit = 16) {
+    std::string out;
+    constexpr std::string_view kDigits = "0123456789abcdef";
+    for (std::size_t i = 0; i < std::min(bytes.size(), limit); ++i) {
+        auto const c = std::to_integer<unsigned char>(bytes[i]);
+        if (c >= 0x20 && c < 0x7F && c != '\\') {
+            out.push_back(static_cast<char>(c));
+        } else {
+            out += "\\x";
+            out.push_back(kDigits[c >> 4U]);
+            out.push_back(kDigits[c & 0x0FU]);
+        }
+    }
+    return out;
+}
+
+std::string type_name(nlohmann::json const& value) {
+    return value.type_name();
+}
+
+void expect_members(nlohmann::json const& object, std::initializer_list<char const*> names,
+                    std::string const& where, std::filesystem::path const& path) {
+    for (char const* name : names) {
+        if (!object.contains(name)) {
+            corrupt(path, where + " lacks the member \"" + name + "\"");
+        }
+    }
+    for (auto const& item : object.items()) {
+        bool const known = std::any_of(names.begin(), names.end(),
+                                       [&](char const* name) { return item.key() == name; });
+        if (!known) {
+            corrupt(path, where + " has an unexpected member \"" + item.key() + "\"");
+        }
+    }
+}
+
+EngineHeader header_from_json(nlohmann::json const& json, std::filesystem::path const& path) {
+    if (!json.is_object()) {
+        corrupt(path, "the header is a JSON " + type_name(json) + ", not an object");
+    }
+    expect_members(json, {"conditions", "plan", "references"}, "the header", path);
+    EngineHeader header;
+    for (char const* name : {"conditions", "references"}) {
+        if (!json.at(name).is_object()) {
+            corrupt(path, std::string("header member \"") + name + "\" is a JSON " +
+                              type_name(json.at(name)) + ", not an object");
+        }
+    }
+    header.conditions = json.at("conditions");
+    header.references = json.at("references");
+    auto const& plan = json.at("plan");
+    if (!plan.is_object()) {
+        corrupt(path, "header member \"plan\" is a JSON " + type_name(plan) + ", not an object");
+    }
+    expect_members(plan, {"sha256", "size"}, "header member \"plan\"", path);
+    auto const& size = plan.at("size");
+    if (!size.is_number_unsigned()) {
+        corrupt(path, R"("plan"."size" must be a non-negative integer, not )" + size.dump());
+    }
+    header.plan_size = size.get<std::uint64_t>();
+    auto const& sha = plan.at("sha256");
+    if (!sha.is_string() || !is_sha256_hex(sha.get_ref<std::string const&>())) {
+        corrupt(path, R"("plan"."sha256" must be 64 lowercase hex digits, not )" + sha.dump());
+    }
+    header.plan_sha256 = sha.get<std::string>();
+    return header;
+}
+
+} // namespace
+
+std::vector<std::byte> encode_engine_prefix(EngineHeader const& header) {
+    if (!header.conditions.is_object() || !header.references.is_object()) {
+        throw InvalidArgument("engine header conditions and references must be JSON objects");
+    }
+    if (!is_sha256_hex(header.plan_sha256)) {
+        throw InvalidArgument("engine header plan_sha256 must be 64 lowercase hex digits, not '" +
+                              header.plan_sha256 + "'");
+    }
+    nlohmann::json json = {
+        {"conditions", header.conditions},
+        {"references", header.references},
+        {"plan", {{"size", header.plan_size}, {"sha256", header.plan_sha256}}},
+    };
+    std::string const text = canonical_json(json);
+    if (text.size() > kMaxHeaderBytes) {
+        throw InvalidArgument("engine header of " + std::to_string(text.size()) +
+                              " bytes exceeds the limit of " + std::to_string(kMaxHeaderBytes) +
+                              " bytes");
+    }
+    std::vector<std::byte> out;
+    out.reserve(kEnginePreambleBytes + text.size());
+    for (char const c : kEngineMagic) {
+        out.push_back(static_cast<std::byte>(c));
+    }
+    append_le<std::uint32_t>(out, kEngineFormatVersion);
+    append_le<std::uint64_t>(out, text.size());
+    auto const text_bytes = std::as_bytes(std::span(text));
+    out.insert(out.end(), text_bytes.begin(), text_bytes.end());
+    return out;
+}
+
+DecodedHeader decode_engine_header(std::span<std::byte const> bytes, std::uint64_t file_size,
+                                   std::filesystem::path const& path) {
+    if (bytes.size() > file_size) {
+        throw InvalidArgument("decode_engine_header: " + std::to_string(bytes.size()) +
+                              " bytes given for a file of " + std::to_string(file_size) +
+                              " bytes ('" + path.string() + "')");
+    }
+    if (file_size == 0) {
+        corrupt(path, "empty file (a build in progress or an interrupted save)");
+    }
+    std::size_t const magic_bytes = std::min(bytes.size(), sizeof(kEngineMagic));
+    auto const magic = std::as_bytes(std::span(kEngineMagic)).first(magic_bytes);
+    if (!std::equal(magic.begin(), magic.end(), bytes.begin())) {
+        corrupt(path, "not a tensoracle engine file: it starts with \"" +
+                          printable(bytes.first(magic_bytes)) + R"(", expected "TSRCLENG")");
+    }
+    if (bytes.size() < kEnginePreambleBytes) {
+        corrupt(path, "truncated: " + std::to_string(file_size) + " bytes, fewer than the " +
+                          std::to_string(kEnginePreambleBytes) + "-byte preamble");
+    }
+    auto const version = read_le<std::uint32_t>(bytes, 8);
+    if (version > kEngineFormatVersion) {
+        corrupt(path, "written by a newer tensoracle, format version " + std::to_string(version) +
+                          "; this build reads version " + std::to_string(kEngineFormatVersion));
+    }
+    if (version != kEngineFormatVersion) {
+        corrupt(path, "unknown format version " + std::to_string(version) +
+                          "; this build reads version " + std::to_string(kEngineFormatVersion));
+    }
+    auto const header_length = read_le<std::uint64_t>(bytes, 12);
+    if (header_length == 0) {
+        corrupt(path, "header length is 0");
+    }
+    if (header_length > kMaxHeaderBytes) {
+        corrupt(path, "header length " + std::to_string(header_length) + " exceeds the limit of " +
+                          std::to_string(kMaxHeaderBytes) + " bytes");
+    }
+    std::uint64_t const plan_offset = kEnginePreambleBytes + header_length;
+    if (plan_offset > file_size || plan_offset > bytes.size()) {
+        corrupt(path, "truncated: header length " + std::to_string(header_length) + " needs " +
+                          std::to_string(plan_offset) + " bytes, the file has " +
+                          std::to_string(file_size));
+    }
+    auto const header_bytes = bytes.subspan(kEnginePreambleBytes, header_length);
+    std::string_view const text(reinterpret_cast<char const*>(header_bytes.data()),
+                                header_bytes.size());
+    nlohmann::json json;
+    try {
+        json = nlohmann::json::parse(text);
+    } catch (nlohmann::json::exception const& error) {
+        corrupt(path, std::string("the header is not valid JSON: ") + error.what());
+    }
+    DecodedHeader decoded{header_from_json(json, path), plan_offset};
+    // A header that is not canonical was not written by tensoracle (or holds duplicate keys,
+    // which a JSON parser would silently collapse): refuse it rather than guess.
+    std::string canonical;
+    try {
+        canonical = canonical_json(json);
+    } catch (Error const& error) {
+        corrupt(path, std::string("the header is not canonical JSON: ") + error.what());
+    }
+    if (canonical != text) {
+        corrupt(path, "the header is not in canonical JSON form (sorted keys, no white space, "
+                      "no duplicate keys)");
+    }
+    std::uint64_t const remaining = file_size - plan_offset;
+    if (decoded.header.plan_size != remaining) {
+        corrupt(path, "the header records a plan of " + std::to_string(decoded.header.plan_size) +
+                          " bytes but " + std::to_string(remaining) + " bytes follow the header" +
+                          (remaining < decoded.header.plan_size ? " (truncated)" : ""));
+    }
+    return decoded;
+}
+
+DecodedHeader read_engine_header(std::filesystem::path const& path) {
+    int const fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        throw_file_error("cannot open saved engine", path, errno);
+    }
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat status {};
+    if (::fstat(fd, &status) != 0) {
+        throw_file_error("cannot stat saved engine", path, errno);
+    }
+    auto const file_size = static_cast<std::uint64_t>(status.st_size);
+    auto read_prefix = [&](std::uint64_t wanted) {
+        std::vector<std::byte> buffer(static_cast<std::size_t>(std::min(wanted, file_size)));
+        std::size_t filled = 0;
+        while (filled < buffer.size()) {
+            ssize_t const count = ::pread(fd, buffer.data() + filled, buffer.size() - filled,
+                                          static_cast<off_t>(filled));
+            if (count < 0) {
+                if (errno == EINTR) {
+                    continue;
+                }
+                throw_file_error("cannot read saved engine", path, errno);
+            }
+            if (count == 0) {
+                break; // the file shrank while we read it: decode reports the truncation
+            }
+            filled += static_cast<std::size_t>(count);
+        }
+        buffer.resize(filled);
+        return buffer;
+    };
+    auto preamble = read_prefix(kEnginePreambleBytes);
+    if (preamble.size() < kEnginePreambleBytes) {
+        return decode_engine_header(preamble, std::max<std::uint64_t>(file_size, preamble.size()),
+                                    path);
+    }
+    auto const header_length = read_le<std::uint64_t>(preamble, 12);
+    if (header_length == 0 || header_length > kMaxHeaderBytes) {
+        return decode_engine_header(preamble, file_size, path); // reports the bad length
+    }
+    auto const prefix = read_prefix(kEnginePreambleBytes + header_length);
+    return decode_engine_header(prefix, file_size, path);
+}
+
+} // namespace tensoracle

@@ -1,0 +1,236 @@
+// The engine cache store: naming, locking, verified reads and atomic saves of engine files.
+#include "tensoracle/store.hpp"
+
+#include "tensoracle/atomic_file.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/hash.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <fcntl.h>
+#include <set>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tensoracle {
+namespace {
+
+std::string environment(char const* name) {
+    char const* value = std::getenv(name);
+    return value == nullptr ? std::string{} : std::string{value};
+}
+
+// Keeps messages readable when a condition holds a long value (a list of digests, say).
+std::string shortened(nlohmann::json const* value) {
+    if (value == nullptr) {
+        return "absent";
+    }
+    std::string text = value->dump();
+    constexpr std::size_t kLimit = 120;
+    if (text.size() > kLimit) {
+        text = text.substr(0, kLimit) + "...";
+    }
+    return text;
+}
+
+void check_conditions(nlohmann::json const& saved, nlohmann::json const& requested,
+                      std::filesystem::path const& path) {
+    if (saved == requested) {
+        return;
+    }
+    std::set<std::string> keys;
+    for (auto const& item : saved.items()) {
+        keys.insert(item.key());
+    }
+    for (auto const& item : requested.items()) {
+        keys.insert(item.key());
+    }
+    std::string differences;
+    for (auto const& key : keys) {
+        auto const s = saved.find(key);
+        auto const r = requested.find(key);
+        nlohmann::json const* saved_value = s == saved.end() ? nullptr : &*s;
+        nlohmann::json const* requested_value = r == requested.end() ? nullptr : &*r;
+        if (saved_value != nullptr && requested_value != nullptr &&
+            *saved_value == *requested_value) {
+            continue;
+        }
+        differences += differences.empty() ? "" : "; ";
+        differences += "\"" + key + "\" (saved " + shortened(saved_value) + ", requested " +
+                       shortened(requested_value) + ")";
+    }
+    throw EngineConditionError(
+        "saved engine '" + path.string() +
+            "' was built under other conditions; differing keys: " + differences,
+        path);
+}
+
+struct FileDescriptor {
+    int fd = -1;
+    explicit FileDescriptor(int descriptor) noexcept : fd(descriptor) {}
+    FileDescriptor(FileDescriptor const&) = delete;
+    FileDescriptor& operator=(FileDescriptor const&) = delete;
+    ~FileDescriptor() {
+        if (fd >= 0) {
+            ::close(fd);
+        }
+    }
+};
+
+} // namespace
+
+std::filesystem::path default_cache_directory() {
+    std::string const xdg = environment("XDG_CACHE_HOME");
+    if (!xdg.empty()) {
+        return std::filesystem::path(xdg) / "tensoracle";
+    }
+#ifdef _WIN32
+    std::string const home = environment("USERPROFILE");
+    char const* home_variable = "USERPROFILE";
+#else
+    std::string const home = environment("HOME");
+    char const* home_variable = "HOME";
+#endif
+    if (home.empty()) {
+        throw InvalidArgument(
+            std::string("cannot locate the cache directory: XDG_CACHE_HOME and ") + home_variable +
+            " are both unset or empty");
+    }
+    return std::filesystem::path(home) / ".cache" / "tensoracle";
+}
+
+void create_private_directories(std::filesystem::path const& directory) {
+    if (directory.empty()) {
+        throw InvalidArgument("the cache directory must not be an empty path");
+    }
+    std::filesystem::path partial;
+    for (auto const& component : directory) {
+        partial /= component;
+        if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
+            throw_file_error("cannot create directory", partial, errno);
+        }
+    }
+    struct stat status {};
+    if (::stat(directory.c_str(), &status) != 0) {
+        throw_file_error("cannot use directory", directory, errno);
+    }
+    if (!S_ISDIR(status.st_mode)) {
+        throw FileError("cannot use '" + directory.string() + "' as a directory: not a directory",
+                        directory);
+    }
+}
+
+SavedEngine::SavedEngine(std::filesystem::path path, EngineHeader header, MappedFile mapping,
+                         std::uint64_t plan_offset)
+    : path_(std::move(path)), header_(std::move(header)), mapping_(std::move(mapping)),
+      plan_offset_(plan_offset) {}
+
+std::span<std::byte const> SavedEngine::plan() const noexcept {
+    return mapping_.bytes().subspan(static_cast<std::size_t>(plan_offset_),
+                                    static_cast<std::size_t>(header_.plan_size));
+}
+
+Store::Store(std::filesystem::path directory) : directory_(std::move(directory)) {
+    create_private_directories(directory_);
+}
+
+std::filesystem::path Store::entry_path(EngineIdentity const& identity) const {
+    return directory_ / identity.file_name;
+}
+
+std::filesystem::path Store::lock_path(EngineIdentity const& identity) const {
+    return lock_path_for(identity.file_name);
+}
+
+std::filesystem::path Store::lock_path_for(std::filesystem::path const& entry_file) const {
+    return directory_ / (entry_file.filename().string() + ".lock");
+}
+
+FileLock Store::lock(EngineIdentity const& identity, LockMode mode) const {
+    return FileLock::acquire(lock_path(identity), mode);
+}
+
+bool Store::contains(EngineIdentity const& identity) const {
+    struct stat status {};
+    return ::stat(entry_path(identity).c_str(), &status) == 0 && S_ISREG(status.st_mode);
+}
+
+std::optional<SavedEngine> Store::read(EngineIdentity const& identity) const {
+    auto const path = entry_path(identity);
+    FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (file.fd < 0) {
+        if (errno == ENOENT) {
+            return std::nullopt;
+        }
+        throw_file_error("cannot open saved engine", path, errno);
+    }
+    MappedFile mapping(file.fd, path);
+    auto const bytes = mapping.bytes();
+    if (bytes.empty()) {
+        throw CorruptEngineError("saved engine '" + path.string() +
+                                     "' is unusable: empty file (a build in progress or an "
+                                     "interrupted save)",
+                                 path);
+    }
+    auto decoded = decode_engine_header(bytes, bytes.size(), path);
+    // One sequential pass follows: let the kernel read ahead generously (a hint; errors ignored).
+    (void)::madvise(const_cast<std::byte*>(bytes.data()), bytes.size(), MADV_SEQUENTIAL);
+    auto const plan = bytes.subspan(static_cast<std::size_t>(decoded.plan_offset));
+    std::string const actual = sha256_hex(plan);
+    if (actual != decoded.header.plan_sha256) {
+        throw CorruptEngineError("saved engine '" + path.string() +
+                                     "' is unusable: the plan's SHA-256 is " + actual +
+                                     " but the header records " + decoded.header.plan_sha256,
+                                 path);
+    }
+    check_conditions(decoded.header.conditions, identity.conditions, path);
+    // Record the successful read in the modification time. futimens acts on the file we read,
+    // so a file replaced or removed meanwhile is neither touched nor recreated; a read-only
+    // cache must not turn a good read into a failure, so errors are ignored.
+    (void)::futimens(file.fd, nullptr);
+    return SavedEngine(path, std::move(decoded.header), std::move(mapping), decoded.plan_offset);
+}
+
+std::filesystem::path Store::save(EngineIdentity const& identity, nlohmann::json references,
+                                  std::span<std::byte const> plan) const {
+    EngineHeader header;
+    header.conditions = identity.conditions;
+    header.references = std::move(references);
+    header.plan_size = plan.size();
+    header.plan_sha256 = sha256_hex(plan);
+    auto const prefix = encode_engine_prefix(header);
+    auto path = entry_path(identity);
+    AtomicFile file(path);
+    file.write(prefix);
+    file.write(plan);
+    file.commit();
+    return path;
+}
+
+SavedEngine Store::open_or_build(EngineIdentity const& identity, bool force,
+                                 std::function<BuiltEngine()> const& build) const {
+    if (!force) {
+        FileLock shared = lock(identity, LockMode::shared);
+        if (auto saved = read(identity)) {
+            return std::move(*saved);
+        }
+    }
+    FileLock exclusive = lock(identity, LockMode::exclusive);
+    if (!force) {
+        if (auto saved = read(identity)) {
+            return std::move(*saved);
+        }
+    }
+    BuiltEngine built = build();
+    save(identity, std::move(built.references), built.plan);
+    auto saved = read(identity);
+    if (!saved) {
+        throw FileError("saved engine '" + entry_path(identity).string() +
+                            "' vanished right after it was saved",
+                        entry_path(identity));
+    }
+    return std::move(*saved);
+}
+
+} // namespace tensoracle

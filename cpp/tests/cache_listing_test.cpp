@@ -1,0 +1,235 @@
+// `tensoracle cache list`: which files are listed, their status, and the JSON of each entry.
+#include "cache_test_support.hpp"
+#include "tensoracle/cache_listing.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/size_text.hpp"
+#include "tensoracle/weight_digest.hpp"
+
+#include <algorithm>
+#include <gtest/gtest.h>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace tensoracle {
+namespace {
+
+using testing::TemporaryDirectory;
+
+std::vector<std::string> names(CacheScan const& scan) {
+    std::vector<std::string> result;
+    for (CacheEntry const& entry : scan.entries) {
+        result.push_back(entry.name);
+    }
+    return result;
+}
+
+EngineHeader header_with_references(nlohmann::json references) {
+    EngineHeader header;
+    header.references = std::move(references);
+    return header;
+}
+
+TEST(EntryNames, EnginesAndTheirTemporaryFiles) {
+    EXPECT_TRUE(is_engine_file_name("model-abc.engine"));
+    EXPECT_FALSE(is_engine_file_name(".engine"));
+    EXPECT_FALSE(is_engine_file_name("model.engine.lock"));
+    EXPECT_FALSE(is_engine_file_name("weight-abc.json"));
+    EXPECT_TRUE(is_temporary_engine_name("model-abc.engine.tmp-123-a1b2c3"));
+    EXPECT_FALSE(is_temporary_engine_name("weight-abc.json.tmp-123-a1b2c3"));
+    EXPECT_FALSE(is_temporary_engine_name("model-abc.engine"));
+}
+
+TEST(ScanCache, AMissingDirectoryIsEmptyAndNotCreated) {
+    TemporaryDirectory directory;
+    CacheScan const scan = scan_cache(directory.path() / "absent");
+    EXPECT_FALSE(scan.exists);
+    EXPECT_TRUE(scan.entries.empty());
+    EXPECT_EQ(scan.total_size_bytes, 0U);
+    EXPECT_FALSE(std::filesystem::exists(directory.path() / "absent"));
+}
+
+TEST(ScanCache, ADirectoryThatCannotBeListedIsAFileError) {
+    TemporaryDirectory directory;
+    testing::write_file(directory.path() / "plain", "x", 0);
+    EXPECT_THROW(scan_cache(directory.path() / "plain"), FileError);
+}
+
+TEST(ScanCache, ListsEnginesAndTemporaryFilesSortedByNameWithStatus) {
+    TemporaryDirectory directory;
+    auto const& dir = directory.path();
+    std::uint64_t const good =
+        testing::write_engine(dir / "m-good.engine", {{"name", "m"}}, {}, 64, 1'500'000'123);
+    testing::write_file(dir / "b-empty.engine", "", 2);
+    testing::write_file(dir / "a-junk.engine", "not an engine at all", 3);
+    testing::write_file(dir / "c.engine.tmp-77-abc", "partial", 4);
+    testing::write_file(dir / "m-good.engine.lock", "", 5);
+    testing::write_file(dir / "weight-0123.json", "{}", 6);
+    testing::write_file(dir / "notes.txt", "x", 7);
+    std::filesystem::create_directory(dir / "dir.engine");
+
+    CacheScan const scan = scan_cache(dir);
+    EXPECT_TRUE(scan.exists);
+    ASSERT_EQ(names(scan), (std::vector<std::string>{"a-junk.engine", "b-empty.engine",
+                                                     "c.engine.tmp-77-abc", "m-good.engine"}));
+    CacheEntry const& junk = scan.entries[0];
+    EXPECT_EQ(junk.status, EntryStatus::unrecognized);
+    EXPECT_NE(junk.reason.find("not a tensoracle engine file"), std::string::npos) << junk.reason;
+    EXPECT_EQ(scan.entries[1].status, EntryStatus::building_or_leftover);
+    EXPECT_FALSE(scan.entries[1].temporary);
+    EXPECT_EQ(scan.entries[2].status, EntryStatus::building_or_leftover);
+    EXPECT_TRUE(scan.entries[2].temporary);
+    CacheEntry const& engine = scan.entries[3];
+    EXPECT_EQ(engine.status, EntryStatus::recognized);
+    ASSERT_TRUE(engine.header.has_value());
+    EXPECT_EQ(engine.header->conditions, (nlohmann::json{{"name", "m"}}));
+    EXPECT_EQ(engine.size_bytes, good);
+    EXPECT_EQ(engine.recorded_at_ns, 1'500'000'123);
+    EXPECT_EQ(scan.total_size_bytes, good + 0 + 20 + 7);
+}
+
+TEST(ScanCache, TruncatedPlanIsUnrecognizedWithTheReason) {
+    TemporaryDirectory directory;
+    auto const path = directory.path() / "t.engine";
+    testing::write_engine(path, {{"name", "t"}}, {}, 100, 1);
+    std::filesystem::resize_file(path, std::filesystem::file_size(path) - 1);
+    CacheScan const scan = scan_cache(directory.path());
+    ASSERT_EQ(scan.entries.size(), 1U);
+    EXPECT_EQ(scan.entries[0].status, EntryStatus::unrecognized);
+    EXPECT_NE(scan.entries[0].reason.find("truncated"), std::string::npos)
+        << scan.entries[0].reason;
+}
+
+TEST(ScanCache, MetadataOnlyScanReadsNoHeader) {
+    TemporaryDirectory directory;
+    testing::write_engine(directory.path() / "x.engine", {{"name", "x"}}, {}, 8, 1);
+    CacheScan const scan = scan_cache(directory.path(), false);
+    ASSERT_EQ(scan.entries.size(), 1U);
+    EXPECT_FALSE(scan.entries[0].header.has_value());
+}
+
+TEST(WorkspaceLimitJson, PositiveIntegerNullOrUnknown) {
+    EXPECT_EQ(workspace_limit_json(header_with_references({{"workspace_limit", 4294967296}})),
+              4294967296);
+    EXPECT_TRUE(
+        workspace_limit_json(header_with_references({{"workspace_limit", nullptr}})).is_null());
+    EXPECT_EQ(workspace_limit_json(header_with_references(nlohmann::json::object())), "unknown");
+    EXPECT_EQ(workspace_limit_json(header_with_references({{"workspace_limit", 0}})), "unknown");
+    EXPECT_EQ(workspace_limit_json(header_with_references({{"workspace_limit", -5}})), "unknown");
+    EXPECT_EQ(workspace_limit_json(header_with_references({{"workspace_limit", "4GiB"}})),
+              "unknown");
+}
+
+TEST(WeightPathsJson, EachDigestInDeclaredOrderWithTheMatchingRecordPaths) {
+    std::string const a(64, 'a');
+    std::string const b(64, 'b');
+    std::string const c(64, 'c');
+    std::vector<WeightRecord> const records{
+        {"/w/two.safetensors", 1, 1, 1, a},
+        {"/w/one.safetensors", 1, 1, 2, a},
+        {"/w/b.safetensors", 1, 1, 3, b},
+        {"/w/other.safetensors", 1, 1, 4, std::string(64, 'd')}};
+    nlohmann::json const conditions = {{"name", "m"}, {"weights", {c, a, b}}};
+    nlohmann::json const expected = nlohmann::json::array(
+        {{{"sha256", c}, {"paths", nlohmann::json::array()}},
+         {{"sha256", a}, {"paths", {"/w/one.safetensors", "/w/two.safetensors"}}},
+         {{"sha256", b}, {"paths", {"/w/b.safetensors"}}}});
+    EXPECT_EQ(weight_paths_json(conditions, WeightPathIndex{records}), expected);
+    EXPECT_EQ(weight_paths_json({{"name", "m"}}, WeightPathIndex{records}),
+              nlohmann::json::array());
+}
+
+TEST(ListingJson, RecognizedEntriesCarryConditionsLimitAndWeightPaths) {
+    TemporaryDirectory directory;
+    auto const& dir = directory.path();
+    auto const weight_file = dir / "model.safetensors";
+    testing::write_file(weight_file, "weights", 1);
+    std::string const digest = weight_digest(dir, weight_file).sha256;
+    nlohmann::json const conditions = {
+        {"name", "m"}, {"graph_version", "1"}, {"weights", {digest}}};
+    std::uint64_t const size =
+        testing::write_engine(dir / "m.engine", conditions, {{"workspace_limit", nullptr}}, 16,
+                              1'700'000'000'500'000'000);
+    testing::write_file(dir / "z.engine", "", 1'000'000'000);
+
+    std::vector<WeightRecord> const records = read_weight_records(dir);
+    nlohmann::json const json = listing_json(scan_cache(dir), records);
+    EXPECT_EQ(json["directory"], dir.string());
+    EXPECT_EQ(json["total_size_bytes"], size);
+    ASSERT_EQ(json["entries"].size(), 2U);
+    nlohmann::json const& entry = json["entries"][0];
+    EXPECT_EQ(entry["file_name"], "m.engine");
+    EXPECT_EQ(entry["size_bytes"], size);
+    EXPECT_EQ(entry["recorded_at"], "2023-11-14T22:13:20Z");
+    EXPECT_EQ(entry["recorded_at_ns"], 1'700'000'000'500'000'000);
+    EXPECT_EQ(entry["status"], "recognized");
+    EXPECT_EQ(entry["conditions"], conditions);
+    EXPECT_TRUE(entry["workspace_limit"].is_null());
+    EXPECT_EQ(entry["weight_paths"],
+              nlohmann::json::array(
+                  {{{"sha256", digest}, {"paths", {std::filesystem::absolute(weight_file)}}}}));
+    nlohmann::json const& empty = json["entries"][1];
+    EXPECT_EQ(empty["status"], "building or leftover");
+    EXPECT_FALSE(empty.contains("conditions"));
+    EXPECT_FALSE(empty.contains("workspace_limit"));
+}
+
+TEST(ListingTable, AlignedColumnsWithGraphVersionAndTargets) {
+    TemporaryDirectory directory;
+    auto const& dir = directory.path();
+    std::uint64_t const a_size = testing::write_engine(
+        dir / "a.engine", {{"name", "a"}, {"graph_version", "7"}, {"targets", {"sm86", "sm89"}}},
+        {}, 2048, 0);
+    testing::write_engine(dir / "b.engine", {{"name", "b"}, {"gpu", {{"name", "NVIDIA H200"}}}}, {},
+                          8, 0);
+    std::string const table = listing_table(scan_cache(dir));
+    EXPECT_NE(table.find("NAME      GRAPH_VERSION  SIZE"), std::string::npos) << table;
+    EXPECT_NE(table.find("a.engine  7              " + format_size_human(a_size) + "  "),
+              std::string::npos)
+        << table;
+    EXPECT_NE(table.find("sm86,sm89"), std::string::npos) << table;
+    EXPECT_NE(table.find("NVIDIA H200"), std::string::npos) << table;
+    EXPECT_NE(table.find("1970-01-01T00:00:00Z"), std::string::npos) << table;
+    EXPECT_NE(table.find("2 entries"), std::string::npos) << table;
+}
+
+} // namespace
+} // namespace tensoracle
+
+namespace tensoracle {
+namespace {
+
+TEST(WriteListingJson, StreamsTheSameObjectAsListingJson) {
+    TemporaryDirectory directory;
+    auto const& dir = directory.path();
+    auto const weight_file = dir / "w.safetensors";
+    testing::write_file(weight_file, "w", 1);
+    std::string const digest = weight_digest(dir, weight_file).sha256;
+    testing::write_engine(dir / "a.engine", {{"name", "a"}, {"weights", {digest}}},
+                          {{"workspace_limit", 1024}}, 10, 5);
+    testing::write_file(dir / "b.engine", "junk", 6);
+    testing::write_file(dir / "c.engine", "", 7);
+    std::ostringstream out;
+    write_listing_json(out, dir);
+    std::string const text = out.str();
+    nlohmann::json const streamed = nlohmann::json::parse(text);
+    EXPECT_EQ(streamed, listing_json(scan_cache(dir), read_weight_records(dir)));
+    EXPECT_EQ(streamed["entries"].size(), 3U);
+    // Six lines of frame, one line per entry.
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 6 + 3);
+}
+
+TEST(WriteListingJson, EmptyAndMissingDirectories) {
+    TemporaryDirectory directory;
+    for (auto const& dir : {directory.path(), directory.path() / "absent"}) {
+        std::ostringstream out;
+        write_listing_json(out, dir);
+        EXPECT_EQ(nlohmann::json::parse(out.str()),
+                  (nlohmann::json{{"directory", dir.string()},
+                                  {"entries", nlohmann::json::array()},
+                                  {"total_size_bytes", 0}}));
+    }
+}
+
+} // namespace
+} // namespace tensoracle

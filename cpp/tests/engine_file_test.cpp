@@ -1,0 +1,263 @@
+// Tests of the engine file format: round trips and rejection of every kind of damage.
+#include "tensoracle/engine_file.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/hash.hpp"
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tensoracle {
+namespace {
+
+using nlohmann::json;
+std::filesystem::path const kPath = "/cache/m-0.engine";
+
+EngineHeader sample_header(std::span<std::byte const> plan) {
+    EngineHeader header;
+    header.conditions = {{"name", "m\xC3\xBCnchen"}, {"graph_version", "1"}, {"shape", {1, -1, 2}}};
+    header.references = {{"workspace_limit", nullptr}, {"outputs", {"result"}}};
+    header.plan_size = plan.size();
+    header.plan_sha256 = sha256_hex(plan);
+    return header;
+}
+
+std::vector<std::byte> whole_file(EngineHeader const& header, std::span<std::byte const> plan) {
+    auto bytes = encode_engine_prefix(header);
+    bytes.insert(bytes.end(), plan.begin(), plan.end());
+    return bytes;
+}
+
+// A file assembled by hand, so that each field can be wrong on its own.
+std::vector<std::byte> assemble(std::uint32_t version, std::uint64_t header_length,
+                                std::string_view header_text, std::span<std::byte const> plan,
+                                std::string_view magic = "TSRCLENG") {
+    std::vector<std::byte> bytes = testing::to_bytes(magic);
+    for (std::size_t i = 0; i < 4; ++i) {
+        bytes.push_back(static_cast<std::byte>((version >> (8 * i)) & 0xFF));
+    }
+    for (std::size_t i = 0; i < 8; ++i) {
+        bytes.push_back(static_cast<std::byte>((header_length >> (8 * i)) & 0xFF));
+    }
+    auto const text = testing::to_bytes(header_text);
+    bytes.insert(bytes.end(), text.begin(), text.end());
+    bytes.insert(bytes.end(), plan.begin(), plan.end());
+    return bytes;
+}
+
+std::string plan_json(std::span<std::byte const> plan) {
+    return R"({"conditions":{"name":"m"},"plan":{"sha256":")" + sha256_hex(plan) + R"(","size":)" +
+           std::to_string(plan.size()) + R"(},"references":{}})";
+}
+
+std::string decode_error(std::span<std::byte const> bytes) {
+    try {
+        decode_engine_header(bytes, bytes.size(), kPath);
+    } catch (CorruptEngineError const& error) {
+        EXPECT_EQ(error.path(), kPath);
+        std::string message = error.what();
+        EXPECT_NE(message.find(kPath.string()), std::string::npos) << message;
+        return message;
+    }
+    ADD_FAILURE() << "the bytes were accepted";
+    return {};
+}
+
+bool contains(std::string const& text, std::string_view part) {
+    return text.find(part) != std::string::npos;
+}
+
+TEST(EngineFile, RoundTrip) {
+    auto const plan = testing::random_bytes(1000, 1);
+    auto const header = sample_header(plan);
+    auto const bytes = whole_file(header, plan);
+    auto const decoded = decode_engine_header(bytes, bytes.size(), kPath);
+    EXPECT_EQ(decoded.header.conditions, header.conditions);
+    EXPECT_EQ(decoded.header.references, header.references);
+    EXPECT_EQ(decoded.header.plan_size, plan.size());
+    EXPECT_EQ(decoded.header.plan_sha256, header.plan_sha256);
+    ASSERT_EQ(decoded.plan_offset + plan.size(), bytes.size());
+    EXPECT_TRUE(std::equal(plan.begin(), plan.end(),
+                           bytes.begin() + static_cast<std::ptrdiff_t>(decoded.plan_offset)));
+}
+
+TEST(EngineFile, RoundTripOfAnEmptyPlan) {
+    auto const header = sample_header({});
+    auto const bytes = whole_file(header, {});
+    EXPECT_EQ(decode_engine_header(bytes, bytes.size(), kPath).plan_offset, bytes.size());
+}
+
+TEST(EngineFile, PreambleLayout) {
+    auto const bytes = encode_engine_prefix(sample_header({}));
+    ASSERT_GT(bytes.size(), kEnginePreambleBytes);
+    EXPECT_EQ(std::memcmp(bytes.data(), "TSRCLENG", 8), 0);
+    EXPECT_EQ(std::to_integer<int>(bytes[8]), 1);
+    EXPECT_EQ(std::to_integer<int>(bytes[9]) | std::to_integer<int>(bytes[10]) |
+                  std::to_integer<int>(bytes[11]),
+              0);
+    std::uint64_t length = 0;
+    for (std::size_t i = 0; i < 8; ++i) {
+        length |= std::to_integer<std::uint64_t>(bytes[12 + i]) << (8 * i);
+    }
+    EXPECT_EQ(length, bytes.size() - kEnginePreambleBytes);
+    EXPECT_EQ(std::to_integer<char>(bytes[20]), '{');
+}
+
+TEST(EngineFile, HeaderOnlyPrefixDecodesWithTheFileSize) {
+    auto const plan = testing::random_bytes(5000, 2);
+    auto const bytes = whole_file(sample_header(plan), plan);
+    auto const prefix = std::span(bytes).first(bytes.size() - plan.size());
+    EXPECT_EQ(decode_engine_header(prefix, bytes.size(), kPath).header.plan_size, plan.size());
+}
+
+TEST(EngineFile, EveryTruncationIsRejected) {
+    auto const plan = testing::random_bytes(64, 3);
+    auto const bytes = whole_file(sample_header(plan), plan);
+    for (std::size_t length = 0; length < bytes.size(); ++length) {
+        auto const message = decode_error(std::span(bytes).first(length));
+        if (length == 0) {
+            EXPECT_TRUE(contains(message, "empty file")) << message;
+        } else {
+            EXPECT_TRUE(contains(message, "truncated") || contains(message, "not valid JSON"))
+                << "length " << length << ": " << message;
+        }
+    }
+}
+
+TEST(EngineFile, TrailingBytesAreRejected) {
+    auto const plan = testing::random_bytes(64, 3);
+    auto bytes = whole_file(sample_header(plan), plan);
+    bytes.push_back(std::byte{0});
+    EXPECT_TRUE(contains(decode_error(bytes), "64 bytes but 65 bytes follow"));
+}
+
+TEST(EngineFile, BadMagic) {
+    auto const plan = testing::random_bytes(4, 4);
+    auto const text = plan_json(plan);
+    auto const message = decode_error(assemble(1, text.size(), text, plan, "TSRCLENX"));
+    EXPECT_TRUE(contains(message, "not a tensoracle engine file")) << message;
+    EXPECT_TRUE(contains(message, "TSRCLENX")) << message;
+    EXPECT_TRUE(contains(decode_error(testing::to_bytes("\x7f"
+                                                        "ELF")),
+                         "\\x7fELF"));
+}
+
+TEST(EngineFile, NewerVersionIsNamedAsSuch) {
+    auto const plan = testing::random_bytes(4, 4);
+    auto const text = plan_json(plan);
+    auto const message = decode_error(assemble(7, text.size(), text, plan));
+    EXPECT_TRUE(contains(message, "written by a newer tensoracle, format version 7; this build "
+                                  "reads version 1"))
+        << message;
+    EXPECT_TRUE(contains(decode_error(assemble(0, text.size(), text, plan)), "version 0"));
+}
+
+TEST(EngineFile, AbsurdHeaderLengths) {
+    auto const plan = testing::random_bytes(4, 4);
+    auto const text = plan_json(plan);
+    EXPECT_TRUE(contains(decode_error(assemble(1, 0, text, plan)), "header length is 0"));
+    auto const huge = decode_error(assemble(1, kMaxHeaderBytes + 1, text, plan));
+    EXPECT_TRUE(contains(huge, std::to_string(kMaxHeaderBytes + 1) + " exceeds")) << huge;
+    auto const max = decode_error(assemble(1, ~std::uint64_t{0}, text, plan));
+    EXPECT_TRUE(contains(max, "18446744073709551615 exceeds")) << max;
+    auto const beyond = decode_error(assemble(1, text.size() + plan.size() + 1, text, plan));
+    EXPECT_TRUE(contains(beyond, "truncated")) << beyond;
+}
+
+TEST(EngineFile, BadJson) {
+    std::string const text = R"({"conditions":)";
+    auto const message = decode_error(assemble(1, text.size(), text, {}));
+    EXPECT_TRUE(contains(message, "not valid JSON")) << message;
+}
+
+TEST(EngineFile, NonObjectHeader) {
+    std::string const text = "[1,2]";
+    EXPECT_TRUE(contains(decode_error(assemble(1, text.size(), text, {})), "array, not an object"));
+}
+
+TEST(EngineFile, MembersAreCheckedOneByOne) {
+    auto const plan = testing::random_bytes(4, 5);
+    auto const sha = sha256_hex(plan);
+    struct Case {
+        std::string header;
+        std::string expected;
+    };
+    std::vector<Case> const cases = {
+        {R"({"plan":{"sha256":")" + sha + R"(","size":4},"references":{}})",
+         "lacks the member \"conditions\""},
+        {R"({"conditions":{},"references":{}})", "lacks the member \"plan\""},
+        {R"({"conditions":{},"plan":{"sha256":")" + sha + R"(","size":4}})",
+         "lacks the member \"references\""},
+        {R"({"conditions":{},"extra":1,"plan":{"sha256":")" + sha +
+             R"(","size":4},"references":{}})",
+         "unexpected member \"extra\""},
+        {R"({"conditions":[],"plan":{"sha256":")" + sha + R"(","size":4},"references":{}})",
+         "\"conditions\" is a JSON array"},
+        {R"({"conditions":{},"plan":{"sha256":")" + sha + R"(","size":4},"references":"x"})",
+         "\"references\" is a JSON string"},
+        {R"({"conditions":{},"plan":4,"references":{}})", "\"plan\" is a JSON number"},
+        {R"({"conditions":{},"plan":{"sha256":")" + sha + R"("},"references":{}})",
+         "lacks the member \"size\""},
+        {R"({"conditions":{},"plan":{"size":4},"references":{}})", "lacks the member \"sha256\""},
+        {R"({"conditions":{},"plan":{"bits":1,"sha256":")" + sha +
+             R"(","size":4},"references":{}})",
+         "unexpected member \"bits\""},
+        {R"({"conditions":{},"plan":{"sha256":")" + sha + R"(","size":-4},"references":{}})",
+         "non-negative integer, not -4"},
+        {R"({"conditions":{},"plan":{"sha256":")" + sha + R"(","size":"4"},"references":{}})",
+         "non-negative integer, not \"4\""},
+        {R"({"conditions":{},"plan":{"sha256":")" + sha.substr(1) +
+             R"(","size":4},"references":{}})",
+         "64 lowercase hex digits"},
+        {R"({"conditions":{},"plan":{"sha256":"ABC","size":4},"references":{}})",
+         "64 lowercase hex digits, not \"ABC\""},
+        {R"({"conditions":{},"plan":{"sha256":4,"size":4},"references":{}})",
+         "64 lowercase hex digits"},
+        {R"({"conditions":{},"plan":{"sha256":")" + sha + R"(","size":5},"references":{}})",
+         "plan of 5 bytes but 4 bytes follow"},
+        {R"({"conditions":{"w":1.5},"plan":{"sha256":")" + sha + R"(","size":4},"references":{}})",
+         "/conditions/w"},
+        {R"({"conditions":{}, "plan":{"sha256":")" + sha + R"(","size":4},"references":{}})",
+         "not in canonical JSON form"},
+        {R"({"conditions":{"a":1,"a":2},"plan":{"sha256":")" + sha +
+             R"(","size":4},"references":{}})",
+         "not in canonical JSON form"},
+    };
+    for (auto const& c : cases) {
+        auto const message = decode_error(assemble(1, c.header.size(), c.header, plan));
+        EXPECT_TRUE(contains(message, c.expected)) << c.header << "\n  gave: " << message;
+    }
+}
+
+TEST(EngineFile, EncodeRefusesInvalidHeaders) {
+    EngineHeader header = sample_header({});
+    header.plan_sha256 = "xyz";
+    EXPECT_THROW(encode_engine_prefix(header), InvalidArgument);
+    header = sample_header({});
+    header.conditions = json::array();
+    EXPECT_THROW(encode_engine_prefix(header), InvalidArgument);
+    header = sample_header({});
+    header.references["ratio"] = 0.5;
+    EXPECT_THROW(encode_engine_prefix(header), InvalidArgument);
+}
+
+TEST(EngineFile, ReadHeaderFromDiskWithoutThePlan) {
+    testing::TemporaryDirectory dir;
+    auto const plan = testing::random_bytes(3 << 20, 6);
+    auto const header = sample_header(plan);
+    auto const bytes = whole_file(header, plan);
+    auto const path = dir.path() / "e.engine";
+    testing::write_all(path, bytes);
+    auto const decoded = read_engine_header(path);
+    EXPECT_EQ(decoded.header.conditions, header.conditions);
+    EXPECT_EQ(decoded.plan_offset, bytes.size() - plan.size());
+
+    for (std::size_t length :
+         {std::size_t{0}, std::size_t{5}, std::size_t{20}, std::size_t{40}, bytes.size() - 1}) {
+        testing::write_all(path, std::span(bytes).first(length));
+        EXPECT_THROW(read_engine_header(path), CorruptEngineError) << length;
+    }
+    EXPECT_THROW(read_engine_header(dir.path() / "absent.engine"), FileError);
+}
+
+} // namespace
+} // namespace tensoracle

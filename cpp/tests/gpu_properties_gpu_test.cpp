@@ -1,0 +1,25 @@
+// On a machine with a GPU: the query describes a real device with plausible values.
+#include "tensoracle/gpu_properties.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+int main() {
+    tensoracle::GpuQuery const query = tensoracle::query_gpu_properties();
+    if (!query.properties) {
+        std::printf("skipped: %s\n", query.absent_reason.c_str());
+        return 77;
+    }
+    tensoracle::GpuProperties const& p = *query.properties;
+    std::printf("%s\n", tensoracle::to_json(p).dump(2).c_str());
+    bool const plausible = !p.name.empty() && p.compute_capability_major >= 5 &&
+                           p.multiprocessor_count > 0 && p.total_memory_bytes > 0 &&
+                           p.l2_cache_bytes > 0 && p.memory_bus_width_bits > 0 &&
+                           p.shared_memory_per_block_bytes > 0 &&
+                           p.shared_memory_per_block_optin_bytes >= p.shared_memory_per_block_bytes;
+    if (!plausible) {
+        std::printf("implausible properties\n");
+        return EXIT_FAILURE;
+    }
+    return EXIT_SUCCESS;
+}

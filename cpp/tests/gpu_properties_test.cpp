@@ -1,0 +1,49 @@
+// Tests the GPU property query where no usable GPU exists: it must report why, never throw.
+#include "tensoracle/gpu_properties.hpp"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+namespace tensoracle {
+namespace {
+
+bool driver_loadable() {
+    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+        return false;
+    }
+    dlclose(library);
+    return true;
+}
+
+TEST(GpuProperties, WithoutDriverReportsTheLibraryThatIsMissing) {
+    if (driver_loadable()) {
+        GTEST_SKIP() << "libcuda.so.1 is present; gpu_properties_gpu_test covers this machine";
+    }
+    GpuQuery const query = query_gpu_properties();
+    EXPECT_FALSE(query.properties.has_value());
+    EXPECT_NE(query.absent_reason.find("libcuda.so.1"), std::string::npos) << query.absent_reason;
+    // A second query gives the same answer (the failed load is remembered, not retried badly).
+    EXPECT_EQ(query_gpu_properties().absent_reason, query.absent_reason);
+}
+
+TEST(GpuProperties, JsonHoldsOnlyIntegersStringsAndBooleans) {
+    GpuProperties properties;
+    properties.name = "Example GPU";
+    properties.compute_capability_major = 8;
+    properties.compute_capability_minor = 6;
+    properties.total_memory_bytes = 48ULL << 30;
+    properties.ecc_enabled = true;
+    nlohmann::json const json = to_json(properties);
+    EXPECT_EQ(json.at("name"), "Example GPU");
+    EXPECT_EQ(json.at("compute_capability"), "8.6");
+    EXPECT_EQ(json.at("total_memory_bytes").get<std::uint64_t>(), 48ULL << 30);
+    EXPECT_EQ(json.at("ecc_enabled"), true);
+    for (auto const& [key, value] : json.items()) {
+        EXPECT_FALSE(value.is_number_float()) << key;
+    }
+    EXPECT_EQ(json.size(), 12U);
+}
+
+} // namespace
+} // namespace tensoracle

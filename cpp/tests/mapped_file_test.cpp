@@ -1,0 +1,73 @@
+// Tests of read-only file maps.
+#include "tensoracle/errors.hpp"
+#include "tensoracle/mapped_file.hpp"
+#include "test_support.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace tensoracle {
+namespace {
+
+TEST(MappedFile, MapsTheWholeFile) {
+    testing::TemporaryDirectory dir;
+    auto const data = testing::random_bytes(70'000, 3);
+    auto const path = dir.path() / "f.bin";
+    testing::write_all(path, data);
+    MappedFile const mapped(path);
+    ASSERT_EQ(mapped.bytes().size(), data.size());
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), mapped.bytes().begin()));
+}
+
+TEST(MappedFile, MappingOutlivesTheFileNameAndDescriptor) {
+    testing::TemporaryDirectory dir;
+    auto const data = testing::random_bytes(5000, 4);
+    auto const path = dir.path() / "f.bin";
+    testing::write_all(path, data);
+    int const fd = ::open(path.c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    MappedFile mapped(fd, path);
+    ::close(fd);
+    std::filesystem::remove(path);
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), mapped.bytes().begin()));
+}
+
+TEST(MappedFile, EmptyFileIsAnEmptySpan) {
+    testing::TemporaryDirectory dir;
+    auto const path = dir.path() / "empty";
+    testing::write_all(path, {});
+    EXPECT_TRUE(MappedFile(path).bytes().empty());
+}
+
+TEST(MappedFile, MoveTransfersTheMapping) {
+    testing::TemporaryDirectory dir;
+    auto const data = testing::random_bytes(100, 5);
+    auto const path = dir.path() / "f.bin";
+    testing::write_all(path, data);
+    MappedFile first(path);
+    auto const* address = first.bytes().data();
+    MappedFile second(std::move(first));
+    EXPECT_TRUE(first.bytes().empty()); // NOLINT(bugprone-use-after-move): moved-from is empty
+    EXPECT_EQ(second.bytes().data(), address);
+    MappedFile third(path);
+    third = std::move(second);
+    EXPECT_EQ(third.bytes().data(), address);
+    EXPECT_EQ(third.bytes().size(), data.size());
+}
+
+TEST(MappedFile, ErrorsNameThePath) {
+    testing::TemporaryDirectory dir;
+    auto const missing = dir.path() / "missing";
+    try {
+        MappedFile mapped(missing);
+        FAIL() << "expected FileError";
+    } catch (FileError const& error) {
+        EXPECT_EQ(error.path(), missing);
+        EXPECT_NE(std::string(error.what()).find("missing"), std::string::npos);
+    }
+    EXPECT_THROW(MappedFile{dir.path()}, FileError);
+}
+
+} // namespace
+} // namespace tensoracle

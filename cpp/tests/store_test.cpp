@@ -1,0 +1,283 @@
+// Tests of the engine cache store: directory, saves, verified reads, conditions, timestamps.
+#include "tensoracle/atomic_file.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/hash.hpp"
+#include "tensoracle/store.hpp"
+#include "test_support.hpp"
+
+#include <cstdlib>
+#include <ctime>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <optional>
+#include <sys/stat.h>
+
+namespace tensoracle {
+namespace {
+
+using nlohmann::json;
+
+EngineIdentity identity(std::string const& version = "1") {
+    return make_identity({{"name", "model"}, {"graph_version", version}, {"tf32", true}});
+}
+
+// Sets (or unsets, with nullopt) an environment variable for the life of the object.
+class ScopedEnvironment {
+public:
+    ScopedEnvironment(char const* name, std::optional<std::string> const& value) : name_(name) {
+        if (char const* old = std::getenv(name)) {
+            old_ = old;
+        }
+        if (value) {
+            ::setenv(name, value->c_str(), 1);
+        } else {
+            ::unsetenv(name);
+        }
+    }
+    ScopedEnvironment(ScopedEnvironment const&) = delete;
+    ScopedEnvironment& operator=(ScopedEnvironment const&) = delete;
+    ~ScopedEnvironment() {
+        if (old_) {
+            ::setenv(name_, old_->c_str(), 1);
+        } else {
+            ::unsetenv(name_);
+        }
+    }
+
+private:
+    char const* name_;
+    std::optional<std::string> old_;
+};
+
+std::int64_t mtime_seconds(std::filesystem::path const& path) {
+    struct stat status {};
+    EXPECT_EQ(::stat(path.c_str(), &status), 0);
+    return status.st_mtim.tv_sec;
+}
+
+void set_old_mtime(std::filesystem::path const& path) {
+    struct timespec times[2] = {{1'000'000'000, 0}, {1'000'000'000, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+}
+
+template <typename Error>
+std::string error_of(Store const& store, EngineIdentity const& id) {
+    try {
+        store.read(id);
+    } catch (Error const& error) {
+        EXPECT_EQ(error.path(), store.entry_path(id));
+        std::string message = error.what();
+        EXPECT_NE(message.find(store.entry_path(id).string()), std::string::npos) << message;
+        return message;
+    }
+    ADD_FAILURE() << "read did not throw the expected error";
+    return {};
+}
+
+TEST(DefaultCacheDirectory, FollowsXdgThenHome) {
+    {
+        ScopedEnvironment xdg("XDG_CACHE_HOME", "/x/cache");
+        ScopedEnvironment home("HOME", "/home/u");
+        EXPECT_EQ(default_cache_directory(), "/x/cache/tensoracle");
+    }
+    {
+        ScopedEnvironment xdg("XDG_CACHE_HOME", "");
+        ScopedEnvironment home("HOME", "/home/u");
+        EXPECT_EQ(default_cache_directory(), "/home/u/.cache/tensoracle");
+    }
+    {
+        ScopedEnvironment xdg("XDG_CACHE_HOME", std::nullopt);
+        ScopedEnvironment home("HOME", "/home/v");
+        EXPECT_EQ(default_cache_directory(), "/home/v/.cache/tensoracle");
+    }
+    {
+        ScopedEnvironment xdg("XDG_CACHE_HOME", std::nullopt);
+        ScopedEnvironment home("HOME", std::nullopt);
+        EXPECT_THROW(default_cache_directory(), InvalidArgument);
+    }
+}
+
+TEST(Store, CreatesMissingDirectoriesPrivately) {
+    testing::TemporaryDirectory dir;
+    auto const path = dir.path() / "a" / "b";
+    Store const store(path);
+    EXPECT_EQ(store.directory(), path);
+    for (auto const& p : {dir.path() / "a", path}) {
+        struct stat status {};
+        ASSERT_EQ(::stat(p.c_str(), &status), 0);
+        EXPECT_TRUE(S_ISDIR(status.st_mode));
+        EXPECT_EQ(status.st_mode & 0777, 0700U) << p;
+    }
+    testing::write_all(dir.path() / "file", {});
+    EXPECT_THROW(Store(dir.path() / "file"), FileError);
+    EXPECT_THROW(Store(dir.path() / "file" / "sub"), FileError);
+}
+
+TEST(Store, SaveThenReadRoundTrips) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path());
+    auto const id = identity();
+    EXPECT_FALSE(store.contains(id));
+    EXPECT_FALSE(store.read(id).has_value());
+    auto const plan = testing::random_bytes(200'000, 9);
+    json const references = {{"workspace_limit", nullptr}, {"io", {{"x", "float32"}}}};
+    auto const path = store.save(id, references, plan);
+    EXPECT_EQ(path, dir.path() / id.file_name);
+    EXPECT_EQ(store.entry_path(id), path);
+    EXPECT_EQ(store.lock_path(id), dir.path() / (id.file_name + ".lock"));
+    EXPECT_EQ(store.lock_path_for(path), store.lock_path(id));
+    EXPECT_TRUE(store.contains(id));
+
+    auto const saved = store.read(id);
+    ASSERT_TRUE(saved.has_value());
+    EXPECT_EQ(saved->path(), path);
+    EXPECT_EQ(saved->header().conditions, id.conditions);
+    EXPECT_EQ(saved->header().references, references);
+    EXPECT_EQ(saved->header().plan_sha256, sha256_hex(plan));
+    ASSERT_EQ(saved->plan().size(), plan.size());
+    EXPECT_TRUE(std::equal(plan.begin(), plan.end(), saved->plan().begin()));
+
+    struct stat status {};
+    ASSERT_EQ(::stat(path.c_str(), &status), 0);
+    EXPECT_EQ(status.st_mode & 0777, 0600U);
+    for (auto const& entry : std::filesystem::directory_iterator(dir.path())) {
+        EXPECT_FALSE(is_temporary_name(entry.path().filename().string())) << entry.path();
+    }
+}
+
+TEST(Store, SaveReplacesAndReadersKeepTheirMapping) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path());
+    auto const id = identity();
+    auto const first = testing::random_bytes(10'000, 1);
+    auto const second = testing::random_bytes(20'000, 2);
+    store.save(id, json::object(), first);
+    auto const old = store.read(id);
+    store.save(id, json::object(), second);
+    EXPECT_TRUE(std::equal(first.begin(), first.end(), old->plan().begin()));
+    auto const now = store.read(id);
+    ASSERT_EQ(now->plan().size(), second.size());
+    EXPECT_TRUE(std::equal(second.begin(), second.end(), now->plan().begin()));
+}
+
+TEST(Store, WrongChecksumIsCorrupt) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path());
+    auto const id = identity();
+    auto const path = store.save(id, json::object(), testing::random_bytes(1000, 3));
+    auto bytes = testing::read_all(path);
+    bytes.back() ^= std::byte{1};
+    testing::write_all(path, bytes);
+    set_old_mtime(path);
+    auto const message = error_of<CorruptEngineError>(store, id);
+    EXPECT_NE(message.find("SHA-256"), std::string::npos) << message;
+    EXPECT_EQ(mtime_seconds(path), 1'000'000'000) << "a failed read must not touch the time";
+}
+
+TEST(Store, EmptyFileIsCorruptAndExplained) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path());
+    auto const id = identity();
+    testing::write_all(store.entry_path(id), {});
+    auto const message = error_of<CorruptEngineError>(store, id);
+    EXPECT_NE(message.find("empty file"), std::string::npos) << message;
+    EXPECT_NE(message.find("a build in progress or an interrupted save"), std::string::npos);
+}
+
+TEST(Store, TruncatedAndForeignFilesAreCorrupt) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path());
+    auto const id = identity();
+    auto const path = store.save(id, json::object(), testing::random_bytes(1000, 3));
+    auto const bytes = testing::read_all(path);
+    testing::write_all(path, std::span(bytes).first(bytes.size() - 1));
+    EXPECT_NE(error_of<CorruptEngineError>(store, id).find("truncated"), std::string::npos);
+    testing::write_all(path, testing::to_bytes("hello, world, this is not an engine"));
+    EXPECT_NE(error_of<CorruptEngineError>(store, id).find("not a tensoracle engine"),
+              std::string::npos);
+}
+
+TEST(Store, OtherConditionsAreNamedKeyByKey) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path());
+    auto const wanted = identity("1");
+    auto other_conditions = wanted.conditions;
+    other_conditions["graph_version"] = "2";
+    other_conditions.erase("tf32");
+    other_conditions["extra"] = 5;
+    auto const other = make_identity(other_conditions);
+    auto const written = store.save(other, json::object(), testing::random_bytes(100, 4));
+    std::filesystem::rename(written, store.entry_path(wanted));
+    auto const message = error_of<EngineConditionError>(store, wanted);
+    EXPECT_NE(message.find("\"graph_version\" (saved \"2\", requested \"1\")"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("\"tf32\" (saved absent, requested true)"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("\"extra\" (saved 5, requested absent)"), std::string::npos) << message;
+    EXPECT_EQ(message.find("\"name\""), std::string::npos) << message;
+}
+
+TEST(Store, SuccessfulReadRecordsTheTime) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path());
+    auto const id = identity();
+    auto const path = store.save(id, json::object(), testing::random_bytes(100, 5));
+    set_old_mtime(path);
+    ASSERT_TRUE(store.read(id).has_value());
+    EXPECT_GE(mtime_seconds(path), std::time(nullptr) - 60);
+}
+
+TEST(Store, ReadOfAMissingEntryCreatesNothing) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path());
+    auto const id = identity();
+    EXPECT_FALSE(store.read(id).has_value());
+    EXPECT_FALSE(std::filesystem::exists(store.entry_path(id)));
+}
+
+TEST(Store, OpenOrBuildBuildsOnceAndReuses) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path());
+    auto const id = identity();
+    int builds = 0;
+    auto build = [&] {
+        ++builds;
+        return BuiltEngine{{{"build", builds}},
+                           testing::random_bytes(5000, static_cast<std::uint32_t>(builds))};
+    };
+    auto const first = store.open_or_build(id, false, build);
+    auto const second = store.open_or_build(id, false, build);
+    EXPECT_EQ(builds, 1);
+    EXPECT_EQ(second.header().references, json({{"build", 1}}));
+    auto const forced = store.open_or_build(id, true, build);
+    EXPECT_EQ(builds, 2);
+    EXPECT_EQ(forced.header().references, json({{"build", 2}}));
+    EXPECT_TRUE(std::equal(first.plan().begin(), first.plan().end(),
+                           testing::random_bytes(5000, 1).begin()));
+}
+
+TEST(Store, OpenOrBuildLetsCorruptionReachTheCaller) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path());
+    auto const id = identity();
+    testing::write_all(store.entry_path(id), {});
+    int builds = 0;
+    auto build = [&] {
+        ++builds;
+        return BuiltEngine{json::object(), testing::random_bytes(10, 1)};
+    };
+    EXPECT_THROW(store.open_or_build(id, false, build), CorruptEngineError);
+    EXPECT_EQ(builds, 0);
+    EXPECT_EQ(store.open_or_build(id, true, build).plan().size(), 10U);
+    EXPECT_EQ(builds, 1);
+}
+
+TEST(Store, SaveRefusesFloatReferences) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path());
+    EXPECT_THROW(store.save(identity(), {{"ratio", 0.5}}, {}), InvalidArgument);
+    EXPECT_FALSE(store.contains(identity()));
+}
+
+} // namespace
+} // namespace tensoracle

@@ -1,0 +1,72 @@
+// Helpers shared by the store's GoogleTest files: a private temporary directory and file I/O.
+#pragma once
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace tensoracle::testing {
+
+// A fresh directory under the system temporary directory, removed with its contents.
+class TemporaryDirectory {
+public:
+    TemporaryDirectory() {
+        std::string pattern = (std::filesystem::temp_directory_path() / "tensoracle-test-XXXXXX");
+        if (::mkdtemp(pattern.data()) == nullptr) {
+            throw std::runtime_error("mkdtemp failed for " + pattern);
+        }
+        path_ = pattern;
+    }
+    TemporaryDirectory(TemporaryDirectory const&) = delete;
+    TemporaryDirectory& operator=(TemporaryDirectory const&) = delete;
+    ~TemporaryDirectory() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path_, ignored);
+    }
+    std::filesystem::path const& path() const noexcept { return path_; }
+
+private:
+    std::filesystem::path path_;
+};
+
+inline std::vector<std::byte> read_all(std::filesystem::path const& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::vector<char> chars{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::vector<std::byte> bytes(chars.size());
+    std::memcpy(bytes.data(), chars.data(), chars.size());
+    return bytes;
+}
+
+inline void write_all(std::filesystem::path const& path, std::span<std::byte const> bytes) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<char const*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+    if (!out) {
+        throw std::runtime_error("cannot write " + path.string());
+    }
+}
+
+inline std::vector<std::byte> random_bytes(std::size_t size, std::uint32_t seed) {
+    std::mt19937 generator(seed);
+    std::vector<std::byte> bytes(size);
+    for (auto& b : bytes) {
+        b = static_cast<std::byte>(generator() & 0xFFU);
+    }
+    return bytes;
+}
+
+inline std::vector<std::byte> to_bytes(std::string_view text) {
+    auto const view = std::as_bytes(std::span(text));
+    return {view.begin(), view.end()};
+}
+
+} // namespace tensoracle::testing

@@ -1,0 +1,60 @@
+// `tensoracle cache`: the group of commands that inspect and clean the saved-engine directory,
+// and the helpers its subcommands share.
+#include "commands.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/store.hpp"
+
+#include <exception>
+#include <iostream>
+
+namespace tensoracle::cli {
+
+void add_cache_command(CLI::App& app, Action& action) {
+    CLI::App* cache = app.add_subcommand(
+        "cache", "Inspect and clean the saved engines of open_engine (never loads TensorRT)");
+    cache->require_subcommand(1);
+    add_cache_list_command(*cache, action);
+    add_cache_prune_command(*cache, action);
+    add_cache_verify_command(*cache, action);
+}
+
+void add_cache_dir_option(CLI::App& command, std::string& value) {
+    command
+        .add_option("--cache-dir", value,
+                    "Cache directory to use instead of $XDG_CACHE_HOME/tensoracle "
+                    "(or ~/.cache/tensoracle)")
+        ->type_name("DIR")
+        ->check(CLI::Validator(
+            [](std::string const& directory) {
+                return directory.empty() ? std::string("the directory must not be empty")
+                                         : std::string();
+            },
+            "DIR"));
+}
+
+std::filesystem::path resolve_cache_directory(std::string const& option_value) {
+    std::filesystem::path directory =
+        option_value.empty() ? default_cache_directory() : std::filesystem::path(option_value);
+    return std::filesystem::absolute(directory).lexically_normal();
+}
+
+int run_reporting_errors(std::string_view command, std::function<int()> const& body) {
+    try {
+        return body();
+    } catch (InvalidArgument const& error) {
+        std::cerr << command << ": " << error.what() << "\n";
+        return kExitUsage;
+    } catch (std::exception const& error) {
+        std::cerr << command << ": " << error.what() << "\n";
+        return kExitFailure;
+    }
+}
+
+int usage_error(std::string_view command, std::string_view message, std::string_view usage) {
+    std::cerr << command << ": " << message << "\n"
+              << "usage: " << usage << "\n"
+              << "Run '" << command << " --help' for more information.\n";
+    return kExitUsage;
+}
+
+} // namespace tensoracle::cli

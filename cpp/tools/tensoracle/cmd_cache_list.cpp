@@ -1,0 +1,45 @@
+// `tensoracle cache list`: every saved engine with its header conditions, as JSON or a table.
+#include "commands.hpp"
+#include "tensoracle/cache_listing.hpp"
+
+#include <iostream>
+#include <memory>
+
+namespace tensoracle::cli {
+namespace {
+
+struct ListOptions {
+    std::string cache_dir;
+    std::string format = "json";
+};
+
+int list(ListOptions const& options) {
+    std::filesystem::path const directory = resolve_cache_directory(options.cache_dir);
+    if (options.format == "table") {
+        std::cout << listing_table(scan_cache(directory));
+        return kExitSuccess;
+    }
+    write_listing_json(std::cout, directory);
+    return kExitSuccess;
+}
+
+} // namespace
+
+void add_cache_list_command(CLI::App& cache, Action& action) {
+    auto options = std::make_shared<ListOptions>();
+    CLI::App* command = cache.add_subcommand(
+        "list", "Print every saved engine (header conditions, size, recorded time, status) as "
+                "one JSON object; reads headers and weight digest records only");
+    add_cache_dir_option(*command, options->cache_dir);
+    command
+        ->add_option("--format", options->format,
+                     "json (default): one JSON object; table: an aligned summary for people")
+        ->check(CLI::IsMember({"json", "table"}));
+    command->callback([options, &action] {
+        action = [options] {
+            return run_reporting_errors("tensoracle cache list", [&] { return list(*options); });
+        };
+    });
+}
+
+} // namespace tensoracle::cli

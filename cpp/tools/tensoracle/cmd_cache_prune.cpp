@@ -1,0 +1,126 @@
+// `tensoracle cache prune`: removes saved engines unused for some days, or the oldest ones until
+// the cache fits a size. Prints two JSON lines: {"plan": ...} before removing anything, then
+// {"result": ...}.
+#include "commands.hpp"
+#include "tensoracle/cache_pruning.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/size_text.hpp"
+#include "tensoracle/store.hpp"
+
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <optional>
+
+namespace tensoracle::cli {
+namespace {
+
+constexpr std::string_view kCommand = "tensoracle cache prune";
+constexpr std::string_view kUsage =
+    "tensoracle cache prune (--unused-for DAYS | --max-size SIZE) [--dry-run] [--cache-dir DIR]";
+
+struct PruneOptions {
+    std::string cache_dir;
+    std::string unused_for;
+    std::string max_size;
+    CLI::Option* unused_for_option = nullptr;
+    CLI::Option* max_size_option = nullptr;
+    bool dry_run = false;
+};
+
+std::string json_line(char const* key, nlohmann::json value) {
+    nlohmann::json document = nlohmann::json::object();
+    document[key] = std::move(value);
+    return document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+int prune(PruneOptions const& options, PruneCriterion const& criterion) {
+    std::filesystem::path const directory = resolve_cache_directory(options.cache_dir);
+    CacheScan const scan = scan_cache(directory);
+    // Only an existing directory gets a Store: constructing one would create the directory.
+    std::optional<Store> store;
+    InUseProbe probe;
+    if (scan.exists) {
+        store.emplace(directory);
+        probe = [&store](CacheEntry const& entry) { return entry_lock_held(*store, entry); };
+    }
+    PrunePlan const plan = plan_prune(scan.entries, criterion, probe);
+    nlohmann::json plan_document = plan_json(directory, plan, options.dry_run);
+    if (criterion.cutoff_ns) {
+        plan_document["criterion"]["unused_for_days"] = options.unused_for;
+    }
+    std::cout << json_line("plan", std::move(plan_document)) << std::endl;
+
+    PruneResult result;
+    if (options.dry_run || !store) {
+        result = dry_run_result(plan);
+        result.dry_run = options.dry_run;
+        if (!options.dry_run) {
+            result.projected_total_bytes.reset();
+        }
+    } else {
+        result = execute_prune(*store, plan);
+    }
+    std::cout << json_line("result", result_json(result, criterion)) << std::endl;
+    return result.failed.empty() && result.within_max_size ? kExitSuccess : kExitFailure;
+}
+
+int run(PruneOptions const& options) {
+    bool const by_age = options.unused_for_option->count() > 0;
+    bool const by_size = options.max_size_option->count() > 0;
+    if (by_age == by_size) {
+        return usage_error(kCommand,
+                           by_age ? "give only one of --unused-for and --max-size, not both"
+                                  : "give exactly one of --unused-for DAYS and --max-size SIZE",
+                           kUsage);
+    }
+    PruneCriterion criterion;
+    try {
+        if (by_age) {
+            std::int64_t const age = parse_days_nanoseconds(options.unused_for, "--unused-for");
+            std::int64_t cutoff = 0;
+            if (__builtin_sub_overflow(now_nanoseconds(), age, &cutoff)) {
+                cutoff = std::numeric_limits<std::int64_t>::min();
+            }
+            criterion.cutoff_ns = cutoff;
+        } else {
+            criterion.max_size_bytes = parse_size_bytes(options.max_size, "--max-size");
+        }
+    } catch (InvalidArgument const& error) {
+        return usage_error(kCommand, error.what(), kUsage);
+    }
+    return run_reporting_errors(kCommand, [&] { return prune(options, criterion); });
+}
+
+} // namespace
+
+void add_cache_prune_command(CLI::App& cache, Action& action) {
+    auto options = std::make_shared<PruneOptions>();
+    CLI::App* command = cache.add_subcommand(
+        "prune",
+        "Remove saved engines, either those unused for some days or the oldest until the cache "
+        "fits a size. Prints a JSON plan line, then a JSON result line. Empty, unrecognized and "
+        "temporary files count toward the total but are never removed, nor are engines whose "
+        "lock another process holds; weight digest records are kept. Removed engines are "
+        "rebuilt the next time they are used.");
+    add_cache_dir_option(*command, options->cache_dir);
+    options->unused_for_option = command->add_option(
+        "--unused-for", options->unused_for,
+        "Remove engines whose recorded time (last save or successful open) is strictly earlier "
+        "than DAYS days of 24 hours ago; DAYS is a nonnegative decimal such as 30 or 0.5");
+    options->unused_for_option->type_name("DAYS");
+    options->max_size_option = command->add_option(
+        "--max-size", options->max_size,
+        "Remove the least recently recorded engines (ties by file name) until all .engine files "
+        "total at most SIZE: bytes, or a number with B, KiB, MiB, GiB or TiB (any case, powers "
+        "of 1024, fractions allowed and rounded down to whole bytes), such as 10GiB");
+    options->max_size_option->type_name("SIZE");
+    command->add_flag("--dry-run", options->dry_run,
+                      "Print the plan and the projected total; change no file and no recorded "
+                      "time");
+    command->footer("Exit status: 0 success, 1 filesystem failure, failed removal or a size "
+                    "limit that cannot be met, 2 invalid usage.");
+    command->callback([options, &action] { action = [options] { return run(*options); }; });
+}
+
+} // namespace tensoracle::cli

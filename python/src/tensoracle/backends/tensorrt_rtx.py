@@ -1,0 +1,88 @@
+"""Adapter for TensorRT-RTX (module ``tensorrt_rtx``): what differs from TensorRT 11, nothing more.
+
+RTX builds ahead of time for a list of compute capabilities without needing a GPU. The list is
+``TENSORACLE_RTX_TARGETS`` (comma-separated ``sm75,sm80,sm86,sm89,sm120,sm121``, or ``current``
+for the local GPU only), by default the RTX default set sm80, sm86, sm89 and sm120.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+NAME = "tensorrt_rtx"
+MODULE_NAME = "tensorrt_rtx"
+EXTRA = "tensoracle[rtx]"
+OPTIMIZATION_LEVELS = range(0, 6)
+# INetworkDefinition has no add_plugin/add_plugin_v2/add_plugin_v3; the plugin registry exists.
+NETWORK_PLUGIN_LAYERS = False
+
+TARGETS_VARIABLE = "TENSORACLE_RTX_TARGETS"
+DEFAULT_TARGETS = ("sm80", "sm86", "sm89", "sm120")
+_KNOWN_TARGETS = ("sm75", "sm80", "sm86", "sm89", "sm120", "sm121")
+_CURRENT = "current"
+
+
+def _requested() -> list[str]:
+    text = os.environ.get(TARGETS_VARIABLE, "").strip()
+    if not text:
+        return list(DEFAULT_TARGETS)
+    entries = [entry.strip().lower() for entry in text.split(",")]
+    if entries == [_CURRENT]:
+        return entries
+    for entry in entries:
+        if entry not in _KNOWN_TARGETS:
+            raise ValueError(
+                f"{TARGETS_VARIABLE}={text!r}: {entry!r} is not a TensorRT-RTX target; use "
+                f"{', '.join(_KNOWN_TARGETS)} (comma-separated) or {_CURRENT!r} alone"
+            )
+    if len(set(entries)) != len(entries):
+        raise ValueError(f"{TARGETS_VARIABLE}={text!r} names a target twice")
+    return entries
+
+
+def planned_targets(gpu: Mapping[str, Any] | None) -> list[str]:
+    """The compute capabilities the build will target, known before building (for the identity)."""
+    requested = _requested()
+    if requested == [_CURRENT]:
+        if gpu is None:
+            raise ValueError(
+                f"{TARGETS_VARIABLE}=current builds for the local GPU, and this machine has none"
+            )
+        major, minor = str(gpu["compute_capability"]).split(".")
+        return [f"sm{major}{minor}"]
+    return requested
+
+
+def apply_targets(trt: Any, config: Any, targets: list[str]) -> list[str]:
+    """Sets the targets on the builder config and returns them as read back from it."""
+    values = (
+        [trt.ComputeCapability.CURRENT]
+        if _requested() == [_CURRENT]
+        else [getattr(trt.ComputeCapability, target.upper()) for target in targets]
+    )
+    config.num_compute_capabilities = len(values)
+    for index, value in enumerate(values):
+        config.set_compute_capability(value, index)
+    read_back = [
+        config.get_compute_capability(index) for index in range(config.num_compute_capabilities)
+    ]
+    if read_back != values:
+        raise RuntimeError(f"TensorRT-RTX kept compute capabilities {read_back}, not {values}")
+    if values == [trt.ComputeCapability.CURRENT]:
+        return list(targets)
+    return [value.name.lower() for value in read_back]
+
+
+def validity_problem(trt: Any, runtime: Any, plan: Any) -> str | None:
+    """Reads the plan header with Runtime.get_engine_validity; returns why it cannot run here."""
+    validity, diagnostics = runtime.get_engine_validity(plan)
+    if validity == trt.EngineValidity.INVALID:
+        reasons = [
+            name
+            for name, flag in trt.EngineInvalidityDiagnostics.__members__.items()
+            if int(diagnostics) & int(flag)
+        ]
+        return f"INVALID ({', '.join(reasons) or 'no diagnostic bits set'})"
+    return None

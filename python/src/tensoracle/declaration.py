@@ -1,0 +1,132 @@
+"""What a build declares besides the graph: input shapes (profiles) and builder settings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+Shape = tuple[int, ...]
+
+# The range every supported backend accepts for builder_optimization_level.
+OPTIMIZATION_LEVELS = range(0, 6)
+
+
+def _shape(field_name: str, value: Any) -> Shape:
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise ValueError(f"{field_name} must be a sequence of positive integers, not {value!r}")
+    dims = tuple(value)
+    for dim in dims:
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
+            raise ValueError(f"{field_name} must hold positive integers; {value!r} holds {dim!r}")
+    return dims
+
+
+@dataclass(frozen=True)
+class InputShape:
+    """The minimum, optimum and maximum shape of one input (one optimization profile)."""
+
+    min: Shape
+    opt: Shape
+    max: Shape
+
+    def __post_init__(self) -> None:
+        minimum = _shape("InputShape.min", self.min)
+        optimum = _shape("InputShape.opt", self.opt)
+        maximum = _shape("InputShape.max", self.max)
+        if not len(minimum) == len(optimum) == len(maximum):
+            raise ValueError(
+                "InputShape.min, opt and max must have the same rank; got "
+                f"min={minimum}, opt={optimum}, max={maximum}"
+            )
+        for axis, (low, mid, high) in enumerate(zip(minimum, optimum, maximum, strict=True)):
+            if not low <= mid <= high:
+                raise ValueError(
+                    f"InputShape needs min <= opt <= max in every dimension; dimension {axis} "
+                    f"has min={low}, opt={mid}, max={high}"
+                )
+        object.__setattr__(self, "min", minimum)
+        object.__setattr__(self, "opt", optimum)
+        object.__setattr__(self, "max", maximum)
+
+    @classmethod
+    def fixed(cls, shape: Iterable[int]) -> InputShape:
+        """One size: minimum, optimum and maximum are all ``shape``."""
+        dims = _shape("InputShape.fixed shape", shape)
+        return cls(dims, dims, dims)
+
+    @classmethod
+    def ranged(cls, min: Iterable[int], opt: Iterable[int], max: Iterable[int]) -> InputShape:
+        """A range of sizes; put ``-1`` in each varying dimension of the graph input."""
+        return cls(min, opt, max)  # type: ignore[arg-type]  # validated and converted
+
+    @property
+    def is_fixed(self) -> bool:
+        return self.min == self.opt == self.max
+
+    def conditions(self) -> dict[str, list[int]]:
+        return {"min": list(self.min), "opt": list(self.opt), "max": list(self.max)}
+
+
+@dataclass(frozen=True)
+class BuilderSettings:
+    """Builder settings. TF32 is always disabled; the workspace limit is in bytes or None."""
+
+    workspace_limit: int | None = None
+    optimization_level: int = 3
+    tf32: bool = False
+
+    def __post_init__(self) -> None:
+        limit = self.workspace_limit
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise ValueError(
+                f"BuilderSettings.workspace_limit must be a positive integer number of bytes or "
+                f"None, not {limit!r}"
+            )
+        if limit is not None and limit <= 0:
+            raise ValueError(
+                f"BuilderSettings.workspace_limit must be positive (bytes) or None, not {limit}"
+            )
+        level = self.optimization_level
+        if (
+            isinstance(level, bool)
+            or not isinstance(level, int)
+            or level not in OPTIMIZATION_LEVELS
+        ):
+            raise ValueError(
+                "BuilderSettings.optimization_level must be an integer from "
+                f"{OPTIMIZATION_LEVELS.start} to {OPTIMIZATION_LEVELS.stop - 1}, not {level!r}"
+            )
+        if self.tf32 is not False:
+            raise ValueError(
+                f"BuilderSettings.tf32 must be False (TF32 is always disabled), not {self.tf32!r}"
+            )
+
+
+@dataclass(frozen=True)
+class EngineBuild:
+    """The build declaration: one ``InputShape`` per graph input, and the builder settings."""
+
+    inputs: Mapping[str, InputShape]
+    settings: BuilderSettings = field(default_factory=BuilderSettings)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.inputs, Mapping):
+            raise ValueError(
+                f"EngineBuild.inputs must map input names to InputShape, not {self.inputs!r}"
+            )
+        copied: dict[str, InputShape] = {}
+        for name, shape in self.inputs.items():
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"EngineBuild.inputs has an invalid input name {name!r}")
+            if not isinstance(shape, InputShape):
+                raise ValueError(
+                    f"EngineBuild.inputs[{name!r}] must be an InputShape, not {shape!r}"
+                )
+            copied[name] = shape
+        if not isinstance(self.settings, BuilderSettings):
+            raise ValueError(
+                f"EngineBuild.settings must be a BuilderSettings, not {self.settings!r}"
+            )
+        object.__setattr__(self, "inputs", MappingProxyType(copied))

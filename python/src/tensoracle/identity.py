@@ -1,0 +1,58 @@
+"""The build conditions that identify a saved engine, as canonical JSON for the store."""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections.abc import Mapping
+from typing import Any
+
+from tensoracle.backends import Backend
+from tensoracle.declaration import EngineBuild
+
+_ARCHITECTURES = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}
+
+
+def operating_system() -> str:
+    return platform.system().lower() or "unknown"
+
+
+def architecture() -> str:
+    machine = platform.machine().lower()
+    return _ARCHITECTURES.get(machine, machine or "unknown")
+
+
+def conditions(
+    *,
+    name: str,
+    graph_version: str,
+    chosen: Backend,
+    declaration: EngineBuild,
+    weights: list[str],
+    plugins: list[str],
+    gpu: Mapping[str, Any] | None,
+    targets: list[str],
+) -> dict[str, Any]:
+    """Everything that decides whether a saved engine fits this build: names, versions, input
+    profiles, the settings that change the plan (not the workspace limit), content digests of
+    weights and plugins, the platform, the GPU (None without one) and the build targets."""
+    return {
+        "name": name,
+        "graph_version": graph_version,
+        "backend": chosen.name,
+        "backend_version": chosen.version,
+        "inputs": {key: shape.conditions() for key, shape in declaration.inputs.items()},
+        "optimization_level": declaration.settings.optimization_level,
+        "tf32": False,
+        "weights": list(weights),
+        "plugins": list(plugins),
+        "os": operating_system(),
+        "arch": architecture(),
+        "gpu": dict(gpu) if gpu is not None else None,
+        "targets": list(targets),
+    }
+
+
+def to_json(value: Mapping[str, Any]) -> str:
+    """Compact JSON with sorted keys; the store canonicalizes it again (floats are refused)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,200 @@
+"""Declared engine inputs and outputs (``EngineIO``), and their check against an engine's IO.
+
+An IO signature is the JSON-ready description of an engine's IO tensors: for each tensor its
+name, mode, dtype, build-time shape, profile (inputs), location and format, enum values by name.
+It is recorded in the saved header at build time (from the network and the declaration), so the
+declared ``EngineIO`` can be checked without deserializing, and it is read again from the engine
+itself wherever the engine is deserialized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from tensoracle.declaration import EngineBuild
+from tensoracle.errors import EngineIOError
+
+Signature = dict[str, Any]
+
+
+def _enum_name(field_name: str, value: Any, kind: str) -> str:
+    if type(value).__name__ != kind or not isinstance(getattr(value, "name", None), str):
+        raise ValueError(
+            f"{field_name} must be a TensorRT {kind} (such as trt.{kind}), not {value!r}"
+        )
+    return str(value.name)
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One declared tensor: TensorRT dtype and build-time shape (``-1`` for ranged dimensions);
+    ``location`` and ``format`` are checked only when given."""
+
+    dtype: Any
+    shape: tuple[int, ...]
+    location: Any = None
+    format: Any = None
+
+    def __post_init__(self) -> None:
+        _enum_name("TensorSpec.dtype", self.dtype, "DataType")
+        if isinstance(self.shape, str | bytes) or not isinstance(self.shape, Iterable):
+            raise ValueError(f"TensorSpec.shape must be a sequence of integers, not {self.shape!r}")
+        dims = tuple(self.shape)
+        for dim in dims:
+            if isinstance(dim, bool) or not isinstance(dim, int) or dim < -1:
+                raise ValueError(
+                    f"TensorSpec.shape must hold integers >= -1; {self.shape!r} holds {dim!r}"
+                )
+        object.__setattr__(self, "shape", dims)
+        if self.location is not None:
+            _enum_name("TensorSpec.location", self.location, "TensorLocation")
+        if self.format is not None:
+            _enum_name("TensorSpec.format", self.format, "TensorFormat")
+
+
+@dataclass(frozen=True)
+class EngineIO:
+    """The expected input and output tensors of an engine, by name."""
+
+    inputs: Mapping[str, TensorSpec]
+    outputs: Mapping[str, TensorSpec]
+
+    def __post_init__(self) -> None:
+        for field_name in ("inputs", "outputs"):
+            value = getattr(self, field_name)
+            if not isinstance(value, Mapping):
+                raise ValueError(
+                    f"EngineIO.{field_name} must map names to TensorSpec, not {value!r}"
+                )
+            for name, spec in value.items():
+                if not isinstance(name, str) or not name:
+                    raise ValueError(f"EngineIO.{field_name} has an invalid tensor name {name!r}")
+                if not isinstance(spec, TensorSpec):
+                    raise ValueError(
+                        f"EngineIO.{field_name}[{name!r}] must be a TensorSpec, not {spec!r}"
+                    )
+            object.__setattr__(self, field_name, MappingProxyType(dict(value)))
+        both = sorted(set(self.inputs) & set(self.outputs))
+        if both:
+            raise ValueError(f"EngineIO names {both[0]!r} both as an input and as an output")
+
+
+def _format_name(trt: Any, allowed: int) -> str:
+    """The IO format a network tensor allows: LINEAR when permitted (TensorRT's default)."""
+    members = trt.TensorFormat.__members__
+    if allowed & (1 << int(members["LINEAR"])):
+        return "LINEAR"
+    for name, value in members.items():
+        if allowed & (1 << int(value)):
+            return str(name)
+    return "LINEAR"
+
+
+def signature_from_network(trt: Any, network: Any, declaration: EngineBuild) -> Signature:
+    """The IO signature of a built network, with input profiles taken from the declaration."""
+    tensors: list[dict[str, Any]] = []
+    for mode, count, get in (
+        ("INPUT", network.num_inputs, network.get_input),
+        ("OUTPUT", network.num_outputs, network.get_output),
+    ):
+        for index in range(count):
+            tensor = get(index)
+            location = getattr(tensor, "location", None)
+            entry: dict[str, Any] = {
+                "name": tensor.name,
+                "mode": mode,
+                "dtype": tensor.dtype.name,
+                "shape": [int(dim) for dim in tensor.shape],
+                "location": location.name if location is not None else "DEVICE",
+                "format": _format_name(trt, int(tensor.allowed_formats)),
+            }
+            if mode == "INPUT":
+                entry["profile"] = declaration.inputs[tensor.name].conditions()
+            tensors.append(entry)
+    return {"tensors": tensors}
+
+
+def signature_from_engine(trt: Any, engine: Any) -> Signature:
+    """The IO signature read back from a deserialized engine (profile 0 for inputs)."""
+    tensors: list[dict[str, Any]] = []
+    for index in range(engine.num_io_tensors):
+        name = engine.get_tensor_name(index)
+        mode = engine.get_tensor_mode(name)
+        entry: dict[str, Any] = {
+            "name": name,
+            "mode": mode.name,
+            "dtype": engine.get_tensor_dtype(name).name,
+            "shape": [int(dim) for dim in engine.get_tensor_shape(name)],
+            "location": engine.get_tensor_location(name).name,
+            "format": engine.get_tensor_format(name).name,
+        }
+        if mode == trt.TensorIOMode.INPUT:
+            low, mid, high = engine.get_tensor_profile_shape(name, 0)
+            entry["profile"] = {
+                "min": [int(dim) for dim in low],
+                "opt": [int(dim) for dim in mid],
+                "max": [int(dim) for dim in high],
+            }
+        tensors.append(entry)
+    return {"tensors": tensors}
+
+
+def _mismatch(
+    path: str, source: str, tensor: str, field: str, observed: Any, expected: Any
+) -> None:
+    raise EngineIOError(
+        f"engine IO mismatch in {source} '{path}': tensor {tensor!r} field {field!r}: "
+        f"observed {observed}, expected {expected}"
+    )
+
+
+def check_io(
+    io: EngineIO, declaration: EngineBuild, signature: Mapping[str, Any], path: str, source: str
+) -> None:
+    """Raises EngineIOError naming tensor, field, observed and expected values and the path when
+    ``signature`` (from the saved header or the engine: ``source`` says which) differs from
+    ``io`` and the declared input profiles."""
+    observed = {entry["name"]: entry for entry in signature.get("tensors", [])}
+    declared: dict[str, tuple[str, TensorSpec]] = {}
+    declared.update({name: ("INPUT", spec) for name, spec in io.inputs.items()})
+    declared.update({name: ("OUTPUT", spec) for name, spec in io.outputs.items()})
+    for name in declared:
+        if name not in observed:
+            _mismatch(
+                path,
+                source,
+                name,
+                "name",
+                f"no such tensor (engine has {sorted(observed)})",
+                repr(name),
+            )
+    for name in observed:
+        if name not in declared:
+            _mismatch(
+                path,
+                source,
+                name,
+                "name",
+                repr(name),
+                f"only the declared tensors {sorted(declared)}",
+            )
+    for name, (mode, spec) in declared.items():
+        entry = observed[name]
+        checks: list[tuple[str, Any, Any]] = [
+            ("mode", entry["mode"], mode),
+            ("dtype", entry["dtype"], spec.dtype.name),
+            ("shape", tuple(entry["shape"]), spec.shape),
+        ]
+        if mode == "INPUT" and name in declaration.inputs:
+            expected_profile = declaration.inputs[name].conditions()
+            checks.append(("profile", entry.get("profile"), expected_profile))
+        if spec.location is not None:
+            checks.append(("location", entry["location"], spec.location.name))
+        if spec.format is not None:
+            checks.append(("format", entry["format"], spec.format.name))
+        for field, seen, wanted in checks:
+            if seen != wanted:
+                _mismatch(path, source, name, field, seen, wanted)

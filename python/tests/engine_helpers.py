@@ -1,0 +1,53 @@
+"""Shared pieces of the engine-layer tests: the spec's features/result graph and its weights."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from safetensors.numpy import load_file, save_file
+
+import tensoracle
+from tensoracle import BuilderSettings, EngineBuild, EngineIO, InputShape, TensorSpec
+
+trt: Any = tensoracle.backend().module
+
+DECLARATION = EngineBuild(
+    inputs={"features": InputShape.ranged((1, 1, 2), (1, 64, 2), (1, 448, 2))},
+    settings=BuilderSettings(workspace_limit=None, optimization_level=3),
+)
+IO = EngineIO(
+    inputs={"features": TensorSpec(trt.float32, (1, -1, 2))},
+    outputs={"result": TensorSpec(trt.float32, (1, -1, 2))},
+)
+
+
+def write_weights(path: Path, bias: tuple[float, float] = (0.5, -1.0)) -> Path:
+    """A tiny safetensors file holding the graph's ``bias`` (2 floats)."""
+    save_file({"bias": np.array(bias, dtype=np.float32)}, str(path))
+    return path
+
+
+def make_graph(weights: Path, calls: list[int] | None = None) -> Callable[[Any], None]:
+    """The features + bias = result graph; appends to ``calls`` each time it is called."""
+
+    def graph(network: Any) -> None:
+        if calls is not None:
+            calls.append(1)
+        bias = load_file(str(weights))["bias"]
+        features = network.add_input("features", trt.float32, (1, -1, 2))
+        constant = network.add_constant((1, 1, 2), np.ascontiguousarray(bias[None, None, :]))
+        result = network.add_elementwise(
+            features, constant.get_output(0), trt.ElementWiseOperation.SUM
+        ).get_output(0)
+        result.name = "result"
+        network.mark_output(result)
+
+    return graph
+
+
+def raising_graph(network: Any) -> None:
+    """A graph for cache hits: calling it means the cache was not used."""
+    raise AssertionError("the graph was called although a saved engine should have been used")

@@ -1,0 +1,105 @@
+"""InputShape, BuilderSettings and EngineBuild: valid declarations and every rejected value."""
+
+from __future__ import annotations
+
+import pytest
+
+from tensoracle import BuilderSettings, EngineBuild, InputShape
+
+
+def test_fixed_shape_is_its_own_range():
+    shape = InputShape.fixed((1, 64, 2))
+    assert (shape.min, shape.opt, shape.max) == ((1, 64, 2),) * 3
+    assert shape.is_fixed
+
+
+def test_ranged_shape_keeps_each_bound_and_accepts_lists():
+    shape = InputShape.ranged([1, 1, 2], (1, 64, 2), (1, 448, 2))
+    assert shape.min == (1, 1, 2)
+    assert shape.opt == (1, 64, 2)
+    assert shape.max == (1, 448, 2)
+    assert not shape.is_fixed
+    assert shape.conditions() == {"min": [1, 1, 2], "opt": [1, 64, 2], "max": [1, 448, 2]}
+
+
+@pytest.mark.parametrize(
+    ("bounds", "words"),
+    [
+        (((1, 0, 2), (1, 1, 2), (1, 2, 2)), ["InputShape.min", "0"]),
+        (((1, 1, 2), (1, -1, 2), (1, 2, 2)), ["InputShape.opt", "-1"]),
+        (((1, 1, 2), (1, 1, 2), (1, 2.5, 2)), ["InputShape.max", "2.5"]),
+        (((1, True, 2), (1, 1, 2), (1, 2, 2)), ["InputShape.min", "True"]),
+        (((1, 1), (1, 1, 2), (1, 2, 2)), ["same rank", "min=(1, 1)"]),
+        (((1, 8, 2), (1, 4, 2), (1, 9, 2)), ["dimension 1", "min=8", "opt=4"]),
+        (((1, 1, 2), (1, 9, 2), (1, 8, 2)), ["dimension 1", "opt=9", "max=8"]),
+        (("abc", (1,), (1,)), ["InputShape.min", "'abc'"]),
+    ],
+)
+def test_invalid_ranges_name_field_and_value(bounds, words):
+    with pytest.raises(ValueError, match="InputShape") as caught:
+        InputShape.ranged(*bounds)
+    for word in words:
+        assert word in str(caught.value)
+
+
+def test_invalid_fixed_shape_names_the_value():
+    with pytest.raises(ValueError, match=r"InputShape.fixed shape.*-3"):
+        InputShape.fixed((1, -3))
+
+
+def test_builder_settings_defaults_match_the_spec():
+    settings = BuilderSettings()
+    assert settings.workspace_limit is None
+    assert settings.optimization_level == 3
+    assert settings.tf32 is False
+    assert BuilderSettings(workspace_limit=4 << 30).workspace_limit == 4 << 30
+
+
+def test_tf32_cannot_be_enabled():
+    with pytest.raises(ValueError, match=r"tf32.*True"):
+        BuilderSettings(tf32=True)
+
+
+@pytest.mark.parametrize("limit", [0, -1, True, False, 1.5, 1024.0, "1GiB"])
+def test_invalid_workspace_limits_are_rejected(limit):
+    with pytest.raises(ValueError, match="workspace_limit") as caught:
+        BuilderSettings(workspace_limit=limit)
+    assert repr(limit) in str(caught.value) or str(limit) in str(caught.value)
+
+
+@pytest.mark.parametrize("level", [-1, 6, True, 3.0, "3", None])
+def test_invalid_optimization_levels_are_rejected(level):
+    with pytest.raises(ValueError, match=r"optimization_level.*0 to 5"):
+        BuilderSettings(optimization_level=level)
+
+
+@pytest.mark.parametrize("level", range(6))
+def test_every_backend_optimization_level_is_accepted(level):
+    assert BuilderSettings(optimization_level=level).optimization_level == level
+
+
+def test_engine_build_copies_its_inputs():
+    inputs = {"features": InputShape.fixed((1, 2))}
+    declaration = EngineBuild(inputs=inputs)
+    inputs["other"] = InputShape.fixed((3,))
+    assert list(declaration.inputs) == ["features"]
+    assert declaration.settings == BuilderSettings()
+    with pytest.raises(TypeError):
+        declaration.inputs["x"] = InputShape.fixed((1,))  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "words"),
+    [
+        ({"inputs": [("features", InputShape.fixed((1,)))]}, ["EngineBuild.inputs must map"]),
+        ({"inputs": {"": InputShape.fixed((1,))}}, ["invalid input name", "''"]),
+        ({"inputs": {3: InputShape.fixed((1,))}}, ["invalid input name", "3"]),
+        ({"inputs": {"features": (1, 2)}}, ["EngineBuild.inputs['features']", "(1, 2)"]),
+        ({"inputs": {}, "settings": {"tf32": False}}, ["EngineBuild.settings", "tf32"]),
+    ],
+)
+def test_invalid_engine_builds_name_field_and_value(arguments, words):
+    with pytest.raises(ValueError, match="EngineBuild") as caught:
+        EngineBuild(**arguments)
+    for word in words:
+        assert word in str(caught.value)

@@ -1,0 +1,222 @@
+"""Every execution rule run for real: TensorRT engines on a GPU with CuPy buffers and streams."""
+
+from __future__ import annotations
+
+import gc
+import warnings
+import weakref
+
+import numpy as np
+import pytest
+from gpu_engines import (
+    BIAS,
+    FEATURES_PROFILE,
+    POINT_PROFILE,
+    SHAPE_OUTPUT_PROFILE,
+    SHAPE_VALUES,
+    TWO_INPUTS_PROFILE,
+    BuildFailed,
+    backend_module,
+    build_handle,
+    features_result,
+    fixed_and_point,
+    nonzero,
+    shape_input,
+    shape_output,
+    two_inputs_sum,
+)
+
+from tensoracle import ShapeTensorOutputWarning
+from tensoracle.execution import EngineExecution
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def cp():
+    return pytest.importorskip("cupy")
+
+
+@pytest.fixture(scope="module")
+def features_handle():
+    return build_handle(features_result, FEATURES_PROFILE)
+
+
+def run_features(cp, unit: EngineExecution, length: int, stream=None) -> np.ndarray:
+    """Enqueues features (1, length, 2) and returns the result read back after waiting."""
+    stream = stream or cp.cuda.Stream(non_blocking=True)
+    with stream:
+        features = cp.arange(2 * length, dtype=cp.float32).reshape(1, length, 2)
+        result = cp.full(unit.get_tensor_shape("result"), np.nan, dtype=cp.float32)
+        unit.enqueue({"features": features.data.ptr, "result": result.data.ptr}, stream=stream.ptr)
+        stream.synchronize()
+        return cp.asnumpy(result), cp.asnumpy(features)
+
+
+def test_ranged_shapes_concrete_outputs_and_correct_results(cp, features_handle):
+    trt = backend_module()
+    with EngineExecution(features_handle) as unit:
+        assert unit.ranged_input_names == ("features",)
+        for length in (1, 4, 8, 3):
+            unit.set_input_shapes({"features": (1, length, 2)})
+            assert unit.get_tensor_shape("result") == (1, length, 2)
+            assert unit.get_tensor_dtype("result") == trt.float32
+            result, features = run_features(cp, unit, length)
+            np.testing.assert_array_equal(result, features + BIAS)
+
+
+def test_stream_zero_runs_on_the_legacy_default_stream(cp, features_handle):
+    with EngineExecution(features_handle) as unit:
+        unit.set_input_shapes({"features": (1, 2, 2)})
+        features = cp.ones((1, 2, 2), dtype=cp.float32)
+        result = cp.zeros((1, 2, 2), dtype=cp.float32)
+        cp.cuda.Device().synchronize()
+        unit.enqueue({"features": features.data.ptr, "result": result.data.ptr}, stream=0)
+        cp.cuda.Device().synchronize()
+        np.testing.assert_array_equal(cp.asnumpy(result), np.ones((1, 2, 2)) + BIAS)
+
+
+def test_units_on_one_handle_have_independent_shapes(cp, features_handle):
+    with EngineExecution(features_handle) as small, EngineExecution(features_handle) as large:
+        small.set_input_shapes({"features": (1, 2, 2)})
+        large.set_input_shapes({"features": (1, 8, 2)})
+        assert small.get_tensor_shape("result") == (1, 2, 2)
+        result, features = run_features(cp, large, 8)
+        np.testing.assert_array_equal(result, features + BIAS)
+        result, features = run_features(cp, small, 2)
+        np.testing.assert_array_equal(result, features + BIAS)
+
+
+def test_validation_errors_leave_the_set_shapes_in_place(cp, features_handle):
+    with EngineExecution(features_handle) as unit:
+        unit.set_input_shapes({"features": (1, 5, 2)})
+        for bad in ({"feature": (1, 5, 2)}, {"features": (1, 5)}, {"features": (1, 5.0, 2)}):
+            with pytest.raises(ValueError, match="invalid input shapes"):
+                unit.set_input_shapes(bad)
+        assert unit.get_tensor_shape("result") == (1, 5, 2)
+        result, features = run_features(cp, unit, 5)
+        np.testing.assert_array_equal(result, features + BIAS)
+
+
+def test_a_tensorrt_rejection_blocks_until_a_complete_setting(cp):
+    handle = build_handle(two_inputs_sum, TWO_INPUTS_PROFILE)
+    with EngineExecution(handle) as unit:
+        unit.set_input_shapes({"a": (3,), "b": (3,)})
+        with pytest.raises(ValueError, match=r"rejected the shape of 'b' \(9,\)"):
+            unit.set_input_shapes({"a": (4,), "b": (9,)})  # b is past the profile maximum 8
+        with pytest.raises(RuntimeError, match="incomplete"):
+            unit.get_tensor_shape("total")
+        a = cp.full((4,), 2.0, dtype=cp.float32)
+        b = cp.full((4,), 3.0, dtype=cp.float32)
+        total = cp.zeros((4,), dtype=cp.float32)
+        addresses = {"a": a.data.ptr, "b": b.data.ptr, "total": total.data.ptr}
+        with pytest.raises(RuntimeError, match="incomplete"):
+            unit.enqueue(addresses, stream=0)
+        unit.set_input_shapes({"a": (4,), "b": (4,)})
+        stream = cp.cuda.Stream(non_blocking=True)
+        unit.enqueue(addresses, stream=stream.ptr)
+        stream.synchronize()
+        np.testing.assert_array_equal(cp.asnumpy(total), np.full(4, 5.0))
+
+
+def test_fixed_and_single_point_inputs_need_no_setting(cp):
+    handle = build_handle(fixed_and_point, POINT_PROFILE)
+    with EngineExecution(handle) as unit:
+        assert unit.ranged_input_names == ()
+        assert unit.get_tensor_shape("point") == (2, 3)
+        assert unit.get_tensor_shape("out") == (2, 3)
+        fixed = cp.arange(6, dtype=cp.float32).reshape(2, 3)
+        point = cp.full((2, 3), 3.0, dtype=cp.float32)
+        out = cp.zeros((2, 3), dtype=cp.float32)
+        stream = cp.cuda.Stream(non_blocking=True)
+        unit.enqueue(
+            {"fixed": fixed.data.ptr, "point": point.data.ptr, "out": out.data.ptr},
+            stream=stream.ptr,
+        )
+        stream.synchronize()
+        np.testing.assert_array_equal(cp.asnumpy(out), cp.asnumpy(fixed) * 3)
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        (lambda a: {"features": a["features"]}, ValueError),
+        (lambda a: {**a, "extra": a["result"]}, ValueError),
+        (lambda a: {**a, "result": 0}, ValueError),
+        (lambda a: {**a, "result": -a["result"]}, ValueError),
+        (lambda a: {**a, "result": True}, TypeError),
+        (lambda a: {**a, "result": float(a["result"])}, TypeError),
+    ],
+    ids=["missing", "extra", "zero", "negative", "bool", "float"],
+)
+def test_bad_addresses_are_refused_and_the_output_is_untouched(cp, features_handle, change, error):
+    with EngineExecution(features_handle) as unit:
+        unit.set_input_shapes({"features": (1, 2, 2)})
+        features = cp.ones((1, 2, 2), dtype=cp.float32)
+        result = cp.full((1, 2, 2), 7.0, dtype=cp.float32)
+        good = {"features": features.data.ptr, "result": result.data.ptr}
+        with pytest.raises(error, match=r"'result'|'extra'"):
+            unit.enqueue(change(good), stream=0)
+        cp.cuda.Device().synchronize()
+        np.testing.assert_array_equal(cp.asnumpy(result), np.full((1, 2, 2), 7.0))
+
+
+@pytest.mark.parametrize(("stream", "error"), [(True, TypeError), (-1, ValueError)])
+def test_bad_streams_are_refused(cp, features_handle, stream, error):
+    with EngineExecution(features_handle) as unit:
+        unit.set_input_shapes({"features": (1, 2, 2)})
+        features = cp.ones((1, 2, 2), dtype=cp.float32)
+        result = cp.zeros((1, 2, 2), dtype=cp.float32)
+        with pytest.raises(error, match="stream"):
+            unit.enqueue({"features": features.data.ptr, "result": result.data.ptr}, stream=stream)
+
+
+def test_closed_units_refuse_everything_and_release_the_context_first(features_handle):
+    unit = EngineExecution(features_handle)
+    context = weakref.ref(unit._context)
+    unit.close()
+    gc.collect()
+    assert context() is None
+    assert features_handle.engine is not None  # the caller's handle still holds the engine
+    for operation in (
+        lambda: unit.set_input_shapes({"features": (1, 2, 2)}),
+        lambda: unit.get_tensor_shape("result"),
+        lambda: unit.get_tensor_dtype("result"),
+        lambda: unit.enqueue({"features": 1, "result": 2}, stream=0),
+    ):
+        with pytest.raises(RuntimeError, match="closed"):
+            operation()
+    unit.close()
+
+
+def test_a_unit_keeps_its_handle_alive(cp):
+    unit = EngineExecution(build_handle(features_result, FEATURES_PROFILE))
+    gc.collect()
+    unit.set_input_shapes({"features": (1, 3, 2)})
+    result, features = run_features(cp, unit, 3)
+    np.testing.assert_array_equal(result, features + BIAS)
+    unit.close()
+
+
+def test_data_dependent_output_sizes_are_rejected_at_creation():
+    try:
+        handle = build_handle(nonzero)
+    except BuildFailed as failure:
+        pytest.skip(f"this backend has no data-dependent-shape test engine: {failure}")
+    with pytest.raises(ValueError, match=r"data-dependent sizes.*'indices'"):
+        EngineExecution(handle)
+
+
+def test_shape_tensor_inputs_are_rejected_at_creation():
+    handle = build_handle(shape_input, shape_values=SHAPE_VALUES)
+    with pytest.raises(ValueError, match="input 'dims' is a shape tensor"):
+        EngineExecution(handle)
+
+
+def test_recorded_shape_tensor_outputs_warn_and_can_stop_creation():
+    handle = build_handle(shape_output, SHAPE_OUTPUT_PROFILE)
+    handle.shape_tensor_outputs = ("size",)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", category=ShapeTensorOutputWarning)
+        with pytest.raises(ShapeTensorOutputWarning, match="'size'"):
+            EngineExecution(handle)
