@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <xxhash.h>
+#if defined(TENSORACLE_XXHASH_DISPATCH) && (defined(__x86_64__) || defined(__i386__))
+#include <xxh_x86dispatch.h> // XXH3_128bits becomes the variant that picks AVX2/AVX-512
+#endif
 
 namespace tensoracle {
 
