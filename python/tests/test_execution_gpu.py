@@ -239,18 +239,20 @@ def test_close_releases_the_context_then_the_handle():
     assert unit.closed
 
 
-def test_a_failed_execute_is_a_runtime_error(cp, features_handle):
-    # TensorRT refuses a misaligned address; a fresh context then has no address to run with.
+def test_a_refused_address_is_a_runtime_error_naming_the_tensor(cp, features_handle):
+    # TensorRT refuses a misaligned address; enqueue must not launch with the previous binding.
     probe = features_handle.engine.create_execution_context()
     result = cp.zeros((1, 4, 2), dtype=cp.float32)
     if probe.set_tensor_address("result", result.data.ptr + 1):
-        pytest.skip("this TensorRT accepts a misaligned address: execute_async_v3 cannot be failed")
+        pytest.skip("this TensorRT accepts a misaligned address: nothing to refuse")
     del probe
     with EngineExecution(features_handle) as unit:
         unit.set_input_shapes({"features": (1, 4, 2)})
         features = cp.ones((1, 4, 2), dtype=cp.float32)
+        unit.enqueue({"features": features.data.ptr, "result": result.data.ptr}, stream=0)
+        cp.cuda.Device().synchronize()
         addresses = {"features": features.data.ptr, "result": result.data.ptr + 1}
-        with pytest.raises(RuntimeError, match="execute_async_v3 reported failure"):
+        with pytest.raises(RuntimeError, match=r"refused the address .* for tensor 'result'"):
             unit.enqueue(addresses, stream=0)
 
 

@@ -229,7 +229,12 @@ class EngineExecution:
         self._check_enqueue(addresses, stream)
         set_address = self._set_address
         for name in self._io_names:
-            set_address(name, addresses[name])
+            # A refused address must not leave the previous (stale) buffer bound for this launch.
+            if not set_address(name, addresses[name]):
+                raise RuntimeError(
+                    f"TensorRT refused the address {addresses[name]:#x} for tensor {name!r} "
+                    "(misaligned or otherwise unusable; see the TensorRT log)"
+                )
         if not self._execute(stream):
             raise RuntimeError(
                 "TensorRT execute_async_v3 reported failure (see the TensorRT log for the reason)"
