@@ -4,6 +4,7 @@
 #include "tensoracle/bundle_report.hpp"
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/hash.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -64,7 +65,7 @@ CubinCheck check_cubin(std::filesystem::path const& directory, ManifestKernel co
                                     std::to_string(elf.sm),
                                 path);
     }
-    std::string const digest = cubin_sha256(view);
+    std::string const digest = sha256_hex(view);
     if (digest != cubin.sha256) {
         throw CorruptCubinError("cubin '" + shown + "' has SHA-256 " + digest +
                                     ", bundle.json records " + cubin.sha256,

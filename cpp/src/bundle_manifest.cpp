@@ -3,6 +3,7 @@
 
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/hash.hpp"
 
 #include <fstream>
 #include <iterator>
@@ -118,7 +119,7 @@ BundleManifest read_bundle_manifest(std::filesystem::path const& directory) {
     }
     Fields const root(document, "", file);
     BundleManifest manifest;
-    manifest.sha256 = cubin_sha256(std::as_bytes(std::span{bytes}));
+    manifest.sha256 = sha256_hex(std::as_bytes(std::span{bytes}));
     if (root.text("format") != "tensoracle-cubin-bundle" || root.number("version") != 1) {
         root.fail("/format", "is not tensoracle-cubin-bundle version 1");
     }

@@ -8,7 +8,6 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <memory>
-#include <openssl/evp.h>
 
 namespace tensoracle::cubin {
 namespace {
@@ -145,37 +144,17 @@ CubinElf read_cubin_elf(std::span<std::byte const> bytes, std::string const& pat
                                read_params(info, path, std::string{name}));
         }
     }
-    for (auto& [function_name, params] : infos) {
+    for (auto& info : infos) {
         auto found = std::find_if(result.functions.begin(), result.functions.end(),
-                                  [&](CubinFunction const& f) { return f.name == function_name; });
+                                  [&](CubinFunction const& f) { return f.name == info.first; });
         if (found != result.functions.end()) {
-            found->params = std::move(params);
+            found->params = std::move(info.second);
         }
     }
     if (result.functions.empty()) {
         corrupt(path, "no kernel code section (.text.<kernel>)");
     }
     return result;
-}
-
-std::string cubin_sha256(std::span<std::byte const> bytes) {
-    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context{EVP_MD_CTX_new(),
-                                                                    &EVP_MD_CTX_free};
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1 ||
-        EVP_DigestUpdate(context.get(), bytes.data(), bytes.size()) != 1 ||
-        EVP_DigestFinal_ex(context.get(), digest, &length) != 1) {
-        throw Error("OpenSSL could not compute a SHA-256 digest");
-    }
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string text;
-    text.reserve(2 * length);
-    for (unsigned int i = 0; i < length; ++i) {
-        text.push_back(hex[digest[i] >> 4U]);
-        text.push_back(hex[digest[i] & 0xfU]);
-    }
-    return text;
 }
 
 } // namespace tensoracle::cubin

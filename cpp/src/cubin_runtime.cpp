@@ -3,6 +3,7 @@
 
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/hash.hpp"
 
 #include <algorithm>
 #include <array>
@@ -229,7 +230,7 @@ CubinRuntime::Loaded CubinRuntime::load(KernelRecord const& record, cuda::Contex
         throw CubinRuntimeError("kernel '" + name + "' has no cubin for this device (sm" +
                                 std::to_string(sm) + "); the bundle holds " + sm_list(record));
     }
-    std::string const digest = cubin_sha256(std::as_bytes(image->bytes));
+    std::string const digest = sha256_hex(std::as_bytes(image->bytes));
     if (digest != image->sha256) {
         throw CubinRuntimeError("the sm" + std::to_string(image->sm) + " cubin of kernel '" + name +
                                 "' has SHA-256 " + digest + ", the bundle records " +

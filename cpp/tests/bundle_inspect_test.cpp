@@ -3,6 +3,7 @@
 #include "tensoracle/bundle_inspect.hpp"
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/hash.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -45,7 +46,7 @@ void write_text(fs::path const& path, std::string const& text) {
 }
 
 std::string digest_of(std::string const& text) {
-    return cubin::cubin_sha256(std::as_bytes(std::span{text}));
+    return sha256_hex(text);
 }
 
 // A bundle with one kernel `probe(float*, int)` for sm86 and sm89, laid out as the producer does.

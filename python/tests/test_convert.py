@@ -151,15 +151,22 @@ def test_a_checkpoint_that_is_not_a_mapping_is_rejected(tmp_path):
     assert str(raised.value) == f"'{source}' holds a value of type list, not a mapping of tensors"
 
 
-def test_a_damaged_checkpoint_is_reported_with_its_path(tmp_path):
+@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+def test_a_damaged_checkpoint_is_reported_with_its_path(tmp_path, damage):
     source = tmp_path / "damaged.pth"
     torch.save({"w": torch.ones(100)}, source)
-    source.write_bytes(source.read_bytes()[:200])
+    if damage == "truncated":
+        source.write_bytes(source.read_bytes()[:200])
+    else:
+        source.write_bytes(b"not a checkpoint at all")
     with pytest.raises(CheckpointConversionError) as raised:
         pth_to_safetensors(source, tmp_path / "out.safetensors")
+    prefix = f"'{source}' cannot be loaded with torch.load(weights_only=True): "
     message = str(raised.value)
-    assert message.startswith(f"'{source}' cannot be loaded with torch.load(weights_only=True): ")
+    assert message.startswith(prefix)
+    assert len(message) > len(prefix)  # a reason follows
     assert "\n" not in message
+    assert "weights_only=False" not in message  # torch's advice to load unsafely is left out
     assert not (tmp_path / "out.safetensors").exists()
 
 

@@ -1,31 +1,22 @@
-"""Runs the Python examples of docs/compare.md and docs/convert.md, block after block."""
+"""Runs the Python examples of the README and of docs/compare.md and docs/convert.md."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
-
-DOCS = Path(__file__).resolve().parents[2] / "docs"
-_BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
-
-
-def python_blocks(name: str) -> list[str]:
-    blocks = _BLOCK.findall((DOCS / name).read_text(encoding="utf-8"))
-    assert blocks, f"{name} has no python examples"
-    return blocks
+from docs_examples import run_blocks
 
 
 @pytest.mark.parametrize(
-    ("name", "needs"),
-    [("compare.md", None), ("convert.md", "torch")],
+    ("page", "needs"),
+    [("README.md", None), ("docs/compare.md", None), ("docs/convert.md", "torch")],
 )
-def test_documented_examples_run(name, needs, tmp_path, monkeypatch):
+def test_documented_examples_run(page, needs, tmp_path, monkeypatch, capsys):
     if needs is not None:
-        pytest.importorskip(needs, reason=f"the examples of {name} need {needs}")
+        pytest.importorskip(needs, reason=f"the examples of {page} need {needs}")
     monkeypatch.chdir(tmp_path)  # examples write their files into a scratch directory
-    namespace: dict = {"__name__": f"docs_{name.removesuffix('.md')}"}
-    for number, block in enumerate(python_blocks(name), start=1):
-        code = compile(block, f"{name} (python block {number})", "exec")
-        exec(code, namespace)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    run_blocks(page)
+    if page == "README.md":
+        printed = capsys.readouterr().out
+        assert "built" in printed  # the first prepare_engine call builds the example engine
+        assert list((tmp_path / "cache" / "tensoracle").glob("example-*.engine"))

@@ -36,7 +36,4 @@ struct CubinElf {
 // when the bytes are not a 64-bit CUDA ELF image or its attribute tables are malformed.
 CubinElf read_cubin_elf(std::span<std::byte const> bytes, std::string const& path);
 
-// SHA-256 of `bytes` as 64 lowercase hex digits (OpenSSL EVP).
-std::string cubin_sha256(std::span<std::byte const> bytes);
-
 } // namespace tensoracle::cubin

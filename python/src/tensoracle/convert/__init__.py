@@ -105,11 +105,12 @@ def _storable_dtypes(torch: Any) -> Container[Any] | None:
 def _load_failure_reason(error: Exception) -> str:
     """The core of torch's refusal on one line, without its advice to load unsafely."""
     text = _ANSI_ESCAPE.sub("", str(error))
-    refusal = re.search(r"WeightsUnpickler error: (.*?)\.(?:\s|$)", text, re.DOTALL)
+    refusal = re.search(r"WeightsUnpickler error:\s*(.*?)(?:\.\s|\n\s*\n|$)", text, re.DOTALL)
     if refusal is not None:
-        return " ".join(refusal.group(1).split()) + (
-            "; checkpoints holding Python objects other than tensors are not converted"
-        )
+        reason = " ".join(refusal.group(1).split())
+        if "global" in reason:
+            reason += "; checkpoints holding Python objects other than tensors are not converted"
+        return reason
     text = " ".join(text.split())
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 

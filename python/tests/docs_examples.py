@@ -1,0 +1,24 @@
+"""Finds the ```python blocks of the README and the guides in docs/, and runs them in order."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+_BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+
+
+def python_blocks(relative_path: str) -> list[str]:
+    """The python blocks of a Markdown file of the repository, in order; at least one."""
+    blocks = _BLOCK.findall((REPO / relative_path).read_text(encoding="utf-8"))
+    assert blocks, f"{relative_path} has no python examples"
+    return blocks
+
+
+def run_blocks(relative_path: str, namespace: dict[str, object] | None = None) -> dict[str, object]:
+    """Executes every python block of the file in one namespace, as a reader would."""
+    scope: dict[str, object] = {"__name__": "__docs__"} if namespace is None else namespace
+    for number, block in enumerate(python_blocks(relative_path), start=1):
+        exec(compile(block, f"{relative_path} (python block {number})", "exec"), scope)
+    return scope
