@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from safetensors.numpy import load_file, save_file
-
 import tensoracle
+from safetensors.numpy import load_file, save_file
 from tensoracle import BuilderSettings, EngineBuild, EngineIO, InputShape, TensorSpec
 
 
@@ -52,7 +51,9 @@ def main() -> None:
         calls.append(1)
         bias = load_file(str(weights))["bias"]
         features = network.add_input("features", trt.float32, (1, -1, 2))
-        constant = network.add_constant((1, 1, 2), np.ascontiguousarray(bias[None, None, :]))
+        constant = network.add_constant(
+            (1, 1, 2), np.ascontiguousarray(bias[None, None, :])
+        )
         result = network.add_elementwise(
             features, constant.get_output(0), trt.ElementWiseOperation.SUM
         ).get_output(0)
@@ -82,7 +83,10 @@ def main() -> None:
         except RuntimeError:
             print("   raised:\n" + traceback.format_exc(limit=1), flush=True)
         saved = sorted((home / "xdg").rglob("*.engine"))
-        print(f"   graph calls so far: {len(calls)}; saved engine files: {saved}", flush=True)
+        print(
+            f"   graph calls so far: {len(calls)}; saved engine files: {saved}",
+            flush=True,
+        )
     if saved:
         conditions = header(saved[0])["conditions"]
         print("   header conditions.gpu:", json.dumps(conditions["gpu"]), flush=True)
@@ -92,14 +96,21 @@ def main() -> None:
     prepared = tensoracle.prepare_engine(graph, declaration, **arguments)
     print(f"   {prepared!r}; graph calls so far: {len(calls)}", flush=True)
     print("== prepare_engine (graph_version 2)", flush=True)
-    prepared = tensoracle.prepare_engine(graph, declaration, **{**arguments, "graph_version": "2"})
+    prepared = tensoracle.prepare_engine(
+        graph, declaration, **{**arguments, "graph_version": "2"}
+    )
     print(f"   {prepared!r}; graph calls so far: {len(calls)}", flush=True)
     if cli is not None:
         print("== tensoracle cache list --format table", flush=True)
         listing = subprocess.run(
-            [cli, "cache", "list", "--format", "table"], capture_output=True, text=True
+            [cli, "cache", "list", "--format", "table"],
+            check=False,
+            capture_output=True,
+            text=True,
         )
-        print(listing.stdout + listing.stderr + f"(exit {listing.returncode})", flush=True)
+        print(
+            listing.stdout + listing.stderr + f"(exit {listing.returncode})", flush=True
+        )
 
 
 if __name__ == "__main__":

@@ -168,7 +168,7 @@ def test_on_a_refused_gpu_open_engine_saves_reuses_and_names_the_device_problem(
     chosen = tensoracle.backend()
     arguments = {"name": "example", "graph_version": "1", "weights": (weights,), "io": IO}
     calls: list[int] = []
-    with pytest.raises(RuntimeError, match="it cannot run on this device$") as first:
+    with pytest.raises(RuntimeError, match=r"it cannot run on this device$") as first:
         open_engine(make_graph(weights, calls), DECLARATION, **arguments)
     saved = list(engine_cache.glob("example-*.engine"))
     assert calls == [1]
@@ -181,7 +181,7 @@ def test_on_a_refused_gpu_open_engine_saves_reuses_and_names_the_device_problem(
     recorded = saved[0].read_bytes()
     # The second call reuses the saved entry (raising_graph fails the test if it is called)
     # and reports the same problem; prepare_engine needs no deserialization and succeeds.
-    with pytest.raises(RuntimeError, match="it cannot run on this device$") as second:
+    with pytest.raises(RuntimeError, match=r"it cannot run on this device$") as second:
         open_engine(raising_graph, DECLARATION, **arguments)
     assert str(second.value) == str(first.value)
     prepared = prepare_engine(raising_graph, DECLARATION, **arguments)
