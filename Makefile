@@ -14,9 +14,9 @@ TORCH_VERSION := 2.13.0
 FUZZ_SECONDS ?= 60
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: test demo setup apt venv cpp cpp-test python python-test lint fuzz bench clean
+.PHONY: test demo setup apt venv cpp cpp-test python python-test lint tidy fuzz bench clean
 
-test: setup cpp-test python lint python-test fuzz
+test: setup cpp-test python lint tidy python-test fuzz
 
 setup: apt venv
 
@@ -55,6 +55,10 @@ lint: setup
 	$(VENV)/bin/ruff check python bench examples
 	$(VENV)/bin/ruff format --check python bench examples
 	find cpp -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror
+
+# clang-tidy (config in .clang-tidy, findings are errors) over the core and the command.
+tidy: cpp
+	find cpp/src cpp/tools -name '*.cpp' | xargs -P $(JOBS) -n 4 clang-tidy -p build/cpp --quiet
 
 # The libFuzzer targets run for FUZZ_SECONDS (60 by default) when clang is available.
 fuzz: setup

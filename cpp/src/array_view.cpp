@@ -285,7 +285,8 @@ void load_doubles(ArrayView const& view, std::uint64_t first, std::size_t count,
 void load_integers(ArrayView const& view, std::uint64_t first, std::size_t count,
                    IntegerValue* out) {
     auto const from_signed = [](auto value) {
-        auto const wide = static_cast<std::int64_t>(value);
+        // `value` is a signed integer element; int8 elements are numbers, not characters.
+        std::int64_t const wide = value; // NOLINT(bugprone-signed-char-misuse)
         return IntegerValue{static_cast<std::uint64_t>(wide), wide < 0};
     };
     auto const from_unsigned = [](auto value) {

@@ -7,6 +7,7 @@
 #include "tensoracle/hash.hpp"
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -16,7 +17,7 @@ namespace tensoracle::cubin {
 namespace {
 
 // The hidden parameters Triton 3.x appends after the public ones; both must need zero bytes.
-constexpr std::string_view supported_hidden[] = {"global_scratch", "profile_scratch"};
+constexpr std::array<std::string_view, 2> supported_hidden = {"global_scratch", "profile_scratch"};
 
 std::vector<char> read_all(std::filesystem::path const& path) {
     std::ifstream in(path, std::ios::binary);
@@ -28,7 +29,7 @@ std::vector<char> read_all(std::filesystem::path const& path) {
 
 void check_abi(ManifestKernel const& kernel, std::filesystem::path const& manifest_path) {
     bool const hidden_ok = std::equal(kernel.hidden_args.begin(), kernel.hidden_args.end(),
-                                      std::begin(supported_hidden), std::end(supported_hidden));
+                                      supported_hidden.begin(), supported_hidden.end());
     if (!hidden_ok) {
         throw BundleAbiError("kernel '" + kernel.name + "' in '" + manifest_path.string() +
                                  "' declares hidden arguments other than global_scratch, "

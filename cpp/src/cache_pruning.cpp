@@ -14,7 +14,7 @@
 namespace tensoracle {
 namespace {
 
-constexpr char kRebuildNotice[] =
+constexpr std::string_view kRebuildNotice =
     "Removed engines will be rebuilt by open_engine the next time they are used, which takes "
     "as long as their first build.";
 
@@ -137,7 +137,7 @@ PrunePlan plan_prune(std::span<CacheEntry const> entries, PruneCriterion const& 
             break;
         }
         if (in_use && in_use(*candidate)) {
-            plan.excluded.push_back(excluded(*candidate, kInUseReason));
+            plan.excluded.push_back(excluded(*candidate, std::string{kInUseReason}));
             continue;
         }
         plan.selected.push_back(planned(*candidate));
@@ -196,7 +196,7 @@ PruneResult execute_prune(Store const& store, PrunePlan const& plan,
         }
         if (!lock) {
             result.excluded.push_back(
-                {entry.name, entry.size_bytes, entry.recorded_at_ns, kInUseReason});
+                {entry.name, entry.size_bytes, entry.recorded_at_ns, std::string{kInUseReason}});
             continue;
         }
         if (::lstat(path.c_str(), &status) != 0) { // again, now that the lock is held

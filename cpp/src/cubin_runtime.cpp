@@ -221,7 +221,7 @@ CubinRuntime::Loaded CubinRuntime::load(KernelRecord const& record, cuda::Contex
     auto const attribute = [&](cuda::DeviceAttribute which) {
         return driver_->attribute(which, device);
     };
-    std::uint32_t const sm =
+    auto const sm =
         static_cast<std::uint32_t>(attribute(cuda::DeviceAttribute::compute_capability_major) * 10 +
                                    attribute(cuda::DeviceAttribute::compute_capability_minor));
     CubinImage const* image = select_image(record, sm);

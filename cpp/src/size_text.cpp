@@ -54,8 +54,8 @@ bool scale_decimal(DecimalText const& number, std::uint64_t multiplier, std::uin
     // Long multiplication of the decimal fraction by the multiplier, least significant digit
     // first; what carries out past the point is exactly the rounded-down fractional part.
     std::uint64_t carry = 0;
-    for (auto it = number.fraction.rbegin(); it != number.fraction.rend(); ++it) {
-        auto const digit = static_cast<std::uint64_t>(*it - '0');
+    for (std::size_t index = number.fraction.size(); index-- > 0;) {
+        auto const digit = static_cast<std::uint64_t>(number.fraction[index] - '0');
         carry = (digit * multiplier + carry) / 10;
     }
     std::uint64_t scaled = 0;
@@ -169,7 +169,7 @@ std::string format_utc_time(std::int64_t nanoseconds_since_epoch) {
                   static_cast<unsigned>(date.day()), static_cast<long>(clock.hours().count()),
                   static_cast<long>(clock.minutes().count()),
                   static_cast<long>(clock.seconds().count()));
-    return std::string(buffer.data());
+    return {buffer.data()};
 }
 
 std::int64_t now_nanoseconds() {

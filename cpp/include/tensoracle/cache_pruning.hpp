@@ -12,11 +12,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tensoracle {
 
-inline constexpr char kInUseReason[] = "in use by another process";
+inline constexpr std::string_view kInUseReason = "in use by another process";
 
 // An entry the plan removes, with the metadata the removal must still observe.
 struct PlannedRemoval {
