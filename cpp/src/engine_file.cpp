@@ -148,7 +148,7 @@ DecodedHeader decode_engine_header(std::span<std::byte const> bytes, std::uint64
     if (file_size == 0) {
         corrupt(path, "empty file (a build in progress or an interrupted save)");
     }
-    std::size_t const magic_bytes = std::min(bytes.size(), sizeof(kEngineMagic));
+    std::size_t const magic_bytes = std::min(bytes.size(), kEngineMagic.size());
     auto const magic = std::as_bytes(std::span(kEngineMagic)).first(magic_bytes);
     if (!std::equal(magic.begin(), magic.end(), bytes.begin())) {
         corrupt(path, "not a tensoracle engine file: it starts with \"" +

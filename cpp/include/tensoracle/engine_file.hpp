@@ -13,6 +13,7 @@
 //   "plan": {"size": integer >= 0, "sha256": 64 lowercase hex digits}
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -23,7 +24,7 @@
 
 namespace tensoracle {
 
-inline constexpr char kEngineMagic[8] = {'T', 'S', 'R', 'C', 'L', 'E', 'N', 'G'};
+inline constexpr std::array<char, 8> kEngineMagic = {'T', 'S', 'R', 'C', 'L', 'E', 'N', 'G'};
 inline constexpr std::uint32_t kEngineFormatVersion = 1;
 inline constexpr std::uint64_t kEnginePreambleBytes = 20;
 inline constexpr std::uint64_t kMaxHeaderBytes = 16ULL << 20;
