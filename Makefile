@@ -9,7 +9,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 JOBS ?= $(shell nproc)
 APT_PACKAGES := g++ clang clang-format clang-tidy libclang-rt-14-dev ninja-build \
-	libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libssl-dev libelf-dev
+	libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libssl-dev libelf-dev libxxhash-dev
 TORCH_VERSION := 2.13.0
 FUZZ_SECONDS ?= 60
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -68,7 +68,7 @@ fuzz: setup
 	    -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	    -DTENSORACLE_FUZZ=ON -DTENSORACLE_SANITIZE=ON -DTENSORACLE_BUILD_TESTS=OFF && \
 	  $(VENV)/bin/cmake --build build/fuzz -j $(JOBS) && \
-	  FUZZ_SECONDS=$(FUZZ_SECONDS) cpp/fuzz/run.sh build/fuzz; \
+	  FUZZ_SECONDS=$(FUZZ_SECONDS) PYTHON=$(abspath $(PY)) cpp/fuzz/run.sh build/fuzz; \
 	else echo "clang++ not found: fuzzing skipped"; fi
 
 demo: setup python

@@ -3,6 +3,8 @@
 # evenly, each from a small seed corpus made here. Exits non-zero when a target finds a crash; the
 # input that crashed is kept under $FUZZ_WORK (a temporary directory, removed after a clean run,
 # unless FUZZ_WORK is set; a set FUZZ_WORK keeps its corpus and grows it run after run).
+# The seeds are written by $PYTHON (python3 by default), which needs the `xxhash` package for the
+# plan checksums; `make fuzz` passes the project's .venv interpreter.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -24,8 +26,14 @@ fi
 mkdir -p "$work"
 
 # Seeds: valid files and a few near misses, so that mutation starts close to the format.
-python3 - "$work" <<'PY'
+"${PYTHON:-python3}" - "$work" <<'PY'
 import hashlib, json, os, struct, sys
+
+try:
+    import xxhash
+except ImportError:
+    sys.exit("cpp/fuzz/run.sh: the seed writer needs the Python package xxhash "
+             "(pip install xxhash, or set PYTHON to an interpreter that has it)")
 
 work = sys.argv[1]
 
@@ -35,7 +43,7 @@ def canonical(value):
 def engine(plan, conditions, references, version=1):
     header = canonical({
         "conditions": conditions,
-        "plan": {"sha256": hashlib.sha256(plan).hexdigest(), "size": len(plan)},
+        "plan": {"size": len(plan), "xxh3_128": xxhash.xxh3_128_hexdigest(plan)},
         "references": references,
     }).encode()
     return b"TSRCLENG" + struct.pack("<IQ", version, len(header)) + header + plan

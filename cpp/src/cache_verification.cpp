@@ -4,8 +4,8 @@
 #include "tensoracle/cache_listing.hpp"
 #include "tensoracle/engine_file.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/hash.hpp"
 #include "tensoracle/mapped_file.hpp"
+#include "tensoracle/plan_checksum.hpp"
 
 namespace tensoracle {
 namespace {
@@ -27,6 +27,7 @@ std::string_view verify_status_text(VerifyStatus status) noexcept {
 std::string engine_file_damage(std::filesystem::path const& path) {
     try {
         MappedFile const mapping{path};
+        mapping.advise_sequential();
         std::span<std::byte const> const bytes = mapping.bytes();
         DecodedHeader const decoded = decode_engine_header(bytes, bytes.size(), path);
         EngineHeader const& header = decoded.header;
@@ -36,10 +37,10 @@ std::string engine_file_damage(std::filesystem::path const& path) {
                    " bytes but its header records a plan of " + std::to_string(header.plan_size) +
                    " bytes at offset " + std::to_string(decoded.plan_offset);
         }
-        std::string const digest = sha256_hex(bytes.subspan(decoded.plan_offset));
-        if (digest != header.plan_sha256) {
-            return "plan checksum mismatch: the header records " + header.plan_sha256 +
-                   " but the plan hashes to " + digest;
+        std::string const checksum = plan_checksum_hex(bytes.subspan(decoded.plan_offset));
+        if (checksum != header.plan_xxh3_128) {
+            return "plan checksum mismatch: the header records XXH3-128 " + header.plan_xxh3_128 +
+                   " but the plan hashes to " + checksum;
         }
         return {};
     } catch (Error const& error) {

@@ -3,7 +3,7 @@
 
 #include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/plan_checksum.hpp"
 
 #include <algorithm>
 #include <array>
@@ -91,17 +91,18 @@ EngineHeader header_from_json(nlohmann::json const& json, std::filesystem::path 
     if (!plan.is_object()) {
         corrupt(path, "header member \"plan\" is a JSON " + type_name(plan) + ", not an object");
     }
-    expect_members(plan, {"sha256", "size"}, "header member \"plan\"", path);
+    expect_members(plan, {"size", "xxh3_128"}, "header member \"plan\"", path);
     auto const& size = plan.at("size");
     if (!size.is_number_unsigned()) {
         corrupt(path, R"("plan"."size" must be a non-negative integer, not )" + size.dump());
     }
     header.plan_size = size.get<std::uint64_t>();
-    auto const& sha = plan.at("sha256");
-    if (!sha.is_string() || !is_sha256_hex(sha.get_ref<std::string const&>())) {
-        corrupt(path, R"("plan"."sha256" must be 64 lowercase hex digits, not )" + sha.dump());
+    auto const& checksum = plan.at("xxh3_128");
+    if (!checksum.is_string() || !is_plan_checksum_hex(checksum.get_ref<std::string const&>())) {
+        corrupt(path,
+                R"("plan"."xxh3_128" must be 32 lowercase hex digits, not )" + checksum.dump());
     }
-    header.plan_sha256 = sha.get<std::string>();
+    header.plan_xxh3_128 = checksum.get<std::string>();
     return header;
 }
 
@@ -111,14 +112,14 @@ std::vector<std::byte> encode_engine_prefix(EngineHeader const& header) {
     if (!header.conditions.is_object() || !header.references.is_object()) {
         throw InvalidArgument("engine header conditions and references must be JSON objects");
     }
-    if (!is_sha256_hex(header.plan_sha256)) {
-        throw InvalidArgument("engine header plan_sha256 must be 64 lowercase hex digits, not '" +
-                              header.plan_sha256 + "'");
+    if (!is_plan_checksum_hex(header.plan_xxh3_128)) {
+        throw InvalidArgument("engine header plan_xxh3_128 must be 32 lowercase hex digits, not '" +
+                              header.plan_xxh3_128 + "'");
     }
     nlohmann::json json = {
         {"conditions", header.conditions},
         {"references", header.references},
-        {"plan", {{"size", header.plan_size}, {"sha256", header.plan_sha256}}},
+        {"plan", {{"size", header.plan_size}, {"xxh3_128", header.plan_xxh3_128}}},
     };
     std::string const text = canonical_json(json);
     if (text.size() > kMaxHeaderBytes) {

@@ -67,6 +67,12 @@ MappedFile::~MappedFile() {
     }
 }
 
+void MappedFile::advise_sequential() const noexcept {
+    if (address_ != nullptr) {
+        (void)::madvise(address_, size_, MADV_SEQUENTIAL);
+    }
+}
+
 std::span<std::byte const> MappedFile::bytes() const noexcept {
     if (address_ == nullptr) {
         return {};

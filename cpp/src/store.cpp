@@ -3,13 +3,12 @@
 
 #include "tensoracle/atomic_file.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/plan_checksum.hpp"
 
 #include <cerrno>
 #include <cstdlib>
 #include <fcntl.h>
 #include <set>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -174,14 +173,13 @@ std::optional<SavedEngine> Store::read(EngineIdentity const& identity) const {
                                  path);
     }
     auto decoded = decode_engine_header(bytes, bytes.size(), path);
-    // One sequential pass follows: let the kernel read ahead generously (a hint; errors ignored).
-    (void)::madvise(const_cast<std::byte*>(bytes.data()), bytes.size(), MADV_SEQUENTIAL);
+    mapping.advise_sequential(); // the checksum reads the plan once, front to back
     auto const plan = bytes.subspan(static_cast<std::size_t>(decoded.plan_offset));
-    std::string const actual = sha256_hex(plan);
-    if (actual != decoded.header.plan_sha256) {
+    std::string const actual = plan_checksum_hex(plan);
+    if (actual != decoded.header.plan_xxh3_128) {
         throw CorruptEngineError("saved engine '" + path.string() +
-                                     "' is unusable: the plan's SHA-256 is " + actual +
-                                     " but the header records " + decoded.header.plan_sha256,
+                                     "' is unusable: the plan's XXH3-128 checksum is " + actual +
+                                     " but the header records " + decoded.header.plan_xxh3_128,
                                  path);
     }
     check_conditions(decoded.header.conditions, identity.conditions, path);
@@ -198,7 +196,7 @@ std::filesystem::path Store::save(EngineIdentity const& identity, nlohmann::json
     header.conditions = identity.conditions;
     header.references = std::move(references);
     header.plan_size = plan.size();
-    header.plan_sha256 = sha256_hex(plan);
+    header.plan_xxh3_128 = plan_checksum_hex(plan);
     auto const prefix = encode_engine_prefix(header);
     auto path = entry_path(identity);
     AtomicFile file(path);

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "tensoracle/engine_file.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/plan_checksum.hpp"
 #include "test_support.hpp"
 
 #include <cstdint>
@@ -60,7 +60,7 @@ inline std::uint64_t write_engine(std::filesystem::path const& path, nlohmann::j
     std::vector<std::byte> const plan =
         random_bytes(plan_size, static_cast<std::uint32_t>(plan_size));
     header.plan_size = plan.size();
-    header.plan_sha256 = sha256_hex(plan);
+    header.plan_xxh3_128 = plan_checksum_hex(plan);
     std::vector<std::byte> bytes = encode_engine_prefix(header);
     bytes.insert(bytes.end(), plan.begin(), plan.end());
     write_all(path, bytes);

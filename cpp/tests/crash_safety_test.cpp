@@ -2,7 +2,7 @@
 // and a concurrent reader never sees a partial plan.
 #include "tensoracle/atomic_file.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/plan_checksum.hpp"
 #include "tensoracle/store.hpp"
 #include "test_support.hpp"
 
@@ -54,7 +54,7 @@ void chunked_save(Store const& store, EngineIdentity const& identity, std::uint6
     header.conditions = identity.conditions;
     header.references = {{"generation", generation}};
     header.plan_size = plan.size();
-    header.plan_sha256 = sha256_hex(plan);
+    header.plan_xxh3_128 = plan_checksum_hex(plan);
     AtomicFile file(store.entry_path(identity));
     file.write(encode_engine_prefix(header));
     for (std::size_t offset = 0; offset < plan.size(); offset += kChunkBytes) {

@@ -1,7 +1,7 @@
 // Tests of the engine file format: round trips and rejection of every kind of damage.
 #include "tensoracle/engine_file.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/plan_checksum.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@ EngineHeader sample_header(std::span<std::byte const> plan) {
     header.conditions = {{"name", "m\xC3\xBCnchen"}, {"graph_version", "1"}, {"shape", {1, -1, 2}}};
     header.references = {{"workspace_limit", nullptr}, {"outputs", {"result"}}};
     header.plan_size = plan.size();
-    header.plan_sha256 = sha256_hex(plan);
+    header.plan_xxh3_128 = plan_checksum_hex(plan);
     return header;
 }
 
@@ -45,8 +45,8 @@ std::vector<std::byte> assemble(std::uint32_t version, std::uint64_t header_leng
 }
 
 std::string plan_json(std::span<std::byte const> plan) {
-    return R"({"conditions":{"name":"m"},"plan":{"sha256":")" + sha256_hex(plan) + R"(","size":)" +
-           std::to_string(plan.size()) + R"(},"references":{}})";
+    return R"({"conditions":{"name":"m"},"plan":{"size":)" + std::to_string(plan.size()) +
+           R"(,"xxh3_128":")" + plan_checksum_hex(plan) + R"("},"references":{}})";
 }
 
 std::string decode_error(std::span<std::byte const> bytes) {
@@ -74,7 +74,7 @@ TEST(EngineFile, RoundTrip) {
     EXPECT_EQ(decoded.header.conditions, header.conditions);
     EXPECT_EQ(decoded.header.references, header.references);
     EXPECT_EQ(decoded.header.plan_size, plan.size());
-    EXPECT_EQ(decoded.header.plan_sha256, header.plan_sha256);
+    EXPECT_EQ(decoded.header.plan_xxh3_128, header.plan_xxh3_128);
     ASSERT_EQ(decoded.plan_offset + plan.size(), bytes.size());
     EXPECT_TRUE(std::equal(plan.begin(), plan.end(),
                            bytes.begin() + static_cast<std::ptrdiff_t>(decoded.plan_offset)));
@@ -176,50 +176,53 @@ TEST(EngineFile, NonObjectHeader) {
 
 TEST(EngineFile, MembersAreCheckedOneByOne) {
     auto const plan = testing::random_bytes(4, 5);
-    auto const sha = sha256_hex(plan);
+    auto const sum = plan_checksum_hex(plan);
+    // The plan member spelled canonically ("size" sorts before "xxh3_128") for a given size.
+    auto const plan_member = [&](std::string const& size) {
+        return R"("plan":{"size":)" + size + R"(,"xxh3_128":")" + sum + R"("})";
+    };
+    std::string const good = plan_member("4");
     struct Case {
         std::string header;
         std::string expected;
     };
     std::vector<Case> const cases = {
-        {R"({"plan":{"sha256":")" + sha + R"(","size":4},"references":{}})",
-         "lacks the member \"conditions\""},
+        {"{" + good + R"(,"references":{}})", "lacks the member \"conditions\""},
         {R"({"conditions":{},"references":{}})", "lacks the member \"plan\""},
-        {R"({"conditions":{},"plan":{"sha256":")" + sha + R"(","size":4}})",
-         "lacks the member \"references\""},
-        {R"({"conditions":{},"extra":1,"plan":{"sha256":")" + sha +
-             R"(","size":4},"references":{}})",
+        {R"({"conditions":{},)" + good + "}", "lacks the member \"references\""},
+        {R"({"conditions":{},"extra":1,)" + good + R"(,"references":{}})",
          "unexpected member \"extra\""},
-        {R"({"conditions":[],"plan":{"sha256":")" + sha + R"(","size":4},"references":{}})",
-         "\"conditions\" is a JSON array"},
-        {R"({"conditions":{},"plan":{"sha256":")" + sha + R"(","size":4},"references":"x"})",
+        {R"({"conditions":[],)" + good + R"(,"references":{}})", "\"conditions\" is a JSON array"},
+        {R"({"conditions":{},)" + good + R"(,"references":"x"})",
          "\"references\" is a JSON string"},
         {R"({"conditions":{},"plan":4,"references":{}})", "\"plan\" is a JSON number"},
-        {R"({"conditions":{},"plan":{"sha256":")" + sha + R"("},"references":{}})",
+        {R"({"conditions":{},"plan":{"xxh3_128":")" + sum + R"("},"references":{}})",
          "lacks the member \"size\""},
-        {R"({"conditions":{},"plan":{"size":4},"references":{}})", "lacks the member \"sha256\""},
-        {R"({"conditions":{},"plan":{"bits":1,"sha256":")" + sha +
-             R"(","size":4},"references":{}})",
+        {R"({"conditions":{},"plan":{"size":4},"references":{}})", "lacks the member \"xxh3_128\""},
+        {R"({"conditions":{},"plan":{"bits":1,"size":4,"xxh3_128":")" + sum +
+             R"("},"references":{}})",
          "unexpected member \"bits\""},
-        {R"({"conditions":{},"plan":{"sha256":")" + sha + R"(","size":-4},"references":{}})",
+        // The SHA-256 member of earlier development builds is not accepted in its place.
+        {R"({"conditions":{},"plan":{"sha256":")" + sum + sum + R"(","size":4},"references":{}})",
+         "lacks the member \"xxh3_128\""},
+        {R"({"conditions":{},)" + plan_member("-4") + R"(,"references":{}})",
          "non-negative integer, not -4"},
-        {R"({"conditions":{},"plan":{"sha256":")" + sha + R"(","size":"4"},"references":{}})",
+        {R"({"conditions":{},)" + plan_member("\"4\"") + R"(,"references":{}})",
          "non-negative integer, not \"4\""},
-        {R"({"conditions":{},"plan":{"sha256":")" + sha.substr(1) +
-             R"(","size":4},"references":{}})",
-         "64 lowercase hex digits"},
-        {R"({"conditions":{},"plan":{"sha256":"ABC","size":4},"references":{}})",
-         "64 lowercase hex digits, not \"ABC\""},
-        {R"({"conditions":{},"plan":{"sha256":4,"size":4},"references":{}})",
-         "64 lowercase hex digits"},
-        {R"({"conditions":{},"plan":{"sha256":")" + sha + R"(","size":5},"references":{}})",
+        {R"({"conditions":{},"plan":{"size":4,"xxh3_128":")" + sum.substr(1) +
+             R"("},"references":{}})",
+         "32 lowercase hex digits"},
+        {R"({"conditions":{},"plan":{"size":4,"xxh3_128":")" + sum + sum + R"("},"references":{}})",
+         "32 lowercase hex digits"},
+        {R"({"conditions":{},"plan":{"size":4,"xxh3_128":"ABC"},"references":{}})",
+         "32 lowercase hex digits, not \"ABC\""},
+        {R"({"conditions":{},"plan":{"size":4,"xxh3_128":4},"references":{}})",
+         "32 lowercase hex digits"},
+        {R"({"conditions":{},)" + plan_member("5") + R"(,"references":{}})",
          "plan of 5 bytes but 4 bytes follow"},
-        {R"({"conditions":{"w":1.5},"plan":{"sha256":")" + sha + R"(","size":4},"references":{}})",
-         "/conditions/w"},
-        {R"({"conditions":{}, "plan":{"sha256":")" + sha + R"(","size":4},"references":{}})",
-         "not in canonical JSON form"},
-        {R"({"conditions":{"a":1,"a":2},"plan":{"sha256":")" + sha +
-             R"(","size":4},"references":{}})",
+        {R"({"conditions":{"w":1.5},)" + good + R"(,"references":{}})", "/conditions/w"},
+        {R"({"conditions":{}, )" + good + R"(,"references":{}})", "not in canonical JSON form"},
+        {R"({"conditions":{"a":1,"a":2},)" + good + R"(,"references":{}})",
          "not in canonical JSON form"},
     };
     for (auto const& c : cases) {
@@ -230,7 +233,7 @@ TEST(EngineFile, MembersAreCheckedOneByOne) {
 
 TEST(EngineFile, EncodeRefusesInvalidHeaders) {
     EngineHeader header = sample_header({});
-    header.plan_sha256 = "xyz";
+    header.plan_xxh3_128 = "xyz";
     EXPECT_THROW(encode_engine_prefix(header), InvalidArgument);
     header = sample_header({});
     header.conditions = json::array();

@@ -3,8 +3,12 @@
 #include "tensoracle/mapped_file.hpp"
 #include "test_support.hpp"
 
+#include <cstdint>
 #include <fcntl.h>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <sstream>
+#include <string>
 #include <unistd.h>
 
 namespace tensoracle {
@@ -67,6 +71,42 @@ TEST(MappedFile, ErrorsNameThePath) {
         EXPECT_NE(std::string(error.what()).find("missing"), std::string::npos);
     }
     EXPECT_THROW(MappedFile{dir.path()}, FileError);
+}
+
+// The "VmFlags:" line that /proc/self/smaps gives for the mapping that starts at `address`.
+std::string vm_flags_of(void const* address) {
+    std::ifstream smaps("/proc/self/smaps");
+    std::string line;
+    bool in_mapping = false;
+    auto const wanted = reinterpret_cast<std::uintptr_t>(address);
+    while (std::getline(smaps, line)) {
+        std::uintptr_t start = 0;
+        std::istringstream fields(line);
+        // Mapping lines start with "<start hex>-<end hex> "; attribute lines with "Name:".
+        if (line.find(':') > line.find('-') && (fields >> std::hex >> start)) {
+            in_mapping = start == wanted;
+        } else if (in_mapping && line.rfind("VmFlags:", 0) == 0) {
+            return line;
+        }
+    }
+    return {};
+}
+
+TEST(MappedFile, AdviseSequentialMarksTheMappingAndKeepsItsBytes) {
+    testing::TemporaryDirectory dir;
+    auto const data = testing::random_bytes(3 << 20, 6);
+    auto const path = dir.path() / "f.bin";
+    testing::write_all(path, data);
+    MappedFile const mapped(path);
+    std::string const before = vm_flags_of(mapped.bytes().data());
+    ASSERT_FALSE(before.empty()) << "no VmFlags line for the mapping in /proc/self/smaps";
+    EXPECT_EQ(before.find(" sr"), std::string::npos) << before;
+    mapped.advise_sequential();
+    std::string const after = vm_flags_of(mapped.bytes().data());
+    EXPECT_NE(after.find(" sr"), std::string::npos) << after; // "sr": sequential read advised
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), mapped.bytes().begin()));
+    testing::write_all(dir.path() / "empty", {});
+    MappedFile(dir.path() / "empty").advise_sequential(); // nothing mapped: a no-op
 }
 
 } // namespace

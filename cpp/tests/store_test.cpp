@@ -1,7 +1,7 @@
 // Tests of the engine cache store: directory, saves, verified reads, conditions, timestamps.
 #include "tensoracle/atomic_file.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/plan_checksum.hpp"
 #include "tensoracle/store.hpp"
 #include "test_support.hpp"
 
@@ -133,7 +133,7 @@ TEST(Store, SaveThenReadRoundTrips) {
     EXPECT_EQ(saved->path(), path);
     EXPECT_EQ(saved->header().conditions, id.conditions);
     EXPECT_EQ(saved->header().references, references);
-    EXPECT_EQ(saved->header().plan_sha256, sha256_hex(plan));
+    EXPECT_EQ(saved->header().plan_xxh3_128, plan_checksum_hex(plan));
     ASSERT_EQ(saved->plan().size(), plan.size());
     EXPECT_TRUE(std::equal(plan.begin(), plan.end(), saved->plan().begin()));
 
@@ -170,7 +170,7 @@ TEST(Store, WrongChecksumIsCorrupt) {
     testing::write_all(path, bytes);
     set_old_mtime(path);
     auto const message = error_of<CorruptEngineError>(store, id);
-    EXPECT_NE(message.find("SHA-256"), std::string::npos) << message;
+    EXPECT_NE(message.find("XXH3-128 checksum"), std::string::npos) << message;
     EXPECT_EQ(mtime_seconds(path), 1'000'000'000) << "a failed read must not touch the time";
 }
 

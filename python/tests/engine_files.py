@@ -1,8 +1,9 @@
 """Test helper: saved-engine files and weight digest records written in pure Python.
 
 It follows the documented on-disk format of cpp/include/tensoracle/engine_file.hpp (magic
-"TSRCLENG", u32 LE version 1, u64 LE header length, canonical JSON header, plan bytes) and the
-record format of weight_digest.cpp, so the `tensoracle cache` tests need no bindings.
+"TSRCLENG", u32 LE version 1, u64 LE header length, canonical JSON header whose "plan" member
+holds the plan's size and XXH3-128 checksum, plan bytes) and the record format of
+weight_digest.cpp, so the `tensoracle cache` tests need no bindings.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import os
 import struct
 from pathlib import Path
 from typing import Any
+
+import xxhash
 
 MAGIC = b"TSRCLENG"
 FORMAT_VERSION = 1
@@ -27,6 +30,11 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def plan_checksum_hex(plan: bytes) -> str:
+    """XXH3-128 in xxHash's canonical byte order (high 64 bits first), as the store writes it."""
+    return xxhash.xxh3_128_hexdigest(plan)
+
+
 def engine_file_bytes(
     conditions: dict[str, Any], references: dict[str, Any] | None = None, plan: bytes = b""
 ) -> bytes:
@@ -34,7 +42,7 @@ def engine_file_bytes(
         {
             "conditions": conditions,
             "references": references if references is not None else {},
-            "plan": {"sha256": sha256_hex(plan), "size": len(plan)},
+            "plan": {"size": len(plan), "xxh3_128": plan_checksum_hex(plan)},
         }
     )
     return MAGIC + struct.pack("<IQ", FORMAT_VERSION, len(header)) + header + plan

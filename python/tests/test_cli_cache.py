@@ -308,9 +308,8 @@ def test_verify_reports_damaged_plans_and_changes_nothing(cache: Path) -> None:
     report = json.loads(completed.stdout)
     assert snapshot(cache) == before
     assert names(report["damaged"]) == [bad.name]
-    assert (
-        "SHA-256" in report["damaged"][0]["reason"] or "checksum" in report["damaged"][0]["reason"]
-    )
+    assert "plan checksum mismatch" in report["damaged"][0]["reason"]
+    assert "XXH3-128" in report["damaged"][0]["reason"]
     statuses = {entry["file_name"]: entry["status"] for entry in report["entries"]}
     assert statuses == {good.name: "intact", bad.name: "damaged", "empty.engine": "skipped"}
 

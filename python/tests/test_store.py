@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from engine_files import engine_file_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -148,6 +149,17 @@ def test_save_and_read_round_trip(store: _core.Store, make_plan: object) -> None
     assert sorted(os.listdir(store.directory)) == [ident.file_name]
 
 
+def test_saved_file_matches_the_documented_format_byte_for_byte(store: _core.Store) -> None:
+    # engine_files.py writes the format independently in Python, with the xxhash package's
+    # XXH3-128 as the plan checksum: both writers must produce the same bytes.
+    data = os.urandom(70_000)
+    ident = identity()
+    path = Path(store.save(ident, '{"workspace_limit": 4096}', data))
+    conditions = json.loads(ident.conditions_json)
+    expected = engine_file_bytes(conditions, {"workspace_limit": 4096}, data)
+    assert path.read_bytes() == expected
+
+
 def test_save_rejects_bad_arguments(store: _core.Store) -> None:
     ident = identity()
     with pytest.raises(ValueError, match="references_json"):
@@ -197,7 +209,7 @@ def test_damaged_entries_raise_corrupt_engine_error(store: _core.Store) -> None:
     path = Path(store.save(ident, "{}", b"x" * 1000))
     good = path.read_bytes()
     path.write_bytes(good[:-1] + b"y")
-    with pytest.raises(CorruptEngineError, match="SHA-256") as caught:
+    with pytest.raises(CorruptEngineError, match="XXH3-128 checksum") as caught:
         store.read(ident)
     assert str(path) in str(caught.value)
     assert isinstance(caught.value, EngineCacheError)

@@ -25,8 +25,8 @@ struct CacheVerification {
     std::size_t damaged_count = 0;
 };
 
-// Checks one file: header fields, file length and the SHA-256 of the plan. Returns an empty
-// string when intact, else the reason.
+// Checks one file: header fields, file length and the XXH3-128 checksum of the plan. Returns an
+// empty string when intact, else the reason.
 std::string engine_file_damage(std::filesystem::path const& path);
 
 // Empty and temporary files are skipped (building or leftover); every other entry is checked.

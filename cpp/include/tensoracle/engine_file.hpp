@@ -4,13 +4,13 @@
 //   offset 8   u32 LE    format version (kEngineFormatVersion)
 //   offset 12  u64 LE    header length H (1 .. kMaxHeaderBytes)
 //   offset 20  H bytes   header: canonical JSON object (see EngineHeader)
-//   offset 20+H          plan: exactly header.plan_size bytes, SHA-256 = header.plan_sha256
+//   offset 20+H          plan: exactly header.plan_size bytes, XXH3-128 = header.plan_xxh3_128
 //
 // The header JSON object has exactly these members:
 //   "conditions": object   the identity conditions (what the file name digest is computed from)
 //   "references": object   recorded facts outside the identity (workspace limit, shape-tensor
 //                          outputs, IO signature, build targets, ...); never used for matching
-//   "plan": {"size": integer >= 0, "sha256": 64 lowercase hex digits}
+//   "plan": {"size": integer >= 0, "xxh3_128": 32 lowercase hex digits (plan_checksum.hpp)}
 #pragma once
 
 #include <array>
@@ -33,7 +33,7 @@ struct EngineHeader {
     nlohmann::json conditions = nlohmann::json::object();
     nlohmann::json references = nlohmann::json::object();
     std::uint64_t plan_size = 0;
-    std::string plan_sha256;
+    std::string plan_xxh3_128;
 };
 
 // Magic, version, length and canonical header JSON: the bytes that precede the plan.

@@ -22,6 +22,13 @@ public:
 
     std::span<std::byte const> bytes() const noexcept;
 
+    // Tells the kernel that the mapping is about to be read once, front to back (MADV_SEQUENTIAL):
+    // more read-ahead, and pages are not marked recently used when unmapped, which makes munmap
+    // of a large mapping cheaper. A hint only; errors are ignored. Pages are still faulted on
+    // first touch: prefaulting (MAP_POPULATE, MADV_POPULATE_READ) was measured slower for a
+    // warm 1 GiB plan, since fault-around already maps 16 pages per fault.
+    void advise_sequential() const noexcept;
+
 private:
     void* address_ = nullptr;
     std::size_t size_ = 0;
