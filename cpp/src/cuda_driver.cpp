@@ -43,6 +43,8 @@ Driver const& Driver::get() {
             resolve(handle, driver.device_get, "cuDeviceGet");
             resolve(handle, driver.device_get_count, "cuDeviceGetCount");
             resolve(handle, driver.device_get_attribute, "cuDeviceGetAttribute");
+            resolve(handle, driver.device_get_name, "cuDeviceGetName");
+            resolve(handle, driver.device_total_mem, "cuDeviceTotalMem_v2");
             resolve(handle, driver.ctx_create, "cuCtxCreate_v2");
             resolve(handle, driver.ctx_destroy, "cuCtxDestroy_v2");
             resolve(handle, driver.ctx_get_current, "cuCtxGetCurrent");

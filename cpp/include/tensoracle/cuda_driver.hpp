@@ -1,6 +1,7 @@
 // The CUDA driver API, loaded at run time from libcuda.so.1: the few entry points the cubin
-// runtime (and its GPU tests) call, declared here so that nothing links against libcuda and
-// everything builds and runs its non-GPU tests on machines without a driver.
+// runtime, the GPU property query (gpu_properties.hpp) and the GPU tests call, declared here so
+// that nothing links against libcuda and everything builds and runs its non-GPU tests on machines
+// without a driver.
 #pragma once
 
 #include <cstddef>
@@ -24,8 +25,15 @@ enum class DeviceAttribute : int {
     max_threads_per_block = 1,
     max_shared_per_block = 8,
     max_registers_per_block = 12,
+    texture_alignment = 14,
+    multiprocessor_count = 16,
+    integrated = 18,
+    ecc_enabled = 32,
+    global_memory_bus_width = 37,
+    l2_cache_size = 38,
     compute_capability_major = 75,
     compute_capability_minor = 76,
+    max_shared_per_multiprocessor = 81,
     max_shared_per_block_optin = 97,
 };
 enum class FunctionAttribute : int {
@@ -54,6 +62,8 @@ public:
     Result (*device_get)(Device*, int);
     Result (*device_get_count)(int*);
     Result (*device_get_attribute)(int*, int, Device);
+    Result (*device_get_name)(char*, int, Device);
+    Result (*device_total_mem)(std::size_t*, Device);
     Result (*ctx_create)(Context*, unsigned, Device);
     Result (*ctx_destroy)(Context);
     Result (*ctx_get_current)(Context*);
