@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from safetensors.numpy import load_file, save_file
 
 import tensoracle
 from tensoracle import BuilderSettings, EngineBuild, EngineIO, InputShape, TensorSpec
+from tensoracle.log import trt_logger
 
 trt: Any = tensoracle.backend().module
 
@@ -51,3 +55,37 @@ def make_graph(weights: Path, calls: list[int] | None = None) -> Callable[[Any],
 def raising_graph(network: Any) -> None:
     """A graph for cache hits: calling it means the cache was not used."""
     raise AssertionError("the graph was called although a saved engine should have been used")
+
+
+@functools.cache
+def refused_gpu_reason() -> str | None:
+    """Why the selected backend refuses every engine on this machine's GPU, else None.
+
+    None where no GPU is present (there open_engine returns a handle that refuses lazily) and
+    where the backend accepts an engine built as open_engine builds it. TensorRT-RTX 1.7 refuses
+    the H200 (compute capability 9.0): there open_engine saves the engine, then raises the
+    RuntimeError that ends in "it cannot run on this device".
+    """
+    if tensoracle.gpu.absent_reason() is not None:
+        return None
+    chosen = tensoracle.backend()
+    with tempfile.TemporaryDirectory() as folder:
+        weights = write_weights(Path(folder) / "model.safetensors")
+        plan = tensoracle.build_serialized_engine(make_graph(weights), DECLARATION)
+    runtime = trt.Runtime(trt_logger(chosen))
+    problem = chosen.adapter.validity_problem(trt, runtime, plan)
+    if problem is None:
+        return None
+    device = tensoracle.gpu.properties() or {}
+    return (
+        f"{chosen.name} {chosen.version} refuses engines on this GPU ({device.get('name')}, "
+        f"compute capability {device.get('compute_capability')}): get_engine_validity says "
+        f"{problem}, so open_engine saves the engine and then raises instead of returning a handle"
+    )
+
+
+def skip_where_the_gpu_is_refused() -> None:
+    """Skips a test that needs a handle from open_engine where the backend refuses this GPU."""
+    reason = refused_gpu_reason()
+    if reason is not None:
+        pytest.skip(reason)

@@ -18,6 +18,8 @@ from engine_helpers import (
     IO,
     make_graph,
     raising_graph,
+    refused_gpu_reason,
+    skip_where_the_gpu_is_refused,
     trt,
     write_weights,
 )
@@ -59,7 +61,14 @@ def open_example(weight_file: Path, graph=raising_graph, **overrides):
     }
     arguments.update(overrides)
     declaration = arguments.pop("declaration", DECLARATION)
-    return open_engine(graph, declaration, **arguments)
+    try:
+        return open_engine(graph, declaration, **arguments)
+    except RuntimeError as error:
+        # Where the backend refuses this GPU, open_engine saves the engine and then raises
+        # (asserted by the refused-GPU test below): a test that needs the handle skips there.
+        if "it cannot run on this device" in str(error):
+            skip_where_the_gpu_is_refused()
+        raise
 
 
 def build_example(weights: Path, **overrides):
@@ -148,6 +157,37 @@ def test_without_gpu_the_engine_is_refused_lazily_with_the_reason(engine_cache: 
         handle.engine  # noqa: B018
     assert str(handle.path) in str(caught.value)
     assert "said:" in str(caught.value)
+
+
+@pytest.mark.gpu
+def test_on_a_refused_gpu_open_engine_saves_reuses_and_names_the_device_problem(
+    engine_cache: Path, weights
+):
+    if refused_gpu_reason() is None:
+        pytest.skip("the backend accepts this GPU, so open_engine returns a handle here")
+    chosen = tensoracle.backend()
+    arguments = {"name": "example", "graph_version": "1", "weights": (weights,), "io": IO}
+    calls: list[int] = []
+    with pytest.raises(RuntimeError, match=r"it cannot run on this device$") as first:
+        open_engine(make_graph(weights, calls), DECLARATION, **arguments)
+    saved = list(engine_cache.glob("example-*.engine"))
+    assert calls == [1]
+    assert len(saved) == 1
+    assert f"{chosen.name} {chosen.version} reports the engine '{saved[0]}'" in str(first.value)
+    conditions = header(saved[0])["conditions"]
+    device = tensoracle.gpu.properties()
+    assert conditions["gpu"] == device
+    assert conditions["targets"] == chosen.adapter.planned_targets(device)
+    recorded = saved[0].read_bytes()
+    # The second call reuses the saved entry (raising_graph fails the test if it is called)
+    # and reports the same problem; prepare_engine needs no deserialization and succeeds.
+    with pytest.raises(RuntimeError, match=r"it cannot run on this device$") as second:
+        open_engine(raising_graph, DECLARATION, **arguments)
+    assert str(second.value) == str(first.value)
+    prepared = prepare_engine(raising_graph, DECLARATION, **arguments)
+    assert (prepared.path, prepared.built) == (saved[0], False)
+    assert saved[0].read_bytes() == recorded  # reused, not rebuilt
+    assert list(engine_cache.glob("example-*.engine")) == saved
 
 
 @pytest.mark.gpu
@@ -446,6 +486,7 @@ def test_caller_logger_receives_the_backend_messages(engine_cache: Path, weights
 def test_concurrent_first_opens_build_once(engine_cache: Path, weights, tmp_path: Path):
     # Several processes start together on an empty cache: the exclusive lock and the re-check
     # under it let exactly one build; the others wait and reuse its file.
+    skip_where_the_gpu_is_refused()  # each process needs a handle
     marker = tmp_path / "graph-calls"
     marker.mkdir()
     child = (

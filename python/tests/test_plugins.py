@@ -13,7 +13,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from engine_helpers import DECLARATION, IO, make_graph, raising_graph, write_weights
+from engine_helpers import (
+    DECLARATION,
+    IO,
+    make_graph,
+    raising_graph,
+    skip_where_the_gpu_is_refused,
+    write_weights,
+)
 
 import tensoracle
 from tensoracle import PluginLibraryError, build_serialized_engine, open_engine
@@ -128,6 +135,7 @@ def compile_plugin(directory: Path, creator: str, version: str = "1") -> Path:
 def test_valid_library_is_registered_once_and_hashed_into_the_identity(
     tmp_path: Path, engine_cache: Path
 ):
+    skip_where_the_gpu_is_refused()  # needs handles from open_engine
     library = compile_plugin(tmp_path, "TensoracleOnce")
     weights = write_weights(tmp_path / "model.safetensors")
     calls: list[int] = []
@@ -188,6 +196,7 @@ def test_library_changed_after_load_is_refused(tmp_path: Path, engine_cache: Pat
 
 
 def test_changed_library_selects_another_entry_in_a_new_process(tmp_path: Path, engine_cache: Path):
+    skip_where_the_gpu_is_refused()  # the child process needs a handle from open_engine
     library = compile_plugin(tmp_path, "TensoracleProcess", version="1")
     weights = write_weights(tmp_path / "model.safetensors")
     child = (
