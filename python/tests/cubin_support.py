@@ -25,8 +25,21 @@ def _scratch() -> Path:
     return directory
 
 
-def example_kernels() -> list:
+def require_producer_tools() -> None:
+    """Skips, with the reason, where the producer extra (Triton, ptxas, cuobjdump) is absent."""
     pytest.importorskip("triton", reason="the producer extra (Triton) is not installed")
+    from tensoracle.errors import ProducerToolError
+    from tensoracle.producer import find_tool
+
+    for tool in ("ptxas", "cuobjdump"):
+        try:
+            find_tool(tool)
+        except ProducerToolError as error:
+            pytest.skip(f"the producer extra is not installed: {error}")
+
+
+def example_kernels() -> list:
+    require_producer_tools()
     if str(EXAMPLES) not in sys.path:
         sys.path.insert(0, str(EXAMPLES))
     from kernels import KERNELS

@@ -6,14 +6,13 @@ import re
 import subprocess
 import sys
 
-import pytest
-from cubin_support import REPO
+from cubin_support import REPO, require_producer_tools
 
 DOC = REPO / "docs" / "cubin-plugins.md"
 
 
 def test_python_blocks_of_the_cubin_guide_run(tmp_path):
-    pytest.importorskip("triton", reason="the producer extra (Triton) is not installed")
+    require_producer_tools()
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
     assert len(blocks) >= 3
     (tmp_path / "examples").symlink_to(REPO / "examples")

@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from cubin_support import EXAMPLES, example_bundle, example_kernels
+from cubin_support import EXAMPLES, example_bundle, example_kernels, require_producer_tools
 
 from tensoracle.errors import BundleAbiError, ProducerToolError
 
@@ -100,6 +100,7 @@ def test_two_builds_give_byte_identical_bundles(tmp_path):
 
 
 def test_explicit_tools_override_the_wheel_defaults_independently(tmp_path):
+    require_producer_tools()
     real_ptxas = producer.find_tool("ptxas")
     real_cuobjdump = producer.find_tool("cuobjdump")
     log = tmp_path / "calls.log"
