@@ -1,5 +1,6 @@
 // Tests bundle inspection in C++ on a small bundle whose cubins ptxas builds at test time: an
 // intact bundle passes, and each kind of damage raises its own error.
+#include "ptxas_support.hpp"
 #include "tensoracle/bundle_inspect.hpp"
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
@@ -20,21 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace tensoracle;
 
-std::optional<fs::path> find_ptxas() {
-    if (char const* explicit_path = std::getenv("TENSORACLE_PTXAS")) {
-        return fs::path{explicit_path};
-    }
-    fs::path const lib =
-        fs::path{__FILE__}.parent_path().parent_path().parent_path() / ".venv" / "lib";
-    std::error_code error;
-    for (auto const& entry : fs::directory_iterator(lib, error)) {
-        fs::path const candidate = entry.path() / "site-packages/nvidia/cu13/bin/ptxas";
-        if (fs::is_regular_file(candidate)) {
-            return candidate;
-        }
-    }
-    return std::nullopt;
-}
+using tensoracle::testing::find_ptxas;
 
 std::string read_text(fs::path const& path) {
     std::ifstream in(path, std::ios::binary);

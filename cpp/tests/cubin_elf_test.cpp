@@ -1,4 +1,5 @@
 // Tests the cubin ELF reader on cubins that ptxas builds at test time from a small PTX kernel.
+#include "ptxas_support.hpp"
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
 
@@ -18,22 +19,7 @@ using tensoracle::CorruptCubinError;
 using tensoracle::cubin::read_cubin_elf;
 namespace fs = std::filesystem;
 
-// TENSORACLE_PTXAS, else the ptxas of the nvidia-cuda-nvcc wheel in the repository's .venv.
-std::optional<fs::path> find_ptxas() {
-    if (char const* explicit_path = std::getenv("TENSORACLE_PTXAS")) {
-        return fs::path{explicit_path};
-    }
-    fs::path const lib =
-        fs::path{__FILE__}.parent_path().parent_path().parent_path() / ".venv" / "lib";
-    std::error_code error;
-    for (auto const& entry : fs::directory_iterator(lib, error)) {
-        fs::path const candidate = entry.path() / "site-packages/nvidia/cu13/bin/ptxas";
-        if (fs::is_regular_file(candidate)) {
-            return candidate;
-        }
-    }
-    return std::nullopt;
-}
+using tensoracle::testing::find_ptxas;
 
 std::vector<std::byte> read_file(fs::path const& path) {
     std::ifstream in(path, std::ios::binary);
