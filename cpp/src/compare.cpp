@@ -243,6 +243,21 @@ void validate_tolerance(Tolerance const& tolerance) {
     }
 }
 
+// Reads elements [first, first + n) of both arrays as doubles, buffer_elements at a time, and
+// hands each chunk to consume(candidate, reference, count, offset of the chunk from first).
+template <typename Consume>
+void for_each_chunk(ArrayView const& candidate, ArrayView const& reference, std::uint64_t first,
+                    std::size_t n, Consume&& consume) {
+    std::array<double, buffer_elements> c{};
+    std::array<double, buffer_elements> r{};
+    for (std::size_t done = 0; done < n; done += buffer_elements) {
+        std::size_t const step = std::min(buffer_elements, n - done);
+        load_doubles(candidate, first + done, step, c.data());
+        load_doubles(reference, first + done, step, r.data());
+        consume(c.data(), r.data(), step, done);
+    }
+}
+
 } // namespace
 
 FloatComparison compare_floating(ArrayView const& candidate, ArrayView const& reference,
@@ -266,15 +281,12 @@ FloatComparison compare_floating(ArrayView const& candidate, ArrayView const& re
     double* const abs_output = options.statistics ? abs_errors.data() : nullptr;
     auto const partials = detail::run_blocks<FloatPartial>(
         count, options.threads, [&](std::uint64_t first, std::size_t n, FloatPartial& partial) {
-            std::array<double, buffer_elements> c{};
-            std::array<double, buffer_elements> r{};
-            for (std::size_t done = 0; done < n; done += buffer_elements) {
-                std::size_t const step = std::min(buffer_elements, n - done);
-                load_doubles(candidate, first + done, step, c.data());
-                load_doubles(reference, first + done, step, r.data());
-                double* const out = abs_output == nullptr ? nullptr : abs_output + first + done;
-                accumulate(c.data(), r.data(), step, options.tolerance, out, partial);
-            }
+            for_each_chunk(
+                candidate, reference, first, n,
+                [&](double const* c, double const* r, std::size_t step, std::size_t done) {
+                    double* const out = abs_output == nullptr ? nullptr : abs_output + first + done;
+                    accumulate(c, r, step, options.tolerance, out, partial);
+                });
         });
 
     FloatPartial total;
@@ -327,14 +339,11 @@ FloatComparison compare_floating(ArrayView const& candidate, ArrayView const& re
                             difference_overflows};
         auto const rescaled = detail::run_blocks<Sums>(
             count, options.threads, [&](std::uint64_t first, std::size_t n, Sums& sums) {
-                std::array<double, buffer_elements> c{};
-                std::array<double, buffer_elements> r{};
-                for (std::size_t done = 0; done < n; done += buffer_elements) {
-                    std::size_t const step = std::min(buffer_elements, n - done);
-                    load_doubles(candidate, first + done, step, c.data());
-                    load_doubles(reference, first + done, step, r.data());
-                    accumulate_sums(c.data(), r.data(), step, scales, sums);
-                }
+                for_each_chunk(
+                    candidate, reference, first, n,
+                    [&](double const* c, double const* r, std::size_t step, std::size_t /*done*/) {
+                        accumulate_sums(c, r, step, scales, sums);
+                    });
             });
         Sums sums;
         for (Sums const& partial : rescaled) {
