@@ -2,6 +2,7 @@
 // Exit status: 0 success, 1 failure (see each subcommand), 2 invalid usage.
 #include "cmd_bundle.hpp"
 #include "commands.hpp"
+#include "python_command.hpp"
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -13,6 +14,9 @@ int main(int argc, char** argv) {
     Action action;
     add_cache_command(app, action);
     add_bundle_command(app, action);
+    add_python_subcommand(app, "convert",
+                          "Convert a PyTorch .pth checkpoint to safetensors (Python package)",
+                          {"convert"}, action);
     try {
         app.parse(argc, argv);
     } catch (CLI::ParseError const& error) {

@@ -1,4 +1,4 @@
-"""Command line: ``python -m tensoracle.convert SOURCE DESTINATION``.
+"""Command line: ``python -m tensoracle.convert SOURCE DESTINATION`` (also ``tensoracle convert``).
 
 Exits 0 on success, 1 when the conversion fails (one line on stderr naming the reason and key),
 and 2 on misuse of the command line.
@@ -13,9 +13,9 @@ from tensoracle.convert import pth_to_safetensors
 from tensoracle.errors import CheckpointConversionError
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m tensoracle.convert") -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tensoracle.convert",
+        prog=prog,
         description="Convert a PyTorch .pth checkpoint of tensors into a safetensors file.",
     )
     parser.add_argument("source", metavar="SOURCE", help="the .pth checkpoint to read")

@@ -1,0 +1,103 @@
+// Hands the Python-owned subcommands to the Python package (see python_command.hpp).
+#include "python_command.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string_view>
+#include <unistd.h>
+
+namespace tensoracle::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_executable(fs::path const& path) {
+    std::error_code error;
+    return fs::is_regular_file(path, error) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::optional<fs::path> beside_this_executable() {
+    std::error_code error;
+    fs::path const self = fs::read_symlink("/proc/self/exe", error);
+    if (error) {
+        return std::nullopt;
+    }
+    for (char const* name : {"python3", "python"}) {
+        fs::path const candidate = self.parent_path() / name;
+        if (is_executable(candidate)) {
+            return candidate;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<fs::path> on_path() {
+    char const* path = std::getenv("PATH");
+    std::string_view rest = path == nullptr ? std::string_view{} : std::string_view{path};
+    while (!rest.empty()) {
+        std::size_t const colon = rest.find(':');
+        std::string_view const directory = rest.substr(0, colon);
+        rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
+        if (!directory.empty() && is_executable(fs::path{directory} / "python3")) {
+            return fs::path{directory} / "python3";
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<fs::path> python_interpreter() {
+    if (char const* chosen = std::getenv("TENSORACLE_PYTHON");
+        chosen != nullptr && *chosen != '\0') {
+        return fs::path{chosen};
+    }
+    if (auto found = beside_this_executable()) {
+        return found;
+    }
+    return on_path();
+}
+
+int run_python_command(std::vector<std::string> const& arguments) {
+    std::optional<fs::path> const python = python_interpreter();
+    if (!python) {
+        std::cerr << "tensoracle: this subcommand is part of the Python package, and no Python "
+                     "interpreter was found next to this command or on PATH; install the package "
+                     "(pip install tensoracle) or set TENSORACLE_PYTHON to its interpreter\n";
+        return kExitFailure;
+    }
+    std::vector<std::string> command{python->string(), "-m", "tensoracle.cli"};
+    command.insert(command.end(), arguments.begin(), arguments.end());
+    std::vector<char*> argv;
+    argv.reserve(command.size() + 1);
+    for (std::string& argument : command) {
+        argv.push_back(argument.data());
+    }
+    argv.push_back(nullptr);
+    ::execv(python->c_str(), argv.data());
+    int const error = errno;
+    std::cerr << "tensoracle: cannot run the Python interpreter " << *python
+              << " (TENSORACLE_PYTHON or the python3 beside this command): " << std::strerror(error)
+              << "\n";
+    return kExitFailure;
+}
+
+void add_python_subcommand(CLI::App& parent, std::string const& name,
+                           std::string const& description, std::vector<std::string> words,
+                           Action& action) {
+    CLI::App* command = parent.add_subcommand(name, description);
+    // Everything after the name, --help included, belongs to the Python side's own parser.
+    command->prefix_command();
+    command->set_help_flag();
+    command->callback([command, words = std::move(words), &action] {
+        std::vector<std::string> arguments = words;
+        for (std::string const& extra : command->remaining()) {
+            arguments.push_back(extra);
+        }
+        action = [arguments] { return run_python_command(arguments); };
+    });
+}
+
+} // namespace tensoracle::cli

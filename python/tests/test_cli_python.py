@@ -1,0 +1,67 @@
+"""The native ``tensoracle`` command hands Python-owned subcommands to ``tensoracle.cli``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cache_cli import run
+
+torch = pytest.importorskip("torch", reason="the convert extra (torch) is not installed")
+safetensors_torch = pytest.importorskip("safetensors.torch")
+
+
+def test_native_command_runs_the_converter_through_the_environment_python(tmp_path: Path):
+    weights = {"w": torch.arange(6, dtype=torch.float32).reshape(2, 3), "b": torch.ones(3)}
+    source = tmp_path / "model.pth"
+    torch.save(weights, source)
+    destination = tmp_path / "model.safetensors"
+
+    completed = run("convert", str(source), str(destination))
+
+    assert completed.returncode == 0, completed.stderr
+    loaded = safetensors_torch.load_file(destination)
+    assert sorted(loaded) == ["b", "w"]
+    assert torch.equal(loaded["w"], weights["w"])
+    assert torch.equal(loaded["b"], weights["b"])
+
+
+def test_help_and_errors_come_from_the_python_parser_under_the_native_name(tmp_path: Path):
+    helped = run("convert", "--help")
+    assert helped.returncode == 0, helped.stderr
+    assert helped.stdout.startswith("usage: tensoracle convert SOURCE DESTINATION")
+
+    missing = run("convert", str(tmp_path / "absent.pth"), str(tmp_path / "out.safetensors"))
+    assert missing.returncode == 1
+    assert "absent.pth" in missing.stderr
+    assert not (tmp_path / "out.safetensors").exists()
+
+    misused = run("convert", "only-one-argument")
+    assert misused.returncode == 2
+    assert "DESTINATION" in misused.stderr
+
+
+def test_an_unusable_interpreter_is_named_with_the_variable_that_chose_it(tmp_path: Path):
+    absent = tmp_path / "no-python-here"
+    environment = {**os.environ, "TENSORACLE_PYTHON": str(absent)}
+
+    completed = run("convert", "a.pth", "b.safetensors", env=environment)
+
+    assert completed.returncode == 1
+    assert str(absent) in completed.stderr
+    assert "TENSORACLE_PYTHON" in completed.stderr
+
+
+def test_the_python_side_refuses_an_unknown_subcommand_with_usage_status():
+    completed = subprocess.run(
+        [sys.executable, "-m", "tensoracle.cli", "no-such-thing", "--flag"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert completed.returncode == 2
+    assert "'no-such-thing --flag'" in completed.stderr
