@@ -32,7 +32,7 @@ def test_native_command_runs_the_converter_through_the_environment_python(tmp_pa
 def test_help_and_errors_come_from_the_python_parser_under_the_native_name(tmp_path: Path):
     helped = run("convert", "--help")
     assert helped.returncode == 0, helped.stderr
-    assert helped.stdout.startswith("usage: tensoracle convert SOURCE DESTINATION")
+    assert helped.stdout.startswith("usage: tensoracle convert [-h] SOURCE DESTINATION")
 
     missing = run("convert", str(tmp_path / "absent.pth"), str(tmp_path / "out.safetensors"))
     assert missing.returncode == 1
