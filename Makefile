@@ -104,9 +104,10 @@ $(TENSORRT_SDK)/include/NvInferRuntime.h: | venv
 # tensoracle's C++ sources, and the registry probe (cpp/plugin/tests) the plugin tests run.
 cubin-plugin: python tensorrt-headers
 	rm -rf $(CUBIN_PLUGIN)/dist
-	TENSORRT_ROOT=$(abspath $(TENSORRT_SDK)) CUDAToolkit_ROOT=$(CUDA_WHEEL_ROOT) \
-	  $(PY) -m pip wheel -q --no-build-isolation --no-deps ./examples/cubin_plugin \
-	  -w $(CUBIN_PLUGIN)/dist
+	# The README's build command, as written there.
+	$(PY) tools/markdown_block.py examples/cubin_plugin/README.md build-wheel | \
+	  PATH=$(abspath $(VENV))/bin:$$PATH TENSORRT_ROOT=$(abspath $(TENSORRT_SDK)) \
+	  CUDAToolkit_ROOT=$(CUDA_WHEEL_ROOT) bash -eux
 	$(VENV)/bin/cmake -S cpp/plugin/tests -B $(CUBIN_PLUGIN)/probe -G Ninja \
 	  -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DTENSORRT_ROOT=$(abspath $(TENSORRT_SDK)) -DCUDAToolkit_ROOT=$(CUDA_WHEEL_ROOT)

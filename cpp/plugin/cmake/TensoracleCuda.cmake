@@ -2,8 +2,9 @@
 # (cuda.h) and the CUDA driver's link library, and defines the IMPORTED target
 # tensoracle_cuda_driver carrying both.
 #
-# Where it looks, in this order: the CMake variable CUDAToolkit_ROOT, the environment variable
-# CUDAToolkit_ROOT, then /usr/local/cuda. The root may be a CUDA toolkit or the PyPI layout
+# Where it looks: the CMake variable CUDAToolkit_ROOT, then the environment variable
+# CUDAToolkit_ROOT; /usr/local/cuda only when neither is set (a root that was given is never
+# silently replaced by another). The root may be a CUDA toolkit or the PyPI layout
 # site-packages/nvidia/cu13 of the nvidia-cuda-runtime and nvidia-cuda-nvcc wheels. The driver
 # link library is the toolkit's stub (lib64/stubs, lib/stubs), Windows' lib/x64/cuda.lib, or the
 # installed NVIDIA driver's libcuda.so (including WSL's /usr/lib/wsl/lib).
@@ -18,7 +19,9 @@ function(_tensoracle_cuda_roots out)
         file(TO_CMAKE_PATH "$ENV{CUDAToolkit_ROOT}" from_environment)
         list(APPEND roots "${from_environment}")
     endif()
-    list(APPEND roots "/usr/local/cuda")
+    if(NOT roots)
+        list(APPEND roots "/usr/local/cuda")
+    endif()
     set(${out} "${roots}" PARENT_SCOPE)
 endfunction()
 
