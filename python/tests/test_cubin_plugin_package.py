@@ -24,7 +24,6 @@ from tensoracle import (
     PluginBundleMismatchError,
     TensorSpec,
     inspect_bundle,
-    inspect_wheel,
     open_engine,
 )
 
@@ -175,7 +174,8 @@ def test_open_engine_builds_and_runs_a_network_with_the_scale_plugin(tmp_path, e
 
     def graph(network):
         x = network.add_input("x", trt.float32, (-1, 16))
-        creator = trt.get_plugin_registry().get_creator("TensoracleScale", "1", "tensoracle_example")
+        registry = trt.get_plugin_registry()
+        creator = registry.get_creator("TensoracleScale", "1", "tensoracle_example")
         fields = trt.PluginFieldCollection(
             [trt.PluginField("alpha", np.array([0.5], np.float32), trt.PluginFieldType.FLOAT32)]
         )
