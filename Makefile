@@ -14,9 +14,10 @@ TORCH_VERSION := 2.13.0
 FUZZ_SECONDS ?= 60
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: test demo setup apt venv cpp cpp-test python python-test lint tidy fuzz bench clean
+.PHONY: test demo setup apt venv cpp cpp-test python python-test lint tidy fuzz bench clean \
+	tensorrt-headers cubin-plugin
 
-test: setup cpp-test python lint tidy python-test fuzz
+test: setup cpp-test python cubin-plugin lint tidy python-test fuzz
 
 setup: apt venv
 
@@ -48,7 +49,7 @@ cpp-test: cpp
 python: setup
 	$(PY) -m pip install -q --no-build-isolation --no-deps ./python
 
-python-test: python
+python-test: python cubin-plugin
 	cd python && ../$(PY) -m pytest -q
 
 lint: setup
@@ -79,3 +80,35 @@ bench: setup cpp python
 
 clean:
 	rm -rf build $(VENV)
+
+# TensorRT 10.14.1 C++ headers (Apache-2.0) for the plugin builds: the PyPI wheel kernel-lens
+# ships them in kernel_lens/include/tensorrt/. The wheel is fetched by its SHA-256, never
+# installed, and only that folder is unpacked, as build/tensorrt-sdk/include.
+TENSORRT_SDK := build/tensorrt-sdk
+TENSORRT_HEADERS_WHEEL := kernel-lens==2.0.1 \
+	--hash=sha256:07cc714e8b5e7f34b672f7c7fad93febe7c747be5837ba276b1527370134ffe0
+CUDA_WHEEL_ROOT = $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/nvidia/cu13
+CUBIN_PLUGIN := build/cubin-plugin
+
+tensorrt-headers: $(TENSORRT_SDK)/include/NvInferRuntime.h
+
+$(TENSORRT_SDK)/include/NvInferRuntime.h: | venv
+	rm -rf $(TENSORRT_SDK) $(TENSORRT_SDK).tmp && mkdir -p $(TENSORRT_SDK).tmp/wheel
+	echo "$(TENSORRT_HEADERS_WHEEL)" > $(TENSORRT_SDK).tmp/requirements.txt
+	$(PY) -m pip download -q --no-deps --require-hashes --only-binary=:all: \
+	  -r $(TENSORRT_SDK).tmp/requirements.txt -d $(TENSORRT_SDK).tmp/wheel
+	$(PY) tools/unpack_tensorrt_headers.py $(TENSORRT_SDK).tmp/wheel $(TENSORRT_SDK).tmp/include
+	rm -rf $(TENSORRT_SDK).tmp/wheel && mv $(TENSORRT_SDK).tmp $(TENSORRT_SDK)
+
+# The example plugin package (examples/cubin_plugin) built into a wheel against the installed
+# tensoracle's C++ sources, and the registry probe (cpp/plugin/tests) the plugin tests run.
+cubin-plugin: python tensorrt-headers
+	rm -rf $(CUBIN_PLUGIN)/dist
+	# The README's build command, as written there.
+	$(PY) tools/markdown_block.py examples/cubin_plugin/README.md build-wheel | \
+	  PATH=$(abspath $(VENV))/bin:$$PATH TENSORRT_ROOT=$(abspath $(TENSORRT_SDK)) \
+	  CUDAToolkit_ROOT=$(CUDA_WHEEL_ROOT) bash -eux
+	$(VENV)/bin/cmake -S cpp/plugin/tests -B $(CUBIN_PLUGIN)/probe -G Ninja \
+	  -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTENSORRT_ROOT=$(abspath $(TENSORRT_SDK)) -DCUDAToolkit_ROOT=$(CUDA_WHEEL_ROOT)
+	$(VENV)/bin/cmake --build $(CUBIN_PLUGIN)/probe -j $(JOBS)

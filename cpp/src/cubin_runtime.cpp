@@ -1,7 +1,6 @@
 // The cubin runtime: per-context module loading, argument checks and kernel launches.
 #include "tensoracle/cubin_runtime.hpp"
 
-#include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/hash.hpp"
 

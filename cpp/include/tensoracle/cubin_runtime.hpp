@@ -13,10 +13,9 @@
 // bundle's. Arch-specific cubins (sm90a, sm100a, sm120a, what Triton emits from sm90 on) only run
 // on their own SM; for them only an exact match is accepted.
 //
-// The later TensorRT IPluginV3 adapter is meant to be a thin layer on this: the plugin holds a
-// CubinRuntime built from embedded_bundle(), selects a variant with Kernel::accepts in
-// enqueue(), launches it on TensorRT's stream, and calls release_context() when TensorRT
-// detaches it from a context. Nothing in this header depends on TensorRT.
+// The TensorRT plugin SDK (cpp/plugin, tensoracle/cubin_plugin.hpp) is a thin layer on this:
+// its plugins share one CubinRuntime built from embedded_bundle(), select a variant with
+// Kernel::accepts and launch it on TensorRT's stream. Nothing in this header depends on TensorRT.
 #pragma once
 
 #include "tensoracle/cubin_bundle.hpp"

@@ -1,0 +1,212 @@
+"""The example cubin plugin package and the CMake helpers: the wheel `make cubin-plugin` built
+from the README's command passes inspect_wheel and a one-byte change is refused (the README's
+Python blocks, run as written); the helpers' configure-time errors name the variable and the
+path; and a network with the plugin layer, which needs the full TensorRT 11 builder."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+from docs_examples import run_blocks
+from plugin_support import LIBRARY_IN_WHEEL, REPO, example_library, example_wheel
+
+import tensoracle
+from tensoracle import (
+    BuilderSettings,
+    EngineBuild,
+    EngineIO,
+    InputShape,
+    PluginBundleMismatchError,
+    TensorSpec,
+    inspect_bundle,
+    open_engine,
+)
+
+README = "examples/cubin_plugin/README.md"
+HELPERS = REPO / "cpp" / "plugin" / "cmake"
+BUNDLE = REPO / "examples" / "cubin_plugin" / "bundle"
+
+
+def test_readme_inspection_blocks_pass_and_refuse_a_changed_cubin(monkeypatch, capsys):
+    example_wheel()  # fails with the make target to run when the wheel was not built
+    monkeypatch.chdir(REPO)
+    scope = run_blocks(README)
+    report = scope["report"]
+    assert report.bundle_sha256 == inspect_bundle(BUNDLE).bundle_sha256
+    assert len(report.cubins) == 4 * 6  # four kernel variants for six SMs
+    printed = capsys.readouterr().out
+    assert "scale.cubin" in printed
+    assert "SHA-256" in printed
+
+
+def test_a_library_from_another_bundle_is_refused(tmp_path: Path):
+    other = tmp_path / "other"
+    shutil.copytree(BUNDLE, other)
+    manifest = other / "bundle.json"
+    manifest.write_text(manifest.read_text().replace('"targets"', '"targets" ', 1))
+    with pytest.raises(PluginBundleMismatchError):
+        inspect_bundle(other, plugin=example_library())
+
+
+def test_the_wheel_holds_the_library_and_its_bundle():
+    import zipfile
+
+    names = zipfile.ZipFile(example_wheel()).namelist()
+    assert LIBRARY_IN_WHEEL in names
+    assert "tensoracle_example_plugin/bundle/bundle.json" in names
+    assert "tensoracle_example_plugin/bundle/sm90/row_dot_div16.cubin" in names
+    assert example_wheel().name.endswith("-py3-none-linux_x86_64.whl")
+
+
+def test_the_library_exports_only_the_plugin_entry_points():
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("no nm (binutils) to list the library's symbols")
+    listing = subprocess.run(
+        [nm, "-D", "--defined-only", str(example_library())],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    exported = sorted(line.split()[-1] for line in listing.splitlines() if " T " in line)
+    assert exported == ["getCreators", "setLoggerFinder"]
+    needed = subprocess.run(
+        ["readelf", "-d", str(example_library())], capture_output=True, text=True, check=True
+    ).stdout
+    assert "libnvinfer" not in needed  # loads into the full, lean and dispatch runtimes
+    assert "libcuda" not in needed  # the driver is loaded at the first launch
+
+
+# --- CMake helpers: argument and input errors at configure time --------------------------------
+
+
+def cmake_error(tmp_path: Path, body: str, environment: dict[str, str] | None = None) -> str:
+    script = tmp_path / "check.cmake"
+    script.write_text(f'include("{HELPERS}/TensoracleCubinPlugin.cmake")\n{body}\n')
+    cmake = Path(sysconfig.get_paths()["scripts"]) / "cmake"
+    env = {"PATH": "/usr/bin:/bin", **(environment or {})}
+    result = subprocess.run(
+        [str(cmake), "-P", str(script)], capture_output=True, text=True, check=False, env=env
+    )
+    assert result.returncode != 0, result.stdout + result.stderr
+    return " ".join(result.stderr.split())
+
+
+def test_missing_tensorrt_headers_name_the_variable_and_path(tmp_path: Path):
+    message = cmake_error(
+        tmp_path,
+        f'tensoracle_add_cubin_plugin(TARGET p TENSORRT_ROOT "{tmp_path}/sdk" '
+        f'BUNDLE_ROOT "{BUNDLE}" SOURCES p.cpp)',
+    )
+    assert f"TENSORRT_ROOT='{tmp_path}/sdk' is not a TensorRT SDK folder" in message
+    assert f"{tmp_path}/sdk/include/NvInferRuntime.h" in message
+    empty = cmake_error(
+        tmp_path, f'tensoracle_add_cubin_plugin(TARGET p BUNDLE_ROOT "{BUNDLE}" SOURCES p.cpp)'
+    )
+    assert "TENSORRT_ROOT is empty" in empty
+
+
+def test_missing_bundle_names_the_file(tmp_path: Path):
+    sdk = REPO / "build" / "tensorrt-sdk"
+    message = cmake_error(
+        tmp_path,
+        f'tensoracle_add_cubin_plugin(TARGET p TENSORRT_ROOT "{sdk}" '
+        f'BUNDLE_ROOT "{tmp_path}" SOURCES p.cpp)',
+    )
+    assert f"BUNDLE_ROOT='{tmp_path}' is not a cubin bundle" in message
+    assert f"{tmp_path}/bundle.cpp" in message
+
+
+def test_missing_cuda_headers_name_cudatoolkit_root_and_the_searched_paths(tmp_path: Path):
+    sdk = REPO / "build" / "tensorrt-sdk"
+    message = cmake_error(
+        tmp_path,
+        f'tensoracle_add_cubin_plugin(TARGET p TENSORRT_ROOT "{sdk}" '
+        f'BUNDLE_ROOT "{BUNDLE}" SOURCES p.cpp)',
+        {"CUDAToolkit_ROOT": str(tmp_path / "cuda")},
+    )
+    assert "the CUDA header cuda.h not found. Set CUDAToolkit_ROOT" in message
+    assert f"{tmp_path}/cuda/include/cuda.h" in message
+
+
+def test_find_cuda_checks_its_arguments(tmp_path: Path):
+    unknown = cmake_error(
+        tmp_path, "tensoracle_find_cuda(OUT_INCLUDE_DIR a OUT_DRIVER_LIBRARY b EXTRA c)"
+    )
+    assert "tensoracle_find_cuda: unknown arguments: EXTRA;c" in unknown
+    missing = cmake_error(tmp_path, "tensoracle_find_cuda(OUT_INCLUDE_DIR a)")
+    assert "OUT_DRIVER_LIBRARY <variable> is required" in missing
+
+
+def test_find_cuda_without_a_driver_library_lists_where_it_looked(tmp_path: Path):
+    root = tmp_path / "cu13"
+    (root / "include").mkdir(parents=True)
+    (root / "include" / "cuda.h").write_text("/* a header is found; no driver library is */\n")
+    message = cmake_error(
+        tmp_path,
+        "tensoracle_find_cuda(OUT_INCLUDE_DIR a OUT_DRIVER_LIBRARY b)",
+        {"CUDAToolkit_ROOT": str(root)},
+    )
+    if "not found" not in message:
+        pytest.skip("this machine has a CUDA driver link library in a default location")
+    assert "the CUDA driver link library not found" in message
+    assert f"{root}/lib64/stubs/libcuda.so" in message
+
+
+# --- A network with the plugin layer ----------------------------------------------------------
+
+
+@pytest.mark.gpu
+def test_open_engine_builds_and_runs_a_network_with_the_scale_plugin(tmp_path, engine_cache):
+    if tensoracle.backend().name != "tensorrt":
+        pytest.skip(
+            "needs the full TensorRT 11 builder (tensorrt-cu13) for add_plugin_v3; "
+            f"the backend here is {tensoracle.backend().name}, which has no plugin layer"
+        )
+    cp = pytest.importorskip("cupy")
+    trt = tensoracle.backend().module
+    library = example_library()
+
+    def graph(network):
+        x = network.add_input("x", trt.float32, (-1, 16))
+        registry = trt.get_plugin_registry()
+        creator = registry.get_creator("TensoracleScale", "1", "tensoracle_example")
+        fields = trt.PluginFieldCollection(
+            [trt.PluginField("alpha", np.array([0.5], np.float32), trt.PluginFieldType.FLOAT32)]
+        )
+        plugin = creator.create_plugin("scale", fields, trt.TensorRTPhase.BUILD)
+        out = network.add_plugin_v3([x], [], plugin).get_output(0)
+        out.name = "y"
+        network.mark_output(out)
+
+    weights = tmp_path / "none.safetensors"
+    from safetensors.numpy import save_file
+
+    save_file({"unused": np.zeros(1, np.float32)}, str(weights))
+    handle = open_engine(
+        graph,
+        EngineBuild(
+            inputs={"x": InputShape.ranged((1, 16), (4, 16), (8, 16))},
+            settings=BuilderSettings(workspace_limit=None, optimization_level=3),
+        ),
+        name="scale-plugin",
+        graph_version="1",
+        weights=[weights],
+        io=EngineIO(
+            inputs={"x": TensorSpec(trt.float32, (-1, 16))},
+            outputs={"y": TensorSpec(trt.float32, (-1, 16))},
+        ),
+        plugins=[library],
+    )
+    unit = handle.create_execution()
+    x = cp.arange(64, dtype=cp.float32).reshape(4, 16)
+    y = cp.empty_like(x)
+    unit.set_input_shapes({"x": (4, 16)})
+    unit.enqueue({"x": x.data.ptr, "y": y.data.ptr}, stream=0)
+    cp.cuda.Device().synchronize()
+    np.testing.assert_array_equal(cp.asnumpy(y), 0.5 * cp.asnumpy(x))
