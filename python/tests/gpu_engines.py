@@ -195,3 +195,35 @@ def shape_output(trt: Any, network: Any) -> None:
 
 
 SHAPE_OUTPUT_PROFILE = {"data": ((1, 3), (2, 3), (4, 3))}
+
+
+def vectorized_io(trt: Any, network: Any) -> None:
+    """y = relu(x) in float16 with x allowed only CHW32 and y only HWC8 (padded IO formats)."""
+    x = network.add_input("x", trt.float16, (1, 3, 8, 8))
+    x.allowed_formats = 1 << int(trt.TensorFormat.CHW32)
+    y = network.add_activation(x, trt.ActivationType.RELU).get_output(0)
+    y.name = "y"
+    network.mark_output(y)
+    y.allowed_formats = 1 << int(trt.TensorFormat.HWC8)
+
+
+def kv_cache(trt: Any, network: Any) -> None:
+    """cache_out = cache with ``update`` written at ``write_indices``: an output TensorRT writes
+    in place of its input ``cache`` (they must share one address)."""
+    cache = network.add_input("cache", trt.float16, (1, 2, 16, 8))
+    update = network.add_input("update", trt.float16, (1, 2, 1, 8))
+    indices = network.add_input("write_indices", trt.int32, (1,))
+    layer = network.add_kv_cache_update(cache, update, indices, trt.KVCacheMode.LINEAR)
+    layer.get_output(0).name = "cache_out"
+    network.mark_output(layer.get_output(0))
+
+
+def shape_tensor_output(trt: Any, network: Any) -> None:
+    """size = shape(data) marked with mark_output_for_shapes (a real shape-tensor output)."""
+    data = network.add_input("data", trt.float32, (-1, 3))
+    size = network.add_shape(data).get_output(0)
+    size.name = "size"
+    network.mark_output_for_shapes(size)
+    copy = network.add_identity(data).get_output(0)
+    copy.name = "copy"
+    network.mark_output(copy)

@@ -13,6 +13,7 @@ from typing import Any
 
 from gpu_engines import Populate, backend_module, logger
 
+from tensoracle.io import _format_name
 from tensoracle.io_table import IOTensor, Profile, Shape
 
 
@@ -23,12 +24,21 @@ def _shape(dims: Any) -> Shape:
 def tensors_from_network(
     populate: Populate, profile: Mapping[str, Profile] | None = None
 ) -> list[IOTensor]:
-    """Each input and output of ``populate``'s network, with ``profile`` for ranged inputs."""
+    """Each input and output of ``populate``'s network, with ``profile`` for ranged inputs.
+
+    The format is the one the saved header records for the tensor's ``allowed_formats``; an
+    output of a KVCacheUpdate layer aliases the layer's cache input (TensorRT writes it in place).
+    """
     trt = backend_module()
     builder = trt.Builder(logger(trt))
     network = builder.create_network(0)
     populate(trt, network)
     profile = profile or {}
+    aliases = {}
+    for index in range(network.num_layers):
+        layer = network.get_layer(index)
+        if layer.type == trt.LayerType.KV_CACHE_UPDATE:
+            aliases[layer.get_output(0).name] = layer.get_input(0).name
     tensors = []
     for mode, count, get in (
         ("INPUT", network.num_inputs, network.get_input),
@@ -45,8 +55,10 @@ def tensors_from_network(
                     shape=shape,
                     # TensorRT-RTX network tensors have no location: they are on the device.
                     location=getattr(getattr(tensor, "location", None), "name", "DEVICE"),
-                    is_shape_io=mode == "INPUT" and bool(tensor.is_shape_tensor),
+                    is_shape_io=bool(tensor.is_shape_tensor),
                     profile=ranges,
+                    format=_format_name(trt, int(tensor.allowed_formats)),
+                    aliased_input=aliases.get(tensor.name) if mode == "OUTPUT" else None,
                 )
             )
     return tensors
@@ -66,6 +78,7 @@ def tensors_from_signature(signature: Mapping[str, Any]) -> list[IOTensor]:
                 mode=entry["mode"],
                 shape=_shape(entry["shape"]),
                 location=entry["location"],
+                format=entry["format"],
                 profile=None
                 if ranges is None
                 else (_shape(ranges["min"]), _shape(ranges["opt"]), _shape(ranges["max"])),

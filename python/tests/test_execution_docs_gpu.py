@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 from gpu_engines import BIAS, FEATURES_PROFILE, backend_module, build_handle, features_result
 
-pytestmark = pytest.mark.gpu
-
 DOC = Path(__file__).resolve().parents[2] / "docs" / "execution.md"
 EXPECTED = np.linspace(0.0, 1.75, 8, dtype=np.float32).reshape(1, 4, 2) + BIAS
 
@@ -26,6 +24,22 @@ def example(name: str) -> str:
 def test_every_named_example_is_found():
     for name in ("cupy", "cuda-python", "cuda-graph"):
         assert "handle.create_execution()" in example(name)
+
+
+def test_the_dtype_example_runs_without_a_gpu():
+    pytest.importorskip("ml_dtypes")
+    trt = pytest.importorskip("tensorrt_rtx")
+    namespace: dict = {"trt": trt, "__name__": "docs_example"}
+    exec(compile(example("dtypes"), "docs/execution.md:dtypes", "exec"), namespace)
+    assert namespace["sizes"] == {"FLOAT": 32, "BF16": 16, "INT4": 4}
+
+
+def skip_capture_on_rtx() -> None:
+    if backend_module().__name__ == "tensorrt_rtx":
+        pytest.skip(
+            "TensorRT-RTX refuses to record this ranged engine in a CUDA graph "
+            "(test_execution_gpu.py::test_rtx_refuses_capture_with_the_reason checks the refusal)"
+        )
 
 
 @pytest.fixture(scope="module")
@@ -79,22 +93,30 @@ def run(*names: str, handle) -> dict:
     return namespace
 
 
+@pytest.mark.gpu
 def test_cupy_example(handle):
+    pytest.importorskip("cupy")
     np.testing.assert_array_equal(run("cupy", handle=handle)["output"], EXPECTED)
 
 
+@pytest.mark.gpu
 def test_cuda_python_example(handle):
+    pytest.importorskip("cuda.bindings")
     np.testing.assert_array_equal(run("cuda-python", handle=handle)["output"], EXPECTED)
 
 
+@pytest.mark.gpu
 def test_cuda_graph_example(handle):
     pytest.importorskip("cuda.bindings")
+    skip_capture_on_rtx()
     namespace = run("cuda-python", "cuda-graph", handle=handle)
     np.testing.assert_array_equal(namespace["output"], EXPECTED)
 
 
+@pytest.mark.gpu
 def test_a_captured_enqueue_replays_new_input_contents(handle):
     cp = pytest.importorskip("cupy")
+    skip_capture_on_rtx()
     with handle.create_execution() as unit:
         unit.set_input_shapes({"features": (1, 4, 2)})
         stream = cp.cuda.Stream(non_blocking=True)

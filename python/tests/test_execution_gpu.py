@@ -20,10 +20,13 @@ from gpu_engines import (
     build_handle,
     features_result,
     fixed_and_point,
+    kv_cache,
     nonzero,
     shape_input,
     shape_output,
+    shape_tensor_output,
     two_inputs_sum,
+    vectorized_io,
 )
 from io_tables import tensors_from_network
 
@@ -239,21 +242,95 @@ def test_close_releases_the_context_then_the_handle():
     assert unit.closed
 
 
-def test_a_refused_address_is_a_runtime_error_naming_the_tensor(cp, features_handle):
-    # TensorRT refuses a misaligned address; enqueue must not launch with the previous binding.
-    probe = features_handle.engine.create_execution_context()
-    result = cp.zeros((1, 4, 2), dtype=cp.float32)
-    if probe.set_tensor_address("result", result.data.ptr + 1):
-        pytest.skip("this TensorRT accepts a misaligned address: nothing to refuse")
-    del probe
+def test_an_offset_view_is_refused_as_misaligned_and_nothing_runs(cp, features_handle):
     with EngineExecution(features_handle) as unit:
         unit.set_input_shapes({"features": (1, 4, 2)})
         features = cp.ones((1, 4, 2), dtype=cp.float32)
-        unit.enqueue({"features": features.data.ptr, "result": result.data.ptr}, stream=0)
-        cp.cuda.Device().synchronize()
-        addresses = {"features": features.data.ptr, "result": result.data.ptr + 1}
-        with pytest.raises(RuntimeError, match=r"refused the address .* for tensor 'result'"):
+        storage = cp.full((1, 5, 2), 7.0, dtype=cp.float32)
+        result = storage[:, 1:]  # starts 8 bytes into its allocation
+        addresses = {"features": features.data.ptr, "result": result.data.ptr}
+        with pytest.raises(ValueError, match=r"'result': address 0x[0-9a-f]+ is not a multiple"):
             unit.enqueue(addresses, stream=0)
+        cp.cuda.Device().synchronize()
+        np.testing.assert_array_equal(cp.asnumpy(storage), np.full((1, 5, 2), 7.0))
+
+
+def test_contradicting_input_sizes_are_reported_by_shape_inference(cp):
+    handle = build_handle(two_inputs_sum, TWO_INPUTS_PROFILE)
+    with EngineExecution(handle) as unit:
+        unit.set_input_shapes({"a": (4,), "b": (4,)})
+        # Both lie inside the profile; shape inference sees that 3 and 5 cannot be summed (the
+        # review found set_input_shape alone does not; either way the unit must refuse them).
+        with pytest.raises(ValueError, match=r"TensorRT (shape inference )?rejected"):
+            unit.set_input_shapes({"a": (3,), "b": (5,)})
+        with pytest.raises(RuntimeError, match="incomplete"):
+            unit.get_tensor_shape("total")
+        unit.set_input_shapes({"a": (2,), "b": (2,)})
+        assert unit.get_tensor_shape("total") == (2,)
+
+
+def test_an_engine_with_padded_io_formats_is_refused_at_creation():
+    handle = build_handle(vectorized_io)
+    with pytest.raises(ValueError, match=r"'x' has the IO format CHW32.*'y' has the IO format"):
+        EngineExecution(handle)
+
+
+def test_an_in_place_output_must_get_its_inputs_address(cp):
+    try:
+        handle = build_handle(kv_cache)
+    except BuildFailed as failure:
+        pytest.skip(f"this backend builds no KVCacheUpdate test engine: {failure}")
+    with EngineExecution(handle) as unit:
+        cache = cp.zeros((1, 2, 16, 8), dtype=cp.float16)
+        update = cp.ones((1, 2, 1, 8), dtype=cp.float16)
+        indices = cp.array([3], dtype=cp.int32)
+        elsewhere = cp.zeros_like(cache)
+        addresses = {
+            "cache": cache.data.ptr,
+            "update": update.data.ptr,
+            "write_indices": indices.data.ptr,
+            "cache_out": elsewhere.data.ptr,
+        }
+        with pytest.raises(ValueError, match="'cache_out' is written in place of input 'cache'"):
+            unit.enqueue(addresses, stream=0)
+        stream = cp.cuda.Stream(non_blocking=True)
+        unit.enqueue({**addresses, "cache_out": cache.data.ptr}, stream=stream.ptr)
+        stream.synchronize()
+        expected = np.zeros((1, 2, 16, 8), dtype=np.float16)
+        expected[:, :, 3, :] = 1
+        np.testing.assert_array_equal(cp.asnumpy(cache), expected)
+
+
+def test_shape_tensor_outputs_the_engine_reports_warn_without_a_header():
+    handle = build_handle(shape_tensor_output, SHAPE_OUTPUT_PROFILE)
+    assert handle.shape_tensor_outputs == ()  # nothing recorded: the engine must say so
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", category=ShapeTensorOutputWarning)
+        with pytest.raises(ShapeTensorOutputWarning, match="'size'"):
+            EngineExecution(handle)
+
+
+def test_rtx_refuses_capture_with_the_reason(cp, features_handle):
+    if backend_module().__name__ != "tensorrt_rtx":
+        pytest.skip("the capture check applies to TensorRT-RTX only")
+    with EngineExecution(features_handle) as unit:
+        unit.set_input_shapes({"features": (1, 4, 2)})
+        stream = cp.cuda.Stream(non_blocking=True)
+        with stream:
+            features = cp.ones((1, 4, 2), dtype=cp.float32)
+            result = cp.zeros((1, 4, 2), dtype=cp.float32)
+            addresses = {"features": features.data.ptr, "result": result.data.ptr}
+            unit.enqueue(addresses, stream=stream.ptr)
+            stream.synchronize()
+            stream.begin_capture()
+            try:
+                with pytest.raises(RuntimeError, match="cannot record this enqueue in a CUDA"):
+                    unit.enqueue(addresses, stream=stream.ptr)
+            finally:
+                stream.end_capture()
+            unit.enqueue(addresses, stream=stream.ptr)  # plain enqueue still works afterwards
+            stream.synchronize()
+        np.testing.assert_array_equal(cp.asnumpy(result), np.ones((1, 4, 2)) + BIAS)
 
 
 def test_the_unit_keeps_no_caller_mapping_and_hides_its_context(cp, features_handle):
@@ -271,8 +348,13 @@ def test_the_unit_keeps_no_caller_mapping_and_hides_its_context(cp, features_han
 
 @pytest.mark.parametrize(
     ("populate", "profile"),
-    [(features_result, FEATURES_PROFILE), (two_inputs_sum, TWO_INPUTS_PROFILE)],
-    ids=["features_result", "two_inputs_sum"],
+    [
+        (features_result, FEATURES_PROFILE),
+        (two_inputs_sum, TWO_INPUTS_PROFILE),
+        (vectorized_io, None),
+        (kv_cache, None),
+    ],
+    ids=["features_result", "two_inputs_sum", "vectorized_io", "kv_cache"],
 )
 def test_the_engine_reports_the_io_the_gpu_free_tables_describe(populate, profile):
     handle = build_handle(populate, profile)

@@ -39,3 +39,41 @@ def test_the_stream_is_a_required_keyword_argument_of_enqueue():
     stream = inspect.signature(EngineExecution.enqueue).parameters["stream"]
     assert stream.kind is inspect.Parameter.KEYWORD_ONLY
     assert stream.default is inspect.Parameter.empty
+
+
+def test_shape_tensor_output_warnings_point_at_the_callers_line(tmp_path: Path, monkeypatch):
+    if tensoracle.gpu.absent_reason() is None:
+        pytest.skip("this machine has a GPU: the unit would be created")
+    trt = pytest.importorskip("tensorrt_rtx")
+    monkeypatch.setenv("TENSORACLE_BACKEND", "tensorrt_rtx")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    from gpu_engines import SHAPE_OUTPUT_PROFILE, shape_tensor_output
+
+    from tensoracle import BuilderSettings, EngineBuild, EngineIO, InputShape, TensorSpec
+
+    declaration = EngineBuild(
+        inputs={"data": InputShape.ranged(*SHAPE_OUTPUT_PROFILE["data"])},
+        settings=BuilderSettings(),
+    )
+    io = EngineIO(
+        inputs={"data": TensorSpec(trt.float32, (-1, 3))},
+        outputs={"size": TensorSpec(trt.int64, (2,)), "copy": TensorSpec(trt.float32, (-1, 3))},
+    )
+    with pytest.warns(tensoracle.ShapeTensorOutputWarning, match="size") as built:
+        handle = open_engine(
+            lambda network: shape_tensor_output(trt, network),
+            declaration,
+            name="shapes",
+            graph_version="1",
+            weights=(),
+            io=io,
+        )
+    assert [w.filename for w in built] == [__file__]
+    assert handle.shape_tensor_outputs == ["size"]  # recorded in the saved header
+    for create in (handle.create_execution, lambda: EngineExecution(handle)):
+        with (
+            pytest.warns(tensoracle.ShapeTensorOutputWarning, match="'size'") as created,
+            pytest.raises(RuntimeError, match="needs a CUDA device"),
+        ):
+            create()
+        assert [w.filename for w in created] == [__file__]

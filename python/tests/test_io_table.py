@@ -296,16 +296,16 @@ def test_valid_addresses_and_streams_pass():
     table = features()
     table.check_enqueue(ADDRESSES, 0)  # the legacy default stream
     table.check_enqueue(MappingProxyType(ADDRESSES), 0x55)
-    table.check_enqueue({"result": 2**64 - 1, "features": 1}, 2**63)
+    table.check_enqueue({"result": 2**64 - 256, "features": 256}, 2**63)
 
 
 @pytest.mark.parametrize(
     ("addresses", "error", "text"),
     [
-        ({"features": 16}, ValueError, "invalid tensor addresses: missing addresses for 'result'"),
-        ({**ADDRESSES, "extra": 16}, ValueError,
+        ({"features": 256}, ValueError, "invalid tensor addresses: missing addresses for 'result'"),
+        ({**ADDRESSES, "extra": 256}, ValueError,
          "invalid tensor addresses: unknown tensor names 'extra'"),
-        ({"features": 16, "other": 32}, ValueError,
+        ({"features": 256, "other": 512}, ValueError,
          "invalid tensor addresses: missing addresses for 'result'; unknown tensor names 'other'"),
         ({**ADDRESSES, "result": 0}, ValueError,
          "invalid tensor addresses: 'result': address 0 is not positive"),
@@ -314,12 +314,12 @@ def test_valid_addresses_and_streams_pass():
          "'result': address 0 is not positive"),
         ({**ADDRESSES, "result": True}, TypeError,
          "device addresses must be positive ints; got 'result': True (bool)"),
-        ({**ADDRESSES, "result": 16.0}, TypeError,
-         "device addresses must be positive ints; got 'result': 16.0 (float)"),
+        ({**ADDRESSES, "result": 256.0}, TypeError,
+         "device addresses must be positive ints; got 'result': 256.0 (float)"),
         ({"features": "16", "result": None}, TypeError,
          "device addresses must be positive ints; got 'features': '16' (str); "
          "'result': None (NoneType)"),
-        ([16, 32], TypeError, "addresses must map tensor names to device addresses, got list"),
+        ([256, 512], TypeError, "addresses must map tensor names to device addresses, got list"),
         (None, TypeError, "addresses must map tensor names to device addresses, got NoneType"),
     ],
 )  # fmt: skip

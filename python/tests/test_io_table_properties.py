@@ -42,7 +42,8 @@ def tables(draw: st.DrawFn) -> IOTable:
     return IOTable(draw(st.permutations(tensors)))
 
 
-ADDRESS = st.integers(1, 2**64 - 1)
+# Device addresses TensorRT accepts: positive multiples of 256 below 2**64.
+ADDRESS = st.integers(1, 2**56 - 1).map(lambda block: block * 256)
 
 
 def valid_addresses(draw: st.DrawFn, table: IOTable) -> dict[str, int]:
@@ -68,7 +69,7 @@ def test_missing_and_unknown_names_are_all_listed(data):
         return
     for name in dropped:
         del addresses[name]
-    addresses.update({name: 16 for name in extra})
+    addresses.update({name: 256 for name in extra})
     problems = []
     if dropped:
         missing = [n for n in table.names if n in dropped]
@@ -103,6 +104,21 @@ def test_an_address_that_is_not_an_int_is_a_type_error(data):
     kind = type(value).__name__
     text = f"device addresses must be positive ints; got {name!r}: {value!r} ({kind})"
     with pytest.raises(TypeError, match=f"^{re.escape(text)}$"):
+        table.check_enqueue(addresses, 0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_an_address_off_a_256_byte_boundary_is_named(data):
+    table = data.draw(tables())
+    addresses = valid_addresses(data.draw, table)
+    name = data.draw(st.sampled_from(table.names))
+    addresses[name] += data.draw(st.integers(1, 255))
+    text = (
+        f"invalid tensor addresses: {name!r}: address {addresses[name]:#x} is not a multiple "
+        "of 256 (TensorRT needs 256-byte aligned tensors)"
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
         table.check_enqueue(addresses, 0)
 
 

@@ -10,6 +10,7 @@ from tensoracle.build import build_serialized_engine
 from tensoracle.bundle import BundleReport, CubinReport, inspect_bundle, inspect_wheel
 from tensoracle.compare import ErrorStatistics, OutputComparison, compare_outputs
 from tensoracle.declaration import BuilderSettings, EngineBuild, InputShape
+from tensoracle.dtypes import numpy_dtype, tensor_nbytes
 from tensoracle.engine import EngineHandle, PreparedEngine, open_engine, prepare_engine
 from tensoracle.errors import (
     BundleAbiError,
@@ -62,6 +63,8 @@ __all__ = [
     "gpu",
     "inspect_bundle",
     "inspect_wheel",
+    "numpy_dtype",
     "open_engine",
     "prepare_engine",
+    "tensor_nbytes",
 ]

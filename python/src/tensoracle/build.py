@@ -11,7 +11,7 @@ from typing import Any
 from tensoracle import gpu, log
 from tensoracle.backends import Backend, backend
 from tensoracle.declaration import EngineBuild
-from tensoracle.errors import ShapeTensorOutputWarning
+from tensoracle.errors import ShapeTensorOutputWarning, caller_stacklevel
 from tensoracle.io import Signature, signature_from_network
 from tensoracle.plugins import load_plugins
 
@@ -129,7 +129,7 @@ def build_plan(
                 f"the engine has outputs marked as shape tensors ({', '.join(shape_outputs)}); "
                 "create_execution() cannot handle such engines"
             ),
-            stacklevel=3,
+            stacklevel=caller_stacklevel(),
         )
     return BuildResult(
         plan=plan,

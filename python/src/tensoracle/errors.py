@@ -1,6 +1,9 @@
-"""Exception and warning types raised by tensoracle."""
+"""Exception and warning types raised by tensoracle, and where its warnings point."""
 
 from __future__ import annotations
+
+import os
+import sys
 
 
 class EngineCacheError(ValueError):
@@ -57,3 +60,15 @@ class BundleAbiError(BundleError):
 
 class ProducerToolError(FileNotFoundError):
     """ptxas or cuobjdump is missing or unusable; the message names the package and the path."""
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning raised by the calling function point at the
+    first frame outside the tensoracle package: the user's line, however deep the call."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
+        frame = frame.f_back
+        level += 1
+    return level

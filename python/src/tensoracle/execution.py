@@ -2,48 +2,82 @@
 
 from __future__ import annotations
 
+import ctypes
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 
 from tensoracle import log
-from tensoracle.errors import ShapeTensorOutputWarning
-from tensoracle.io_table import IOTable, IOTensor, shape_output_message
+from tensoracle.errors import ShapeTensorOutputWarning, caller_stacklevel
+from tensoracle.io_table import (
+    IOTable,
+    IOTensor,
+    capture_problem,
+    shape_inference_error,
+    shape_of,
+    shape_output_message,
+    shape_outputs,
+)
 
 _CLOSED = "the execution unit is closed"
-
-
-def _dims(value: Any) -> tuple[int, ...]:
-    """A TensorRT Dims (or any sequence of ints) as a plain tuple."""
-    return tuple(int(d) for d in value)
+_CAPTURE_STATUS_ACTIVE = 1  # CU_STREAM_CAPTURE_STATUS_ACTIVE
 
 
 def describe_io(engine: Any) -> tuple[IOTensor, ...]:
     """Reads each IO tensor of a TensorRT engine into plain data (profile 0 for inputs)."""
+    aliased = getattr(engine, "get_aliased_input_tensor", None)
     tensors = []
     for index in range(engine.num_io_tensors):
         name = engine.get_tensor_name(index)
         mode = engine.get_tensor_mode(name).name
-        shape = _dims(engine.get_tensor_shape(name))
-        shape_io = False
+        shape = shape_of(engine.get_tensor_shape(name), f"tensor {name!r} of the engine")
         profile = None
-        if mode == "INPUT":
-            shape_io = bool(engine.is_shape_inference_io(name))
-            if -1 in shape:
-                low, optimum, high = engine.get_tensor_profile_shape(name, 0)
-                profile = (_dims(low), _dims(optimum), _dims(high))
+        if mode == "INPUT" and -1 in shape:
+            low, optimum, high = engine.get_tensor_profile_shape(name, 0)
+            what = f"input {name!r} in profile 0"
+            profile = (shape_of(low, what), shape_of(optimum, what), shape_of(high, what))
         tensors.append(
             IOTensor(
                 name=name,
                 mode=mode,
                 shape=shape,
                 location=engine.get_tensor_location(name).name,
-                is_shape_io=shape_io,
+                is_shape_io=bool(engine.is_shape_inference_io(name)),
                 profile=profile,
+                format=engine.get_tensor_format(name).name,
+                aliased_input=(aliased(name) or None) if mode == "OUTPUT" and aliased else None,
             )
         )
     return tuple(tensors)
+
+
+def _capture_query() -> Callable[[int], bool] | None:
+    """``capturing(stream)``: whether CUDA stream capture is active on ``stream`` (driver API)."""
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+    query = driver.cuStreamIsCapturing
+    query.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+    query.restype = ctypes.c_int
+
+    def capturing(stream: int) -> bool:
+        status = ctypes.c_int(0)
+        # Errors (no current context, say) read as "not capturing": TensorRT reports those.
+        return query(stream or None, ctypes.byref(status)) == 0 and (
+            status.value == _CAPTURE_STATUS_ACTIVE
+        )
+
+    return capturing
+
+
+def _specialization(context: Any) -> str | None:
+    """The TensorRT-RTX context's dynamic-shape kernel specialization strategy, by name."""
+    try:
+        return str(context.get_runtime_config().dynamic_shapes_kernel_specialization_strategy.name)
+    except (AttributeError, RuntimeError):
+        return None
 
 
 class EngineExecution:
@@ -64,16 +98,30 @@ class EngineExecution:
         self._blocked: str | None = _CLOSED
         self._set_address: Any = None
         self._execute: Any = None
+        self._capturing: Callable[[int], bool] | None = None
+        self._specialization: str | None = None
 
-        shape_outputs = tuple(getattr(handle, "shape_tensor_outputs", None) or ())
-        if shape_outputs:
-            # Before the context exists: TensorRT may crash the process while executing such
-            # engines, and a caller who turned the warning into an error stops here safely.
+        # Before the context exists: TensorRT may crash the process while executing such
+        # engines, and a caller who turned the warning into an error stops here safely. The
+        # saved header names them before the engine is even deserialized; the engine itself
+        # names them too (for files saved without the header field).
+        recorded = tuple(getattr(handle, "shape_tensor_outputs", None) or ())
+        if recorded:
             warnings.warn(
-                shape_output_message(shape_outputs), ShapeTensorOutputWarning, stacklevel=2
+                shape_output_message(recorded),
+                ShapeTensorOutputWarning,
+                stacklevel=caller_stacklevel(),
             )
         engine = handle.engine
-        table = IOTable(describe_io(engine))
+        described = describe_io(engine)
+        unrecorded = tuple(n for n in shape_outputs(described) if n not in recorded)
+        if unrecorded:
+            warnings.warn(
+                shape_output_message(unrecorded),
+                ShapeTensorOutputWarning,
+                stacklevel=caller_stacklevel(),
+            )
+        table = IOTable(described)
         self._table = table
         self._inputs = table.inputs
         self._outputs = table.outputs
@@ -99,6 +147,9 @@ class EngineExecution:
             raise
         self._set_address = context.set_tensor_address
         self._execute = context.execute_async_v3
+        if hasattr(context, "is_stream_capturable"):  # TensorRT-RTX: check captured enqueues
+            self._capturing = _capture_query()
+            self._specialization = _specialization(context)
         self._blocked = table.blocked_at_creation
 
     # ---- lifecycle -------------------------------------------------------------------------
@@ -170,7 +221,7 @@ class EngineExecution:
         self._check_name(name)
         if self._blocked is not None:
             raise RuntimeError(f"cannot report the shape of {name!r}: {self._blocked}")
-        return _dims(self._context.get_tensor_shape(name))
+        return shape_of(self._context.get_tensor_shape(name), f"tensor {name!r}")
 
     # ---- input shapes --------------------------------------------------------------------------
 
@@ -178,8 +229,9 @@ class EngineExecution:
         """Sets every ranged input's shape at once; earlier shapes stay until this succeeds.
 
         Names, ranks and dimension types are checked before TensorRT is called. When TensorRT
-        then rejects a shape (outside the profile, say), concrete shape queries and enqueue are
-        refused until a later call sets every ranged input.
+        then rejects a shape (outside the profile, say) or its shape inference rejects the
+        combination (inputs whose sizes contradict each other), concrete shape queries and
+        enqueue are refused until a later call sets every ranged input.
         """
         self._check_open()
         checked = self._table.check_shapes(shapes)
@@ -197,7 +249,22 @@ class EngineExecution:
         if rejected:
             self._blocked = self._table.incomplete_reason
             raise self._table.rejection_error(rejected)
+        inference = self._infer_shapes()
+        if inference is not None:
+            self._blocked = self._table.incomplete_reason
+            raise inference
         self._blocked = None
+
+    def _infer_shapes(self) -> ValueError | None:
+        """Runs TensorRT's shape inference; the error naming what it reports, or None."""
+        with log.capture() as errors:
+            try:
+                insufficient = [str(n) for n in self._context.infer_shapes()]
+                failure = None
+            except RuntimeError as error:
+                insufficient = []
+                failure = "; ".join([str(error), *errors])
+        return shape_inference_error(insufficient, failure)
 
     def _initialize_inputs(self) -> None:
         """Sets every input to its creation shape, then rejects data-dependent outputs.
@@ -212,8 +279,16 @@ class EngineExecution:
                     f"TensorRT rejected the shape {point} of input {name!r} when creating the "
                     "execution unit"
                 )
+        inference = self._infer_shapes()
+        if inference is not None:
+            raise RuntimeError(
+                f"creating the execution unit at each input's creation shape failed: {inference}"
+            )
         self._table.check_output_shapes(
-            {name: _dims(context.get_tensor_shape(name)) for name in self._outputs}
+            {
+                name: shape_of(context.get_tensor_shape(name), f"output {name!r}")
+                for name in self._outputs
+            }
         )
 
     # ---- enqueue -------------------------------------------------------------------------------
@@ -227,6 +302,14 @@ class EngineExecution:
             self._check_open()
             raise RuntimeError(f"cannot enqueue: {self._blocked}")
         self._check_enqueue(addresses, stream)
+        if self._capturing is not None and self._capturing(stream):
+            problem = capture_problem(
+                bool(self._context.is_stream_capturable(stream)),
+                self._specialization,
+                self._ranged,
+            )
+            if problem is not None:
+                raise RuntimeError(f"cannot record this enqueue in a CUDA graph: {problem}")
         set_address = self._set_address
         for name in self._io_names:
             # A refused address must not leave the previous (stale) buffer bound for this launch.

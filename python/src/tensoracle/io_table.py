@@ -16,6 +16,74 @@ Shape = tuple[int, ...]
 Profile = tuple[Shape, Shape, Shape]
 
 _MODES = ("INPUT", "OUTPUT")
+# TensorRT requires every tensor address to be aligned to at least 256 bytes.
+ADDRESS_ALIGNMENT = 256
+# The only IO format an execution unit runs: row-major, contiguous, no vector padding.
+LINEAR = "LINEAR"
+
+
+def shape_of(value: Any, what: str) -> Shape:
+    """A TensorRT ``Dims`` (or any sequence of ints) as a plain tuple.
+
+    TensorRT reports an invalid shape as ``Dims`` of rank -1, whose ``len()`` Python refuses
+    (``ValueError``). Such a shape raises RuntimeError naming ``what`` instead of becoming ``()``,
+    which would read as a scalar.
+    """
+    try:
+        rank = len(value)
+    except (ValueError, OverflowError):
+        rank = -1
+    if rank < 0:
+        raise RuntimeError(
+            f"TensorRT reported no valid shape for {what} (rank -1): its shape cannot be "
+            "computed from the shapes that are set"
+        )
+    return tuple(int(value[index]) for index in range(rank))
+
+
+def shape_inference_error(insufficient: Sequence[str], failure: str | None) -> ValueError | None:
+    """The error for a failed shape inference after input shapes were set, or None.
+
+    ``insufficient`` are the tensors TensorRT's ``infer_shapes`` names as not specified enough;
+    ``failure`` is its reason when shape inference itself failed (input shapes that contradict
+    each other, such as different lengths into an elementwise sum).
+    """
+    if failure is not None:
+        return ValueError(f"TensorRT shape inference rejected the input shapes: {failure}")
+    if insufficient:
+        listed = ", ".join(repr(n) for n in insufficient)
+        return ValueError(f"TensorRT shape inference reports tensors not specified: {listed}")
+    return None
+
+
+def capture_problem(
+    capturable: bool, specialization: str | None, ranged: Sequence[str]
+) -> str | None:
+    """Why TensorRT-RTX cannot record an enqueue in a CUDA graph, or None when it can.
+
+    ``capturable`` is the context's ``is_stream_capturable(stream)``; ``specialization`` the
+    name of its ``dynamic_shapes_kernel_specialization_strategy``; ``ranged`` the unit's ranged
+    inputs. With LAZY specialization and ranged inputs, RTX replaces its fallback kernels by
+    shape-specialized ones in the background, which a recorded graph would not follow.
+    """
+    if not capturable:
+        return (
+            "TensorRT-RTX reports that this execution context cannot be captured on this stream "
+            "(capture needs an engine built with BuilderFlag.REQUIRE_USER_ALLOCATION and a "
+            "network without data-dependent shapes or on-device control flow)"
+        )
+    if specialization == "LAZY" and ranged:
+        listed = ", ".join(repr(n) for n in ranged)
+        return (
+            "TensorRT-RTX specializes kernels lazily for the ranged inputs "
+            f"{listed}: a captured graph would keep the fallback kernels"
+        )
+    return None
+
+
+def shape_outputs(tensors: Iterable[IOTensor]) -> tuple[str, ...]:
+    """The outputs TensorRT computes during shape inference (shape tensors), in engine order."""
+    return tuple(t.name for t in tensors if t.mode == "OUTPUT" and t.is_shape_io)
 
 
 def shape_output_message(names: Sequence[str]) -> str:
@@ -42,8 +110,11 @@ class IOTensor:
     """One IO tensor as the engine reports it.
 
     ``shape`` is the build-time shape (``-1`` where set at run time); ``profile`` is profile 0's
-    (min, opt, max) and is needed only for inputs with a ``-1`` dimension. ``mode`` and
-    ``location`` are the TensorRT enum names (``"INPUT"``/``"OUTPUT"``, ``"DEVICE"``/``"HOST"``).
+    (min, opt, max) and is needed only for inputs with a ``-1`` dimension. ``mode``,
+    ``location`` and ``format`` are the TensorRT enum names (``"INPUT"``/``"OUTPUT"``,
+    ``"DEVICE"``/``"HOST"``, ``"LINEAR"``/``"CHW32"``/...). ``is_shape_io`` is TensorRT's
+    ``is_shape_inference_io`` (a shape-tensor input or output); ``aliased_input`` names the
+    input an output shares its memory with (``get_aliased_input_tensor``), else None.
     """
 
     name: str
@@ -52,6 +123,8 @@ class IOTensor:
     location: str = "DEVICE"
     is_shape_io: bool = False
     profile: Profile | None = None
+    format: str = LINEAR
+    aliased_input: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -64,6 +137,10 @@ class IOTensor:
         if self.profile is not None:
             low, optimum, high = (tuple(s) for s in self.profile)
             object.__setattr__(self, "profile", (low, optimum, high))
+        if self.aliased_input is not None and self.mode != "OUTPUT":
+            raise ValueError(
+                f"IOTensor {self.name!r}: only outputs alias an input, not a {self.mode} tensor"
+            )
         if self.mode == "INPUT" and -1 in self.shape and self.profile is None:
             raise ValueError(
                 f"IOTensor {self.name!r}: input shape {self.shape} has run-time dimensions "
@@ -90,8 +167,9 @@ class IOTensor:
 class IOTable:
     """The IO tensors of an engine an execution unit can run, with the unit's argument checks.
 
-    Creation raises ValueError naming every HOST-location tensor and shape-tensor input. Names
-    are kept in the engine's order, inputs first, as precomputed tuples for the enqueue path.
+    Creation raises ValueError naming every HOST-location tensor, shape-tensor input and tensor
+    whose format is not LINEAR. Names are kept in the engine's order, inputs first, as
+    precomputed tuples for the enqueue path.
     """
 
     def __init__(self, tensors: Iterable[IOTensor]) -> None:
@@ -106,6 +184,15 @@ class IOTable:
                 problems.append(f"{tensor.name!r} is a HOST-location tensor")
             if tensor.mode == "INPUT" and tensor.is_shape_io:
                 problems.append(f"input {tensor.name!r} is a shape tensor (its values set shapes)")
+            if tensor.format != LINEAR:
+                problems.append(
+                    f"{tensor.name!r} has the IO format {tensor.format} (only LINEAR buffers, "
+                    "row-major and unpadded, can be sized from the tensor shape)"
+                )
+        for tensor in described:
+            source = tensor.aliased_input
+            if source is not None and getattr(by_name.get(source), "mode", None) != "INPUT":
+                problems.append(f"output {tensor.name!r} aliases {source!r}, not an input")
         if problems:
             raise ValueError(
                 "the engine cannot be run by an execution unit: " + "; ".join(problems)
@@ -115,6 +202,11 @@ class IOTable:
         self.outputs: tuple[str, ...] = tuple(t.name for t in described if t.mode == "OUTPUT")
         self.names: tuple[str, ...] = (*self.inputs, *self.outputs)
         self.ranged: tuple[str, ...] = tuple(n for n in self.inputs if by_name[n].ranged)
+        # (output, input) pairs that TensorRT requires to share one address.
+        self.aliases: tuple[tuple[str, str], ...] = tuple(
+            (n, source) for n in self.outputs if (source := by_name[n].aliased_input) is not None
+        )
+        self.shape_outputs: tuple[str, ...] = shape_outputs(described)
         self._count = len(self.names)
         self._known = frozenset(self.names)
         ranged = ", ".join(repr(n) for n in self.ranged)
@@ -229,7 +321,8 @@ class IOTable:
 
     def check_enqueue(self, addresses: Any, stream: Any) -> None:
         """Raises unless ``stream`` is a nonnegative int and ``addresses`` maps exactly every
-        input and output to a positive int (bool is refused). Cheap when both are valid."""
+        input and output to a positive int (bool is refused) aligned to 256 bytes, with each
+        aliased output at its input's address. Cheap when both are valid."""
         if type(stream) is not int or stream < 0:
             reject_stream(stream)
         try:
@@ -237,7 +330,10 @@ class IOTable:
                 raise KeyError
             for name in self.names:
                 address = addresses[name]
-                if type(address) is not int or address <= 0:
+                if type(address) is not int or address <= 0 or address % ADDRESS_ALIGNMENT:
+                    raise KeyError
+            for output, source in self.aliases:
+                if addresses[output] != addresses[source]:
                     raise KeyError
         except (KeyError, TypeError):
             self.reject_addresses(addresses)
@@ -266,6 +362,23 @@ class IOTable:
                 wrong_type.append(f"{name!r}: {value!r} ({type(value).__name__})")
             elif value <= 0:
                 problems.append(f"{name!r}: address {value} is not positive")
+            elif value % ADDRESS_ALIGNMENT:
+                problems.append(
+                    f"{name!r}: address {value:#x} is not a multiple of {ADDRESS_ALIGNMENT} "
+                    f"(TensorRT needs {ADDRESS_ALIGNMENT}-byte aligned tensors)"
+                )
         if wrong_type:
             raise TypeError("device addresses must be positive ints; got " + "; ".join(wrong_type))
+        for output, source in self.aliases:
+            if output in addresses and source in addresses:
+                shared, given = addresses[source], addresses[output]
+                if shared != given:
+                    problems.append(
+                        f"output {output!r} is written in place of input {source!r}: its address "
+                        f"must be {_hex(shared)}, got {_hex(given)}"
+                    )
         raise ValueError("invalid tensor addresses: " + "; ".join(problems))
+
+
+def _hex(value: object) -> str:
+    return f"{value:#x}" if type(value) is int else repr(value)

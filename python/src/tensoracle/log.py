@@ -19,7 +19,8 @@ from tensoracle.backends import Backend
 _lock = threading.Lock()
 _loggers: dict[str, Any] = {}
 _installers: dict[str, Any] = {}
-_captures: list[list[str]] = []
+# Active captures by the thread that opened them (threading.get_ident()).
+_captures: dict[int, list[list[str]]] = {}
 _forward_to: list[Any] = []
 _ERROR_SEVERITIES = frozenset({"INTERNAL_ERROR", "ERROR"})
 _PRINTED_SEVERITIES = frozenset({"INTERNAL_ERROR", "ERROR", "WARNING"})
@@ -30,7 +31,10 @@ def _receive(severity: Any, message: str) -> None:
     name = getattr(severity, "name", str(severity))
     with _lock:
         if name in _ERROR_SEVERITIES:
-            for captured in _captures:
+            # An error belongs to the captures of the thread that logged it. TensorRT's own
+            # worker threads have no capture: their errors go to every active capture.
+            mine = _captures.get(threading.get_ident())
+            for captured in mine or [c for found in _captures.values() for c in found]:
                 captured.append(message)
         target = _forward_to[-1] if _forward_to else None
     if target is not None:
@@ -64,18 +68,24 @@ def trt_logger(chosen: Backend) -> Any:
 
 @contextmanager
 def capture(forward_to: Any = None) -> Iterator[list[str]]:
-    """Collects the error messages logged inside the block; forwards all messages to
+    """Collects the error messages this thread logs inside the block (and those of threads
+    without a capture of their own, such as TensorRT's workers); forwards all messages to
     ``forward_to`` (an ``ILogger``-like object with ``log(severity, msg)``) when given."""
     captured: list[str] = []
+    thread = threading.get_ident()
     with _lock:
-        _captures.append(captured)
+        _captures.setdefault(thread, []).append(captured)
         if forward_to is not None:
             _forward_to.append(forward_to)
     try:
         yield captured
     finally:
         with _lock:
-            _captures.remove(captured)
+            active = _captures[thread]
+            # By identity: list.remove would take the first *equal* (say, empty) capture.
+            del active[next(i for i, c in enumerate(active) if c is captured)]
+            if not active:
+                del _captures[thread]
             if forward_to is not None:
                 _forward_to.remove(forward_to)
 
