@@ -16,7 +16,7 @@ from conftest import gpu_absent_reason
 REPOSITORY = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPOSITORY / "tools"))
 
-from gpu_check import cli, discovery, environment  # noqa: E402
+from gpu_check import check, cli, discovery, environment  # noqa: E402
 from gpu_check.junit import read_cases  # noqa: E402
 from gpu_check.machine import Machine, describe  # noqa: E402
 from gpu_check.report import Software, render  # noqa: E402
@@ -247,5 +247,5 @@ def test_a_missing_cpp_dependency_is_told_apart_from_a_broken_build(tmp_path):
         log=tmp_path / "configure.log",
     )
     assert step.status == FAIL
-    assert "NoSuchPackageForGpuCheck" in cli._missing_dependency(step.output_tail)
-    assert cli._missing_dependency("error: expected ';' before '}' token") == ""
+    assert "NoSuchPackageForGpuCheck" in check._missing_dependency(step.output_tail)
+    assert check._missing_dependency("error: expected ';' before '}' token") == ""
