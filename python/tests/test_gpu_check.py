@@ -151,6 +151,12 @@ def test_pytest_results_are_read_with_reasons_and_rendered(tmp_path):
     assert "| TensorRT backend | tensorrt 11.0 |" in report
     assert "| numpy | 2.4 |" in report
 
+    step.command = "/home/someone/src/tensoracle/python/x /scratch/gc/venv/bin/python"
+    labels = {"/home/someone/src/tensoracle": "<checkout>", "/scratch/gc": "<work-dir>"}
+    report = render(machine, software, [step], generated="t", source="s", labels=labels)
+    assert "`<checkout>/python/x <work-dir>/venv/bin/python`" in report
+    assert "/home/someone" not in report
+
 
 def test_a_file_that_is_not_junit_is_named(tmp_path):
     broken = tmp_path / "broken.xml"

@@ -99,7 +99,7 @@ class Check:
         junit.unlink(missing_ok=True)
         command = [
             str(self.python), "-m", "pytest", *selection, "-p", "no:cacheprovider", "-rA",
-            f"--junitxml={junit}",
+            "--continue-on-collection-errors", f"--junitxml={junit}",
         ]  # fmt: skip
         if self._has_module("pytest_timeout"):
             command.append(f"--timeout={self.args.test_timeout:g}")
@@ -268,16 +268,16 @@ class Check:
                     StepResult(title, SKIP, f"no TensorRT backend: {software.backend}")
                 )
                 continue
-            self.steps.append(
-                command_step(
-                    title,
-                    [str(self.python), str(script)],
-                    timeout=self.args.timeout,
-                    log=self.logs / f"bench-{script.stem}.log",
-                    cwd=REPOSITORY,
-                    env=self.env,
-                )
+            step = command_step(
+                title,
+                [str(self.python), str(script)],
+                timeout=self.args.timeout,
+                log=self.logs / f"bench-{script.stem}.log",
+                cwd=REPOSITORY,
+                env=self.env,
             )
+            step.show_output = True  # the benchmark's figures and ratio
+            self.steps.append(step)
 
 
 def _missing_dependency(output: str) -> str:

@@ -136,19 +136,31 @@ def _validate(args: argparse.Namespace) -> list[str]:
 
 
 def _source() -> str:
-    try:
-        described = subprocess.run(
-            ["git", "-C", str(REPOSITORY), "describe", "--always", "--dirty"],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=30,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    def git(*arguments: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(REPOSITORY), *arguments],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=30,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    top = git("rev-parse", "--show-toplevel")
+    if top is None or Path(top).resolve() != REPOSITORY:
         return "not a git checkout"
-    if described.returncode != 0:
-        return "not a git checkout"
-    return f"commit {described.stdout.strip()}"
+    return f"commit {git('describe', '--always', '--dirty')}"
+
+
+def _labels(check: Check) -> dict[str, str]:
+    """The folders of this machine that the report shows by a short name."""
+    labels = {str(REPOSITORY): "<checkout>", str(check.work): "<work-dir>"}
+    if check.args.wheelhouse is not None:
+        labels[str(check.args.wheelhouse.resolve())] = "<wheelhouse>"
+    return labels
 
 
 def _write(path: Path, text: str) -> None:
@@ -178,7 +190,14 @@ def main(argv: list[str] | None = None) -> int:
         ]
         _write(
             args.report,
-            render(machine, software, steps, generated=generated, source=source),
+            render(
+                machine,
+                software,
+                steps,
+                generated=generated,
+                source=source,
+                labels=_labels(check),
+            ),
         )
         print(f"gpu-check: no usable GPU ({machine.gpu_absent}); report: {args.report}")
         return 3
@@ -191,7 +210,14 @@ def main(argv: list[str] | None = None) -> int:
         check.benchmarks(software)
     _write(
         args.report,
-        render(machine, software, check.steps, generated=generated, source=source),
+        render(
+            machine,
+            software,
+            check.steps,
+            generated=generated,
+            source=source,
+            labels=_labels(check),
+        ),
     )
     for step in check.steps:
         print(

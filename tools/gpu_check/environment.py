@@ -17,30 +17,32 @@ from pathlib import Path
 from gpu_check.report import Software
 from gpu_check.steps import FAIL, PASS, StepResult, command_step
 
-# Distributions whose versions the report lists, by prefix of their normalised names.
-REPORTED_PREFIXES = (
+# Distributions whose versions the report lists: these names, and names starting with a prefix.
+REPORTED_NAMES = (
     "tensoracle",
-    "tensorrt",
-    "cupy",
-    "cuda-",
     "numpy",
     "safetensors",
     "ml-dtypes",
     "torch",
     "triton",
+    "cuda-python",
+    "cuda-bindings",
     "nvidia-cuda-nvcc",
     "pytest",
+    "pytest-timeout",
     "hypothesis",
     "xxhash",
 )
+REPORTED_PREFIXES = ("tensorrt", "cupy-")
 
 _PROBE = r"""
 import importlib.metadata as metadata, json, platform, sys
-prefixes = tuple(sys.argv[1].split(","))
+names = set(sys.argv[1].split(","))
+prefixes = tuple(sys.argv[2].split(","))
 packages = {}
 for dist in metadata.distributions():
     name = (dist.metadata["Name"] or "").lower().replace("_", "-")
-    if name.startswith(prefixes) and name not in packages:
+    if (name in names or name.startswith(prefixes)) and name not in packages:
         packages[name] = dist.version
 try:
     import tensoracle
@@ -141,7 +143,13 @@ def software(python: Path, *, timeout: float = 120) -> Software:
     """The versions, the backend tensoracle picks, and the Python, asked of `python` itself."""
     try:
         probed = subprocess.run(
-            [str(python), "-c", _PROBE, ",".join(REPORTED_PREFIXES)],
+            [
+                str(python),
+                "-c",
+                _PROBE,
+                ",".join(REPORTED_NAMES),
+                ",".join(REPORTED_PREFIXES),
+            ],
             capture_output=True,
             text=True,
             timeout=timeout,

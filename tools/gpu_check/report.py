@@ -106,8 +106,13 @@ def render(
     *,
     generated: str,
     source: str,
+    labels: dict[str, str] | None = None,
 ) -> str:
-    """The whole report as Markdown, ready to paste into an issue."""
+    """The whole report as Markdown, ready to paste into an issue.
+
+    `labels` maps folders of this machine (the checkout, the work folder) to the short names the
+    report shows instead, so that the report names no private path.
+    """
     totals = {PASS: 0, FAIL: 0, SKIP: 0}
     for step in steps:
         totals[step.status] += 1
@@ -157,6 +162,9 @@ def render(
         )
         lines.append("")
         lines += _case_lines(step.cases)
-        if step.output_tail and (step.status == FAIL or not step.cases):
+        if step.output_tail and (step.status == FAIL or step.show_output):
             lines += ["End of the output:", "", "```text", step.output_tail, "```", ""]
-    return "\n".join(lines).rstrip() + "\n"
+    text = "\n".join(lines).rstrip() + "\n"
+    for folder, label in sorted((labels or {}).items(), key=lambda item: -len(item[0])):
+        text = text.replace(folder, label)
+    return text

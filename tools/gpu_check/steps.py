@@ -34,6 +34,9 @@ class StepResult:
     seconds: float = 0.0
     output_tail: str = ""
     cases: list[CaseResult] = field(default_factory=list)
+    show_output: bool = (
+        False  # the end of the output belongs in the report even on success
+    )
 
     def counts(self) -> dict[str, int]:
         """The number of test cases per status."""
