@@ -22,6 +22,11 @@ from gpu_check.machine import Machine, describe  # noqa: E402
 from gpu_check.report import Software, render  # noqa: E402
 from gpu_check.steps import FAIL, PASS, SKIP, StepResult, command_step, run_command  # noqa: E402
 
+CTEST = (
+    str(Path(sys.executable).with_name("ctest"))
+    if Path(sys.executable).with_name("ctest").is_file()
+    else "ctest"
+)
 CPP_BUILD = Path(os.environ.get("TENSORACLE_TEST_CPP_BUILD", REPOSITORY / "build" / "cpp"))
 
 
@@ -167,7 +172,7 @@ def test_a_file_that_is_not_junit_is_named(tmp_path):
 
 @pytest.mark.skipif(not CPP_BUILD.is_dir(), reason="needs the C++ build of `make cpp`")
 def test_ctest_gpu_tests_are_found_by_label_and_their_skips_read(tmp_path):
-    names = discovery.ctest_gpu_executables("ctest", CPP_BUILD)
+    names = discovery.ctest_gpu_executables(CTEST, CPP_BUILD)
     assert "gpu_properties_gpu_test" in names
     assert all(name.endswith("_gpu_test") for name in names)
     if gpu_absent_reason() is None:
@@ -175,7 +180,7 @@ def test_ctest_gpu_tests_are_found_by_label_and_their_skips_read(tmp_path):
     junit = tmp_path / "ctest.xml"
     environ = {k: v for k, v in os.environ.items() if k != "TENSORACLE_CUBIN_BUNDLE"}
     subprocess.run(
-        ["ctest", "--test-dir", str(CPP_BUILD), "-L", "gpu", "--output-junit", str(junit)],
+        [CTEST, "--test-dir", str(CPP_BUILD), "-L", "gpu", "--output-junit", str(junit)],
         capture_output=True, check=False, env=environ,
     )  # fmt: skip
     cases = {case.name: case for case in read_cases(junit)}

@@ -160,7 +160,7 @@ class Check:
     def _built_cpp(self) -> Path | None:
         if self.args.cpp_build is not None:
             return self.args.cpp_build.resolve()
-        cmake = shutil.which("cmake", path=self.env.get("PATH"))
+        cmake = self._tool("cmake")
         if cmake is None:
             self.steps.append(
                 StepResult(
@@ -173,8 +173,9 @@ class Check:
         build = self.work / "cpp"
         configure = [cmake, "-S", str(REPOSITORY / "cpp"), "-B", str(build)]
         configure += ["-DCMAKE_BUILD_TYPE=Release", "-DTENSORACLE_BUILD_TESTS=ON"]
-        if shutil.which("ninja", path=self.env.get("PATH")):
-            configure += ["-G", "Ninja"]
+        ninja = self._tool("ninja")
+        if ninja is not None:
+            configure += ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"]
         step = command_step(
             "C++ GPU tests: configure",
             configure,
@@ -195,7 +196,7 @@ class Check:
             self.steps.append(step)
             return None
         try:
-            targets = discovery.ctest_gpu_executables(self._ctest(cmake), build)
+            targets = discovery.ctest_gpu_executables(self._ctest(), build)
         except (RuntimeError, OSError, ValueError) as error:
             self.steps.append(StepResult("C++ GPU tests: build", FAIL, str(error)))
             return None
@@ -211,11 +212,15 @@ class Check:
         self.steps.append(step)
         return build if step.status == PASS else None
 
-    def _ctest(self, cmake: str | None = None) -> str:
-        beside = Path(cmake).with_name("ctest") if cmake else None
-        if beside is not None and beside.is_file():
+    def _tool(self, name: str) -> str | None:
+        """A build tool: the one beside the tests' Python (PyPI's cmake, ninja), else on PATH."""
+        beside = self.python.parent / name
+        if beside.is_file():
             return str(beside)
-        return shutil.which("ctest", path=self.env.get("PATH")) or "ctest"
+        return shutil.which(name, path=self.env.get("PATH"))
+
+    def _ctest(self) -> str:
+        return self._tool("ctest") or "ctest"
 
     def cpp_tests(self) -> None:
         if "cpp" not in self.parts:
@@ -230,7 +235,7 @@ class Check:
         junit = self.work / "ctest-gpu.xml"
         junit.unlink(missing_ok=True)
         command = [
-            self._ctest(shutil.which("cmake", path=self.env.get("PATH"))),
+            self._ctest(),
             "--test-dir",
         ]
         command += [
