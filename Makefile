@@ -95,7 +95,8 @@ wheel-test: wheel
 	  status=$$?; rm -rf $$scratch; exit $$status
 
 # On a machine with an NVIDIA GPU: every GPU test, the documentation examples and the GPU
-# benchmarks, written to one Markdown report (docs/tested-environments.md; options in GPU_CHECK_ARGS).
+# benchmarks, written to one Markdown report (see docs/tested-environments.md). Extra options of
+# tools/gpu-check go in GPU_CHECK_ARGS.
 gpu-check: setup cpp python
 	$(PY) tools/gpu_check --use-current-env --cpp-build build/cpp $(GPU_CHECK_ARGS)
 
