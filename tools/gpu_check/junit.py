@@ -54,7 +54,8 @@ def read_cases(path: Path) -> list[CaseResult]:
             cases.append(CaseResult(_case_name(case), FAIL, reason))
         elif skipped is not None:
             reason = skipped.get("message") or _first_line(skipped.text)
-            if not reason or reason == "Skipped":
+            if not reason or reason == "Skipped" or reason.startswith("SKIP_"):
+                # CTest's message names only its rule (SKIP_RETURN_CODE=77); the test said why.
                 reason = _skip_line(case.findtext("system-out")) or reason
             cases.append(CaseResult(_case_name(case), SKIP, reason))
         elif case.get("status", "").lower() in CTEST_SKIP_STATES:
