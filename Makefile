@@ -9,15 +9,15 @@ VENV := .venv
 PY := $(VENV)/bin/python
 JOBS ?= $(shell nproc)
 APT_PACKAGES := g++ clang clang-format clang-tidy libclang-rt-14-dev ninja-build \
-	libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libssl-dev libelf-dev libxxhash-dev
+	libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libssl-dev libelf-dev libxxhash-dev zlib1g-dev
 TORCH_VERSION := 2.13.0
 FUZZ_SECONDS ?= 60
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: test demo setup apt venv cpp cpp-test python python-test lint tidy fuzz bench clean \
-	tensorrt-headers cubin-plugin
+	tensorrt-headers cubin-plugin wheel wheel-test gpu-check
 
-test: setup cpp-test python cubin-plugin lint tidy python-test fuzz
+test: setup cpp-test python cubin-plugin lint tidy python-test wheel-test fuzz
 
 setup: apt venv
 
@@ -53,8 +53,8 @@ python-test: python cubin-plugin
 	cd python && ../$(PY) -m pytest -q
 
 lint: setup
-	$(VENV)/bin/ruff check python bench examples
-	$(VENV)/bin/ruff format --check python bench examples
+	$(VENV)/bin/ruff check python bench examples tools
+	$(VENV)/bin/ruff format --check python bench examples tools
 	find cpp -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror
 
 # clang-tidy (config in .clang-tidy, findings are errors) over the core and the command.
@@ -71,6 +71,34 @@ fuzz: setup
 	  $(VENV)/bin/cmake --build build/fuzz -j $(JOBS) && \
 	  FUZZ_SECONDS=$(FUZZ_SECONDS) PYTHON=$(abspath $(PY)) cpp/fuzz/run.sh build/fuzz; \
 	else echo "clang++ not found: fuzzing skipped"; fi
+
+# The release wheel, built as `make python` builds the package (same build folder, so it costs
+# little after it), checked with auditwheel and tagged with the manylinux policy it meets.
+WHEEL_DIR := build/wheel
+WHEEL_VENV := build/wheel-venv
+wheel: setup
+	rm -rf $(WHEEL_DIR)
+	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w $(WHEEL_DIR)/linux ./python
+	$(PY) tools/check_wheel.py $(WHEEL_DIR)/linux/tensoracle-*.whl $(WHEEL_DIR)
+
+# The wheel in a new virtual environment, run with only that environment on PATH.
+wheel-test: wheel
+	rm -rf $(WHEEL_VENV)
+	$(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip install -q -c python/requirements-dev.txt \
+	  $(WHEEL_DIR)/tensoracle-*-manylinux_*.whl
+	scratch=$$(mktemp -d) && cd $$scratch && \
+	  env -i HOME=$$scratch XDG_CACHE_HOME=$$scratch/cache PATH=$(abspath $(WHEEL_VENV))/bin \
+	  /bin/sh -ec 'python -c "import tensoracle, tensoracle._core as c; print(\"imported\", c.__file__)"; \
+	    tensoracle cache list; tensoracle bundle inspect --help >/dev/null; \
+	    echo "tensoracle bundle inspect --help: exit 0"'; \
+	  status=$$?; rm -rf $$scratch; exit $$status
+
+# On a machine with an NVIDIA GPU: every GPU test, the documentation examples and the GPU
+# benchmarks, written to one Markdown report (see docs/tested-environments.md). Extra options of
+# tools/gpu-check go in GPU_CHECK_ARGS.
+gpu-check: setup cpp python
+	$(PY) tools/gpu_check --use-current-env --cpp-build build/cpp $(GPU_CHECK_ARGS)
 
 demo: setup python
 	$(PY) examples/demo.py

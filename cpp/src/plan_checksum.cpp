@@ -1,4 +1,4 @@
-// XXH3-128 plan checksums through the xxHash library.
+// XXH3-128 plan checksums with xxHash.
 //
 // The plan checksum only has to notice damage (truncation, bit rot, a partial write), so it
 // uses a non-cryptographic hash that runs at memory speed; SHA-256 stays wherever identity
@@ -6,16 +6,37 @@
 #include "tensoracle/plan_checksum.hpp"
 
 #include <algorithm>
+
+// xxHash from its header alone: every function static in this file, no library to link. The
+// baseline build is SSE2 on x86-64; detail/xxh3_avx2.cpp holds the AVX2 build.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
-#if defined(TENSORACLE_XXHASH_DISPATCH) && (defined(__x86_64__) || defined(__i386__))
-#include <xxh_x86dispatch.h> // XXH3_128bits becomes the variant that picks AVX2/AVX-512
-#endif
 
 namespace tensoracle {
 
+#if defined(TENSORACLE_XXH3_AVX2)
+namespace detail {
+XXH128_hash_t xxh3_128_avx2(void const* data, std::size_t size) noexcept; // detail/xxh3_avx2.cpp
+} // namespace detail
+#endif
+
+namespace {
+
+XXH128_hash_t xxh3_128(std::span<std::byte const> bytes) noexcept {
+#if defined(TENSORACLE_XXH3_AVX2)
+    static bool const has_avx2 = __builtin_cpu_supports("avx2") != 0;
+    if (has_avx2) {
+        return detail::xxh3_128_avx2(bytes.data(), bytes.size());
+    }
+#endif
+    return XXH3_128bits(bytes.data(), bytes.size());
+}
+
+} // namespace
+
 std::string plan_checksum_hex(std::span<std::byte const> bytes) {
     XXH128_canonical_t canonical{};
-    XXH128_canonicalFromHash(&canonical, XXH3_128bits(bytes.data(), bytes.size()));
+    XXH128_canonicalFromHash(&canonical, xxh3_128(bytes));
     constexpr std::string_view kDigits = "0123456789abcdef";
     std::string hex;
     hex.reserve(kPlanChecksumHexDigits);

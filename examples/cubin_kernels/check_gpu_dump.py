@@ -1,7 +1,7 @@
 """Checks the outputs cubin_runtime_gpu_test dumped (TENSORACLE_GPU_DUMP) against NumPy.
 
 Usage: ``python check_gpu_dump.py DUMP_DIR``. Prints one line per check; exits 1 if any fails.
-Needs only NumPy, so it runs on the GPU machine without tensoracle installed.
+Needs only NumPy, so it runs on a GPU machine without tensoracle installed.
 """
 
 from __future__ import annotations
