@@ -1,5 +1,8 @@
-"""Times a full build of the example cubin bundle against plain Triton compilation of the same
-kernels and targets (the baseline), and prints the producer's overhead ratio.
+"""Times a full build of the example cubin bundle (6 kernels x 6 targets) three ways, in one run:
+plain serial Triton compilation of the same pairs (the baseline), ``compile_bundle(jobs=1)`` (the
+serial build) and ``compile_bundle`` with ``--jobs`` worker processes (default: the CPU count).
+Prints the producer's overhead against plain Triton and the parallel build against the serial
+one (goal: at most 0.6 on 2 cores), and checks that both builds wrote the same bytes.
 
 Run: ``.venv/bin/python bench/cubin_bundle_build.py``. No GPU needed. Each side is measured
 ``--repeats`` times and the best time is kept; on a shared machine the numbers are indicative only.
@@ -8,6 +11,7 @@ Run: ``.venv/bin/python bench/cubin_bundle_build.py``. No GPU needed. Each side 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -53,15 +57,23 @@ def plain_triton(targets: list[int], cache: Path) -> float:
     return time.perf_counter() - start
 
 
-def producer(targets: list[int], out: Path) -> float:
+def producer(targets: list[int], out: Path, jobs: int) -> float:
     start = time.perf_counter()
-    compile_bundle(KERNELS, out, targets=targets, overwrite=True)
+    compile_bundle(KERNELS, out, targets=targets, overwrite=True, jobs=jobs)
     return time.perf_counter() - start
+
+
+def same_files(a: Path, b: Path) -> bool:
+    names = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    if names != sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file()):
+        return False
+    return all((a / name).read_bytes() == (b / name).read_bytes() for name in names)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
     args = parser.parse_args()
     targets = list(DEFAULT_TARGETS)
     with tempfile.TemporaryDirectory() as scratch:
@@ -69,13 +81,24 @@ def main() -> int:
         baseline = min(
             plain_triton(targets, root / f"cache{i}") for i in range(args.repeats)
         )
-        bundle = min(producer(targets, root / "bundle") for _ in range(args.repeats))
+        serial = min(producer(targets, root / "serial", 1) for _ in range(args.repeats))
+        parallel = min(
+            producer(targets, root / "parallel", args.jobs) for _ in range(args.repeats)
+        )
+        identical = same_files(root / "serial", root / "parallel")
     cubins = len(KERNELS) * len(targets)
     print(f"{len(KERNELS)} kernels x {len(targets)} targets = {cubins} cubins")
-    print(f"baseline (plain triton.compile): {baseline:.2f} s")
-    print(f"compile_bundle (checks, cuobjdump, manifest, bundle.cpp): {bundle:.2f} s")
-    print(f"ratio compile_bundle / baseline: {bundle / baseline:.2f}")
-    return 0
+    print(f"baseline (plain triton.compile, serial): {baseline:.2f} s")
+    print(
+        f"compile_bundle jobs=1 (checks, cuobjdump, manifest, bundle.cpp): {serial:.2f} s"
+    )
+    print(f"compile_bundle jobs={args.jobs}: {parallel:.2f} s")
+    print(f"ratio compile_bundle jobs=1 / baseline: {serial / baseline:.2f}")
+    print(
+        f"ratio compile_bundle jobs={args.jobs} / jobs=1: {parallel / serial:.2f} (goal <= 0.6)"
+    )
+    print(f"parallel bundle byte-identical to the serial one: {identical}")
+    return 0 if identical else 1
 
 
 if __name__ == "__main__":

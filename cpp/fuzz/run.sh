@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target in BUILD_DIR/fuzz for FUZZ_SECONDS in total (60 by default), split
-# evenly, each from a small seed corpus made here. Exits non-zero when a target finds a crash; the
-# input that crashed is kept under $FUZZ_WORK (a temporary directory, removed after a clean run,
-# unless FUZZ_WORK is set; a set FUZZ_WORK keeps its corpus and grows it run after run).
+# evenly. Each target starts from its minimized corpus kept in the repository
+# (cpp/fuzz/corpus/<target>/, the result of the last long campaign) plus, for the cache files, a
+# few seeds made here. Exits non-zero when a target finds a crash; the input that crashed is kept
+# under $FUZZ_WORK (a temporary directory, removed after a clean run, unless FUZZ_WORK is set; a
+# set FUZZ_WORK keeps its corpus and grows it run after run). New inputs go to $FUZZ_WORK, never
+# into the repository's corpus.
 # The seeds are written by $PYTHON (python3 by default), which needs the `xxhash` package for the
 # plan checksums; `make fuzz` passes the project's .venv interpreter.
 set -euo pipefail
@@ -12,7 +15,8 @@ if [ $# -ne 1 ]; then
     exit 2
 fi
 build_dir=$1
-targets=(fuzz_engine_header fuzz_weight_record)
+targets=(fuzz_engine_header fuzz_weight_record fuzz_bundle_manifest fuzz_cubin_elf fuzz_size_text)
+kept=$(cd "$(dirname "$0")" && pwd)/corpus
 total=${FUZZ_SECONDS:-60}
 per_target=$(( total / ${#targets[@]} ))
 if [ "$per_target" -lt 1 ]; then per_target=1; fi
@@ -82,15 +86,17 @@ for target in "${targets[@]}"; do
         echo "fuzz target $binary is missing; build with -DTENSORACLE_FUZZ=ON" >&2
         exit 2
     fi
+    seeds=()
     case $target in
-        fuzz_engine_header) seeds=$work/seeds/engine ;;
-        fuzz_weight_record) seeds=$work/seeds/weight ;;
+        fuzz_engine_header) seeds+=("$work/seeds/engine") ;;
+        fuzz_weight_record) seeds+=("$work/seeds/weight") ;;
     esac
+    if [ -d "$kept/$target" ]; then seeds+=("$kept/$target"); fi
     corpus=$work/corpus/$target
     mkdir -p "$corpus"
     echo "== $target: ${per_target}s (corpus $corpus)"
     if ! "$binary" -max_total_time="$per_target" -print_final_stats=1 \
-        -artifact_prefix="$work/$target-" "$corpus" "$seeds"; then
+        -artifact_prefix="$work/$target-" "$corpus" "${seeds[@]}"; then
         echo "FUZZ FAILURE in $target; the crashing input is under $work/$target-*" >&2
         status=1
     fi

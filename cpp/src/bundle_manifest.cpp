@@ -5,6 +5,7 @@
 #include "tensoracle/errors.hpp"
 #include "tensoracle/hash.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -80,6 +81,17 @@ private:
     std::filesystem::path const& file_;
 };
 
+bool is_identifier(std::string_view name) noexcept {
+    auto const letter = [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    };
+    if (name.empty() || !letter(name.front())) {
+        return false;
+    }
+    return std::all_of(name.begin(), name.end(),
+                       [&](char c) { return letter(c) || (c >= '0' && c <= '9'); });
+}
+
 } // namespace
 
 ArgType parse_arg_type(std::string const& triton_type, std::filesystem::path const& where) {
@@ -110,16 +122,21 @@ BundleManifest read_bundle_manifest(std::filesystem::path const& directory) {
             "bundle directory '" + directory.string() + "' has no " + manifest_file_name, file);
     }
     std::vector<char> const bytes = read_bytes(file);
+    return parse_bundle_manifest(bytes, file);
+}
+
+BundleManifest parse_bundle_manifest(std::span<char const> bytes,
+                                     std::filesystem::path const& file) {
     json document;
     try {
         document = json::parse(bytes.begin(), bytes.end());
-    } catch (json::parse_error const& error) {
+    } catch (json::exception const& error) {
         throw BundleError("bundle manifest '" + file.string() + "' is not JSON: " + error.what(),
                           file);
     }
     Fields const root(document, "", file);
     BundleManifest manifest;
-    manifest.sha256 = sha256_hex(std::as_bytes(std::span{bytes}));
+    manifest.sha256 = sha256_hex(std::as_bytes(bytes));
     if (root.text("format") != "tensoracle-cubin-bundle" || root.number("version") != 1) {
         root.fail("/format", "is not tensoracle-cubin-bundle version 1");
     }
@@ -127,7 +144,7 @@ BundleManifest read_bundle_manifest(std::filesystem::path const& directory) {
     manifest.triton_version = producer.text("triton");
     manifest.ptxas_version = producer.text("ptxas");
     for (json const& target : root.array("targets")) {
-        if (!target.is_number_unsigned()) {
+        if (!target.is_number_unsigned() || target.get<std::uint64_t>() > 0xffffffffU) {
             root.fail("/targets", "holds a value that is not an SM number");
         }
         manifest.targets.push_back(target.get<std::uint32_t>());
@@ -137,6 +154,9 @@ BundleManifest read_bundle_manifest(std::filesystem::path const& directory) {
         Fields const entry(kernels[k], "/kernels/" + std::to_string(k), file);
         ManifestKernel kernel;
         kernel.name = entry.text("name");
+        if (!is_identifier(kernel.name)) {
+            entry.fail(entry.pointer() + "/name", "is not a C identifier");
+        }
         kernel.function = entry.text("function");
         kernel.source_sha256 = entry.text("source_sha256");
         kernel.num_warps = entry.small("num_warps");
@@ -163,9 +183,17 @@ BundleManifest read_bundle_manifest(std::filesystem::path const& directory) {
         json const& cubins = entry.array("cubins");
         for (std::size_t c = 0; c < cubins.size(); ++c) {
             Fields const cubin(cubins[c], entry.pointer() + "/cubins/" + std::to_string(c), file);
-            kernel.cubins.push_back(ManifestCubin{
-                cubin.small("sm"), cubin.text("path"), cubin.text("sha256"), cubin.number("bytes"),
-                cubin.small("registers"), cubin.small("shared_bytes")});
+            ManifestCubin record{cubin.small("sm"),        cubin.text("path"),
+                                 cubin.text("sha256"),     cubin.number("bytes"),
+                                 cubin.small("registers"), cubin.small("shared_bytes")};
+            // The one layout the producer writes; anything else could name a file outside the
+            // bundle directory.
+            std::string const expected =
+                "sm" + std::to_string(record.sm) + "/" + kernel.name + ".cubin";
+            if (record.path != expected) {
+                cubin.fail(cubin.pointer() + "/path", "is not " + expected);
+            }
+            kernel.cubins.push_back(std::move(record));
         }
         manifest.kernels.push_back(std::move(kernel));
     }

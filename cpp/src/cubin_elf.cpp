@@ -94,6 +94,9 @@ CubinElf read_cubin_elf(std::span<std::byte const> bytes, std::string const& pat
     if (elf_version(EV_CURRENT) == EV_NONE) {
         corrupt(path, std::string{"libelf cannot start: "} + elf_errmsg(-1));
     }
+    if (bytes.empty()) {
+        corrupt(path, "the file is empty");
+    }
     // libelf wants a mutable buffer; cubins are small, so a private copy is cheap.
     std::vector<char> image(bytes.size());
     std::memcpy(image.data(), bytes.data(), bytes.size());

@@ -108,3 +108,21 @@ TEST_F(CubinElf, RejectsAnotherMachineAndTruncatedImages) {
 }
 
 } // namespace
+
+namespace {
+
+// Found by fuzz_cubin_elf: an empty input passed a null pointer to memcpy (undefined behaviour).
+TEST(CubinElfInput, EmptyFileIsNamedAsEmpty) {
+    try {
+        read_cubin_elf(std::span<std::byte const>{}, "empty.cubin");
+        FAIL() << "accepted an empty file";
+    } catch (CorruptCubinError const& error) {
+        EXPECT_NE(std::string(error.what())
+                      .find("'empty.cubin' is not a usable CUDA ELF image: "
+                            "the file is empty"),
+                  std::string::npos)
+            << error.what();
+    }
+}
+
+} // namespace

@@ -90,8 +90,9 @@ def test_manifest_names_no_host_or_path():
         assert ".." not in value, value
 
 
-def test_two_builds_give_byte_identical_bundles(tmp_path):
-    again = producer.compile_bundle(example_kernels(), tmp_path / "again").directory
+def test_serial_and_parallel_builds_give_byte_identical_bundles(tmp_path):
+    # The example bundle is built with jobs=2; this build compiles every pair in this process.
+    again = producer.compile_bundle(example_kernels(), tmp_path / "again", jobs=1).directory
     first = example_bundle()
     names = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
     assert names == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
@@ -269,3 +270,51 @@ def test_production_runs_with_torch_blocked_and_plain_import_skips_triton(tmp_pa
     assert result.returncode == 0, result.stderr
     assert "produced without torch" in result.stdout
     assert (tmp_path / "out" / "sm89" / "matmul_tf32.cubin").is_file()
+
+
+def _broken_kernel(tmp_path: Path):
+    source = tmp_path / "broken_kernel.py"
+    source.write_text(
+        textwrap.dedent(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def broken(x_ptr, n, BLOCK: tl.constexpr):
+                offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(x_ptr + offsets, no_such_name(offsets), mask=offsets < n)
+            """
+        )
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from broken_kernel import broken
+    finally:
+        sys.path.remove(str(tmp_path))
+    return producer.KernelSpec(
+        name="broken", fn=broken, signature={"x_ptr": "*fp32", "n": "i32"}, constants={"BLOCK": 64}
+    )
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_failing_kernel_is_reported_with_name_and_first_target(tmp_path, jobs):
+    from tensoracle import KernelCompileError
+
+    kernels = [*_scale_only(), _broken_kernel(tmp_path)]
+    out = tmp_path / "out"
+    with pytest.raises(KernelCompileError) as raised:
+        producer.compile_bundle(kernels, out, targets=[90, 86], jobs=jobs)
+    message = str(raised.value)
+    # The pairs fail on both SMs; the first in build order (sorted targets) is the one reported.
+    assert message.startswith("kernel 'broken' (sm86): Triton failed to compile it:")
+    assert "no_such_name" in message
+    assert not out.exists()
+    assert not list(tmp_path.glob(".out.*")), "the staging directory was left behind"
+
+
+@pytest.mark.parametrize("jobs", [0, -2, 1.5, True, "2"])
+def test_jobs_must_be_a_positive_integer(tmp_path, jobs):
+    with pytest.raises(ValueError, match=rf"jobs must be a positive integer.*got {jobs!r}"):
+        producer.compile_bundle(_scale_only(), tmp_path / "out", targets=[86], jobs=jobs)
+    assert not (tmp_path / "out").exists()

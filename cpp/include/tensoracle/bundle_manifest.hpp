@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,12 @@ inline constexpr char const* manifest_file_name = "bundle.json";
 // Reads and validates <directory>/bundle.json. Throws BundleError naming the file and the field
 // when it is missing or malformed.
 BundleManifest read_bundle_manifest(std::filesystem::path const& directory);
+
+// Validates the bytes of a bundle.json; `file` names it in messages. Every cubin path must be
+// "sm<sm>/<kernel>.cubin" for its own entry, so a manifest cannot point outside its directory.
+// Throws BundleError (BundleAbiError for an unsupported argument type) naming the field.
+BundleManifest parse_bundle_manifest(std::span<char const> bytes,
+                                     std::filesystem::path const& file);
 
 // Maps Triton's argument spelling to the runtime's kinds; throws BundleAbiError for others.
 ArgType parse_arg_type(std::string const& triton_type, std::filesystem::path const& where);

@@ -58,6 +58,10 @@ class BundleAbiError(BundleError):
     """A kernel's parameters or scratch needs differ from what the cubin runtime supports."""
 
 
+class KernelCompileError(RuntimeError):
+    """Triton cannot compile a bundle's kernel for a target; the message names both."""
+
+
 class ProducerToolError(FileNotFoundError):
     """ptxas or cuobjdump is missing or unusable; the message names the package and the path."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -18,12 +19,13 @@ import subprocess
 import sysconfig
 import tempfile
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tensoracle.bundle_source import render_bundle_cpp
-from tensoracle.errors import BundleAbiError, ProducerToolError
+from tensoracle.errors import BundleAbiError, KernelCompileError, ProducerToolError
 
 # sm86, sm89 and sm120 are the supported plugin targets; sm80, sm90 and sm100 are built too so
 # that A100, H100/H200 and B200 class devices can run the same bundle.
@@ -208,6 +210,127 @@ def _source_sha256(fn: Any) -> str:
     return hashlib.sha256(source.encode()).hexdigest()
 
 
+def _check_jobs(jobs: int | None) -> int:
+    if jobs is None:
+        if hasattr(os, "sched_getaffinity"):
+            return max(1, len(os.sched_getaffinity(0)))
+        return os.cpu_count() or 1
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer or None (the CPU count), got {jobs!r}")
+    return jobs
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """One unit of work: a kernel compiled for one SM, its cubin written under ``staging``."""
+
+    spec: KernelSpec
+    sm: int
+    staging: Path
+    cache: Path
+    cuobjdump: Path
+
+
+def _compile_pair(pair: _Pair) -> dict[str, Any]:
+    """Compiles one (kernel, SM) pair, checks its ABI, writes its cubin and returns its record.
+
+    Runs in the calling process or in a forked worker. Triton's own failures come back as
+    :class:`KernelCompileError` naming the kernel and SM, since they may not survive pickling.
+    """
+    import triton
+    from triton import knobs
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    spec, sm = pair.spec, pair.sm
+    param_names = list(spec.fn.arg_names)
+    signature = {name: spec.signature.get(name, "constexpr") for name in param_names}
+    attrs = {(param_names.index(name),): [["tt.divisibility", 16]] for name in spec.divisibility}
+    constexprs = dict(spec.constants)
+    source = ASTSource(fn=spec.fn, signature=signature, constexprs=constexprs, attrs=attrs)
+    # A private Triton cache directory per pair: no two processes ever share cache entries.
+    with knobs.cache.scope():
+        knobs.cache.dir = str(pair.cache / f"{spec.name}.sm{sm}")
+        try:
+            compiled = triton.compile(
+                source,
+                target=GPUTarget("cuda", sm, 32),
+                options={"num_warps": spec.num_warps, "num_stages": spec.num_stages},
+            )
+        except Exception as error:
+            raise KernelCompileError(
+                f"kernel {spec.name!r} (sm{sm}): Triton failed to compile it: "
+                f"{type(error).__name__}: {error}"
+            ) from error
+    metadata = compiled.metadata
+    function = metadata.name
+    scratch = (
+        int(getattr(metadata, "global_scratch_size", 0)),
+        int(getattr(metadata, "profile_scratch_size", 0)),
+    )
+    if scratch != (0, 0):
+        raise BundleAbiError(
+            f"kernel {spec.name!r} (sm{sm}) needs scratch memory (global "
+            f"{scratch[0]} B, profile {scratch[1]} B); only zero is supported"
+        )
+    if int(getattr(metadata, "num_ctas", 1)) != 1:
+        raise BundleAbiError(f"kernel {spec.name!r}: num_ctas must be 1")
+    _check_ptx_abi(spec, function, compiled.asm["ptx"], sm)
+    blob: bytes = compiled.asm["cubin"]
+    relative = f"sm{sm}/{spec.name}.cubin"
+    (pair.staging / f"sm{sm}").mkdir(exist_ok=True)
+    (pair.staging / relative).write_bytes(blob)
+    usage = _resource_usage(pair.cuobjdump, pair.staging / relative, function)
+    return {
+        "function": function,
+        "scratch": scratch,
+        "cubin": {
+            "sm": sm,
+            "path": relative,
+            "sha256": hashlib.sha256(blob).hexdigest(),
+            "bytes": len(blob),
+            "registers": usage.get("REG", 0),
+            "shared_bytes": int(metadata.shared),
+        },
+    }
+
+
+# The pairs of the build in progress, set before the worker processes are forked: a forked
+# worker finds its pair here by index, so no @triton.jit function ever needs pickling.
+_PAIRS: list[_Pair] = []
+
+
+def _compile_forked(index: int) -> dict[str, Any]:
+    return _compile_pair(_PAIRS[index])
+
+
+def _compile_pairs(pairs: list[_Pair], jobs: int) -> list[dict[str, Any]]:
+    """Every pair's record, in the order of ``pairs`` whatever order the workers finish in.
+
+    With several failures, the first pair in that order is the one reported, as in a serial
+    build; once a failure is known, pairs not yet started are cancelled.
+    """
+    workers = min(jobs, len(pairs))
+    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_compile_pair(pair) for pair in pairs]
+    global _PAIRS
+    _PAIRS = pairs
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            futures: list[Future[dict[str, Any]]] = [
+                pool.submit(_compile_forked, index) for index in range(len(pairs))
+            ]
+            try:
+                return [future.result() for future in futures]
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+    finally:
+        _PAIRS = []
+
+
 def compile_bundle(
     kernels: Sequence[KernelSpec],
     output_dir: str | os.PathLike[str],
@@ -216,6 +339,7 @@ def compile_bundle(
     ptxas: str | os.PathLike[str] | None = None,
     cuobjdump: str | os.PathLike[str] | None = None,
     overwrite: bool = False,
+    jobs: int | None = None,
 ) -> Bundle:
     """Compiles every kernel for every target SM and writes the bundle directory.
 
@@ -233,13 +357,19 @@ def compile_bundle(
         ptxas: A ptxas to use instead of the ``nvidia-cuda-nvcc`` wheel's.
         cuobjdump: A cuobjdump to use instead of the ``nvidia-cuda-cuobjdump`` wheel's.
         overwrite: Replace an existing ``output_dir``.
+        jobs: Worker processes compiling (kernel, target) pairs at once; ``None`` (the default)
+            uses every CPU this process may run on, ``1`` compiles in this process. Workers are
+            forked, so kernels defined anywhere (a script, a test) work; they never touch CUDA.
+            The files written do not depend on ``jobs``.
 
     Raises:
         ProducerToolError: A tool is missing or ptxas is outside >=13.2,<14.
         BundleAbiError: A kernel's parameters are not the expected ABI or it needs scratch memory.
-        ValueError: A KernelSpec does not match its function.
+        KernelCompileError: Triton cannot compile a kernel; the message names it and the SM.
+        ValueError: A KernelSpec does not match its function, or ``jobs`` is not positive.
         FileExistsError: ``output_dir`` exists and ``overwrite`` is false.
     """
+    workers = _check_jobs(jobs)
     ptxas_path = find_tool("ptxas", ptxas)
     cuobjdump_path = find_tool("cuobjdump", cuobjdump)
     ptxas_version = tool_version(ptxas_path)
@@ -259,8 +389,6 @@ def compile_bundle(
     # Imported here so that importing tensoracle.producer stays cheap and torch-free.
     import triton
     from triton import knobs
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
 
     destination.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.", dir=destination.parent))
@@ -272,58 +400,17 @@ def compile_bundle(
             knobs.cache.dir = str(cache)
             knobs.compilation.always_compile = True
             knobs.compilation.disable_line_info = True
+            pairs = [
+                _Pair(spec, sm, staging, cache, cuobjdump_path)
+                for spec in kernels
+                for sm in target_list
+            ]
+            results = iter(_compile_pairs(pairs, workers))
             entries = []
             for spec in kernels:
-                param_names = list(spec.fn.arg_names)
-                signature = {name: spec.signature.get(name, "constexpr") for name in param_names}
-                attrs = {
-                    (param_names.index(name),): [["tt.divisibility", 16]]
-                    for name in spec.divisibility
-                }
-                cubins = []
-                function = ""
-                scratch = (0, 0)
-                for sm in target_list:
-                    source = ASTSource(
-                        fn=spec.fn,
-                        signature=signature,
-                        constexprs=dict(spec.constants),
-                        attrs=attrs,
-                    )
-                    compiled = triton.compile(
-                        source,
-                        target=GPUTarget("cuda", sm, 32),
-                        options={"num_warps": spec.num_warps, "num_stages": spec.num_stages},
-                    )
-                    metadata = compiled.metadata
-                    function = metadata.name
-                    scratch = (
-                        int(getattr(metadata, "global_scratch_size", 0)),
-                        int(getattr(metadata, "profile_scratch_size", 0)),
-                    )
-                    if scratch != (0, 0):
-                        raise BundleAbiError(
-                            f"kernel {spec.name!r} (sm{sm}) needs scratch memory (global "
-                            f"{scratch[0]} B, profile {scratch[1]} B); only zero is supported"
-                        )
-                    if int(getattr(metadata, "num_ctas", 1)) != 1:
-                        raise BundleAbiError(f"kernel {spec.name!r}: num_ctas must be 1")
-                    _check_ptx_abi(spec, function, compiled.asm["ptx"], sm)
-                    blob: bytes = compiled.asm["cubin"]
-                    relative = f"sm{sm}/{spec.name}.cubin"
-                    (staging / f"sm{sm}").mkdir(exist_ok=True)
-                    (staging / relative).write_bytes(blob)
-                    usage = _resource_usage(cuobjdump_path, staging / relative, function)
-                    cubins.append(
-                        {
-                            "sm": sm,
-                            "path": relative,
-                            "sha256": hashlib.sha256(blob).hexdigest(),
-                            "bytes": len(blob),
-                            "registers": usage.get("REG", 0),
-                            "shared_bytes": int(metadata.shared),
-                        }
-                    )
+                built = [next(results) for _ in target_list]
+                function = built[-1]["function"]
+                scratch = built[-1]["scratch"]
                 entries.append(
                     {
                         "name": spec.name,
@@ -343,7 +430,7 @@ def compile_bundle(
                         "hidden_args": list(HIDDEN_ARGS),
                         "global_scratch_bytes": scratch[0],
                         "profile_scratch_bytes": scratch[1],
-                        "cubins": cubins,
+                        "cubins": [item["cubin"] for item in built],
                     }
                 )
         manifest: dict[str, Any] = {
