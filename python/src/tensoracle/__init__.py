@@ -12,6 +12,7 @@ from tensoracle.compare import ErrorStatistics, OutputComparison, compare_output
 from tensoracle.declaration import BuilderSettings, EngineBuild, InputShape
 from tensoracle.engine import EngineHandle, PreparedEngine, open_engine, prepare_engine
 from tensoracle.errors import (
+    BuildCancelledError,
     BundleAbiError,
     BundleError,
     CorruptCubinError,
@@ -28,9 +29,11 @@ from tensoracle.errors import (
 )
 from tensoracle.execution import EngineExecution
 from tensoracle.io import EngineIO, TensorSpec
+from tensoracle.progress import ProgressEvent
 
 __all__ = [
     "Backend",
+    "BuildCancelledError",
     "BuilderSettings",
     "BundleAbiError",
     "BundleError",
@@ -54,6 +57,7 @@ __all__ = [
     "PluginLibraryError",
     "PreparedEngine",
     "ProducerToolError",
+    "ProgressEvent",
     "ShapeTensorOutputWarning",
     "TensorSpec",
     "backend",
