@@ -40,9 +40,14 @@ void append_section(std::string& text, std::string const& title, Rows const& row
     for (auto const& row : rows) {
         width = std::max(width, row.first.size());
     }
-    text += (text.empty() ? "" : "\n") + title + "\n";
+    if (!text.empty()) {
+        text += "\n";
+    }
+    text += title;
+    text += "\n";
     for (auto const& [field, value] : rows) {
-        text += "  " + field + std::string(width - field.size() + 2, ' ') + value + "\n";
+        text.append("  ").append(field).append(width - field.size() + 2, ' ');
+        text.append(value).append("\n");
     }
 }
 
@@ -69,7 +74,7 @@ nlohmann::json tensors_of(nlohmann::json const& io) {
 
 std::filesystem::path resolve_entry(std::filesystem::path const& directory,
                                     std::string_view entry) {
-    std::filesystem::path const given{entry};
+    std::filesystem::path given{entry};
     if (entry.find('/') != std::string_view::npos) {
         return given;
     }
