@@ -13,5 +13,6 @@ void bind_gpu(nanobind::module_& module);
 void bind_compare(nanobind::module_& module);
 // Cubin bundle inspection (see bundle.cpp).
 void bind_bundle(nanobind::module_& module);
+void bind_condition_difference(nanobind::module_& module);
 
 } // namespace tensoracle::bindings

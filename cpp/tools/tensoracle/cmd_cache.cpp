@@ -16,6 +16,8 @@ void add_cache_command(CLI::App& app, Action& action) {
     add_cache_list_command(*cache, action);
     add_cache_prune_command(*cache, action);
     add_cache_verify_command(*cache, action);
+    add_cache_show_command(*cache, action);
+    add_cache_diff_command(*cache, action);
 }
 
 void add_cache_dir_option(CLI::App& command, std::string& value) {

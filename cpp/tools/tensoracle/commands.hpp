@@ -20,6 +20,8 @@ void add_cache_command(CLI::App& app, Action& action);
 void add_cache_list_command(CLI::App& cache, Action& action);
 void add_cache_prune_command(CLI::App& cache, Action& action);
 void add_cache_verify_command(CLI::App& cache, Action& action);
+void add_cache_show_command(CLI::App& cache, Action& action);
+void add_cache_diff_command(CLI::App& cache, Action& action);
 
 // Adds `--cache-dir DIR` to a subcommand.
 void add_cache_dir_option(CLI::App& command, std::string& value);

@@ -17,6 +17,10 @@ int main(int argc, char** argv) {
     add_python_subcommand(app, "convert",
                           "Convert a PyTorch .pth checkpoint to safetensors (Python package)",
                           {"convert"}, action);
+    add_python_subcommand(app, "doctor",
+                          "Report backends, driver, GPUs and what runs on them, and the cache "
+                          "(Python package)",
+                          {"doctor"}, action);
     try {
         app.parse(argc, argv);
     } catch (CLI::ParseError const& error) {

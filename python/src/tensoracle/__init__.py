@@ -13,6 +13,7 @@ from tensoracle.declaration import BuilderSettings, EngineBuild, InputShape
 from tensoracle.dtypes import numpy_dtype, tensor_nbytes
 from tensoracle.engine import EngineHandle, PreparedEngine, open_engine, prepare_engine
 from tensoracle.errors import (
+    BuildCancelledError,
     BundleAbiError,
     BundleError,
     CorruptCubinError,
@@ -30,9 +31,11 @@ from tensoracle.errors import (
 )
 from tensoracle.execution import EngineExecution
 from tensoracle.io import EngineIO, TensorSpec
+from tensoracle.progress import ProgressEvent
 
 __all__ = [
     "Backend",
+    "BuildCancelledError",
     "BuilderSettings",
     "BundleAbiError",
     "BundleError",
@@ -57,6 +60,7 @@ __all__ = [
     "PluginLibraryError",
     "PreparedEngine",
     "ProducerToolError",
+    "ProgressEvent",
     "ShapeTensorOutputWarning",
     "TensorSpec",
     "backend",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tensoracle import gpu, log
+from tensoracle import progress as build_progress
 from tensoracle.backends import Backend, backend
 from tensoracle.declaration import EngineBuild
 from tensoracle.errors import ShapeTensorOutputWarning, caller_stacklevel
@@ -29,7 +30,8 @@ class BuildResult:
     milliseconds: int
 
 
-def check_arguments(graph: Any, declaration: Any) -> None:
+def check_arguments(graph: Any, declaration: Any, progress: Any = None) -> None:
+    build_progress.resolve_mode(progress)
     if not callable(graph):
         raise ValueError(f"graph must be a function taking the network definition, not {graph!r}")
     if not isinstance(declaration, EngineBuild):
@@ -101,7 +103,12 @@ def _configure(
 
 
 def build_plan(
-    chosen: Backend, graph: Graph, declaration: EngineBuild, targets: list[str], logger: Any = None
+    chosen: Backend,
+    graph: Graph,
+    declaration: EngineBuild,
+    targets: list[str],
+    logger: Any = None,
+    progress: Any = None,
 ) -> BuildResult:
     """Calls ``graph`` on a fresh network, checks its inputs against the declaration and builds.
 
@@ -116,7 +123,7 @@ def build_plan(
         graph(network)
         _check_inputs(network, declaration)
         config, applied = _configure(chosen, builder, network, declaration, targets)
-        plan = builder.build_serialized_network(network, config)
+        plan = build_progress.build_serialized_network(chosen, builder, network, config, progress)
     if plan is None:
         raise RuntimeError(
             f"{chosen.name} {chosen.version} could not build the engine: {log.describe(errors)}"
@@ -141,14 +148,15 @@ def build_plan(
 
 
 def build_serialized_engine(
-    graph: Graph, declaration: EngineBuild, plugins: Iterable[Any] = ()
+    graph: Graph, declaration: EngineBuild, plugins: Iterable[Any] = (), progress: Any = None
 ) -> bytes:
     """Builds the graph with the declared input shapes and settings; returns the plan bytes.
 
     Invalid declarations raise ValueError; a failed build raises RuntimeError carrying the
-    backend's logged errors; plugin library problems raise PluginLibraryError."""
-    check_arguments(graph, declaration)
+    backend's logged errors; plugin library problems raise PluginLibraryError. ``progress``: see
+    ``open_engine``."""
+    check_arguments(graph, declaration, progress)
     chosen = backend()
     load_plugins(plugins, chosen)
     targets = chosen.adapter.planned_targets(gpu.properties())
-    return bytes(build_plan(chosen, graph, declaration, targets).plan)
+    return bytes(build_plan(chosen, graph, declaration, targets, progress=progress).plan)

@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from tensoracle import _core, gpu, identity, log
+from tensoracle import _core, gpu, identity, log, rebuild
 from tensoracle.backends import Backend, backend
 from tensoracle.build import Graph, build_plan, check_arguments
 from tensoracle.declaration import EngineBuild
@@ -83,6 +83,12 @@ class EngineHandle:
     def built(self) -> bool:
         """True when this call built and saved the engine, False when it reused a saved one."""
         return self._built
+
+    @property
+    def rebuild_reason(self) -> str | None:
+        """Why this entry was built although entries of its name were saved (the differing
+        conditions, as recorded in its header), or None."""
+        return rebuild.describe(self._references.get("rebuild_reason"))
 
     @property
     def io(self) -> EngineIO:
@@ -173,6 +179,7 @@ class PreparedEngine:
 
     path: Path
     built: bool
+    rebuild_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -241,7 +248,12 @@ def _request(
 
 
 def _obtain(
-    request: _Request, graph: Graph, declaration: EngineBuild, force_rebuild: bool, logger: Any
+    request: _Request,
+    graph: Graph,
+    declaration: EngineBuild,
+    force_rebuild: bool,
+    logger: Any,
+    progress: Any = None,
 ) -> tuple[Path, Any, Any, dict[str, Any], bool]:
     """Returns (path, plan buffer, owner of its memory, references, built)."""
     store, key = request.store, request.identity
@@ -256,7 +268,8 @@ def _obtain(
             if saved is not None:
                 references = json.loads(saved.references_json)
                 return Path(saved.path), saved.plan, saved, references, False
-        result = build_plan(request.chosen, graph, declaration, list(key_targets(key)), logger)
+        targets = list(key_targets(key))
+        result = build_plan(request.chosen, graph, declaration, targets, logger, progress)
         references = {
             "workspace_limit": declaration.settings.workspace_limit,
             "shape_tensor_outputs": result.shape_tensor_outputs,
@@ -266,6 +279,9 @@ def _obtain(
             "built_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "build_milliseconds": result.milliseconds,
         }
+        reason = rebuild.find(store.directory, key.conditions_json)
+        if reason is not None:
+            references["rebuild_reason"] = reason
         path = store.save(key, identity.to_json(references), memoryview(result.plan))
     return Path(path), result.plan, result.plan, references, True
 
@@ -294,6 +310,7 @@ def open_engine(
     plugins: Iterable[str | os.PathLike[str]] = (),
     force_rebuild: bool = False,
     logger: Any = None,
+    progress: Any = None,
 ) -> EngineHandle:
     """Returns the saved engine for these conditions, building and saving it on a miss.
 
@@ -301,15 +318,20 @@ def open_engine(
     recorded in the saved header and, where a CUDA device is present, against the deserialized
     engine (EngineIOError). Damaged files raise CorruptEngineError, headers with other conditions
     EngineConditionError; the caller decides whether to rebuild (``force_rebuild=True``).
+
+    ``progress`` (True, False, a function of a ``ProgressEvent``, or None to follow
+    ``TENSORACLE_PROGRESS``) shows or forwards the build's progress; Ctrl-C, or the function
+    returning "stop", cancels the build and nothing is saved (see ``tensoracle.progress``).
     """
     weight_paths = _check_open_arguments(
         graph, declaration, name, graph_version, weights, io, force_rebuild
     )
+    check_arguments(graph, declaration, progress)
     request = _request(
         declaration, name, graph_version, weight_paths, plugins, force_rebuild, logger
     )
     path, plan, keep, references, built = _obtain(
-        request, graph, declaration, force_rebuild, logger
+        request, graph, declaration, force_rebuild, logger, progress
     )
     _check_header_io(io, declaration, references, path)
     handle = EngineHandle(
@@ -339,17 +361,20 @@ def prepare_engine(
     plugins: Iterable[str | os.PathLike[str]] = (),
     force_rebuild: bool = False,
     logger: Any = None,
+    progress: Any = None,
 ) -> PreparedEngine:
     """Fills the cache without deserializing (no CUDA device needed with TensorRT-RTX): builds
     and saves on a miss, checks ``io`` against the saved header, and says whether it built."""
     weight_paths = _check_open_arguments(
         graph, declaration, name, graph_version, weights, io, force_rebuild
     )
+    check_arguments(graph, declaration, progress)
     request = _request(
         declaration, name, graph_version, weight_paths, plugins, force_rebuild, logger
     )
     path, _plan, _keep, references, built = _obtain(
-        request, graph, declaration, force_rebuild, logger
+        request, graph, declaration, force_rebuild, logger, progress
     )
     _check_header_io(io, declaration, references, path)
-    return PreparedEngine(path=path, built=built)
+    reason = rebuild.describe(references.get("rebuild_reason"))
+    return PreparedEngine(path=path, built=built, rebuild_reason=reason)

@@ -26,6 +26,10 @@ class PluginLibraryError(RuntimeError):
     """A plugin library is missing, unreadable, incompatible, or changed after loading."""
 
 
+class BuildCancelledError(RuntimeError):
+    """A build was stopped by its ``progress`` function, which returned ``"stop"``."""
+
+
 class ShapeTensorOutputWarning(UserWarning):
     """The engine has outputs marked as shape tensors, which execution units cannot handle."""
 

@@ -1,0 +1,212 @@
+// Reads one saved entry's header (never its plan) and describes it, alone or against another.
+#include "tensoracle/cache_entry_details.hpp"
+
+#include "tensoracle/errors.hpp"
+#include "tensoracle/size_text.hpp"
+#include "tensoracle/weight_digest.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <sys/stat.h>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+namespace tensoracle {
+namespace {
+
+std::string compact(nlohmann::json const& value) {
+    if (value.is_string()) {
+        return value.get<std::string>();
+    }
+    if (value.is_null()) {
+        return "-";
+    }
+    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+nlohmann::json member_or_null(nlohmann::json const& object, char const* key) {
+    if (!object.is_object()) {
+        return nullptr;
+    }
+    auto const found = object.find(key);
+    return found == object.end() ? nlohmann::json() : *found;
+}
+
+using Rows = std::vector<std::pair<std::string, std::string>>;
+
+void append_section(std::string& text, std::string const& title, Rows const& rows) {
+    std::size_t width = 0;
+    for (auto const& row : rows) {
+        width = std::max(width, row.first.size());
+    }
+    if (!text.empty()) {
+        text += "\n";
+    }
+    text += title;
+    text += "\n";
+    for (auto const& [field, value] : rows) {
+        text.append("  ").append(field).append(width - field.size() + 2, ' ');
+        text.append(value).append("\n");
+    }
+}
+
+std::string io_line(nlohmann::json const& tensor) {
+    std::string line =
+        compact(member_or_null(tensor, "dtype")) + " " + compact(member_or_null(tensor, "shape"));
+    for (char const* key : {"min", "opt", "max"}) {
+        nlohmann::json const value = member_or_null(tensor, key);
+        if (!value.is_null()) {
+            line += std::string(" ") + key + "=" + compact(value);
+        }
+    }
+    return line;
+}
+
+nlohmann::json tensors_of(nlohmann::json const& io) {
+    if (io.is_object() && io.contains("tensors") && io["tensors"].is_array()) {
+        return io["tensors"];
+    }
+    return io.is_array() ? io : nlohmann::json::array();
+}
+
+} // namespace
+
+std::filesystem::path resolve_entry(std::filesystem::path const& directory,
+                                    std::string_view entry) {
+    std::filesystem::path given{entry};
+    if (entry.find('/') != std::string_view::npos) {
+        return given;
+    }
+    std::error_code ignored;
+    if (std::filesystem::exists(directory / given, ignored)) {
+        return directory / given;
+    }
+    if (std::filesystem::exists(given, ignored)) {
+        return given;
+    }
+    throw FileError("no entry named '" + std::string(entry) + "' in the cache directory " +
+                        directory.string() + " or the working directory",
+                    directory / given);
+}
+
+nlohmann::json entry_details_json(std::filesystem::path const& path) {
+    DecodedHeader const decoded = read_engine_header(path);
+    EngineHeader const& header = decoded.header;
+    struct stat status {};
+    if (::stat(path.c_str(), &status) != 0) {
+        throw_file_error("cannot read the metadata of", path, errno);
+    }
+    std::int64_t const used_ns = static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 +
+                                 static_cast<std::int64_t>(status.st_mtim.tv_nsec);
+    std::vector<WeightRecord> const records =
+        read_weight_records(std::filesystem::absolute(path).parent_path());
+    WeightPathIndex const weights{records};
+    return {{"file_name", path.filename().string()},
+            {"path", std::filesystem::absolute(path).lexically_normal().string()},
+            {"format_version", kEngineFormatVersion},
+            {"size_bytes", static_cast<std::uint64_t>(status.st_size)},
+            {"header_bytes", decoded.plan_offset - kEnginePreambleBytes},
+            {"plan_bytes", header.plan_size},
+            {"plan_xxh3_128", header.plan_xxh3_128},
+            {"last_used_at", format_utc_time(used_ns)},
+            {"last_used_at_ns", used_ns},
+            {"built_at", member_or_null(header.references, "built_at")},
+            {"build_milliseconds", member_or_null(header.references, "build_milliseconds")},
+            {"conditions", header.conditions},
+            {"io", member_or_null(header.references, "io")},
+            {"targets", member_or_null(header.references, "targets")},
+            {"rebuild_reason", member_or_null(header.references, "rebuild_reason")},
+            {"references", header.references},
+            {"weight_paths", weight_paths_json(header.conditions, weights)}};
+}
+
+std::string entry_details_table(nlohmann::json const& details) {
+    std::string text;
+    auto const size = [&](char const* key) {
+        nlohmann::json const value = member_or_null(details, key);
+        return value.is_number_unsigned() ? format_size_human(value.get<std::uint64_t>())
+                                          : compact(value);
+    };
+    append_section(text, "Entry",
+                   {{"file", compact(details["file_name"])},
+                    {"path", compact(details["path"])},
+                    {"size", size("size_bytes")},
+                    {"plan", size("plan_bytes")},
+                    {"header", size("header_bytes")},
+                    {"plan xxh3_128", compact(details["plan_xxh3_128"])},
+                    {"built at", compact(details["built_at"])},
+                    {"build time ms", compact(details["build_milliseconds"])},
+                    {"last used at", compact(details["last_used_at"])}});
+    Rows conditions;
+    for (auto const& item : details["conditions"].items()) {
+        conditions.emplace_back(item.key(), compact(item.value()));
+    }
+    append_section(text, "Conditions", conditions);
+    Rows io;
+    for (nlohmann::json const& tensor : tensors_of(details["io"])) {
+        io.emplace_back(compact(member_or_null(tensor, "mode")) + " " +
+                            compact(member_or_null(tensor, "name")),
+                        io_line(tensor));
+    }
+    if (!io.empty()) {
+        append_section(text, "IO", io);
+    }
+    Rows weights;
+    for (nlohmann::json const& weight : details["weight_paths"]) {
+        nlohmann::json const paths = member_or_null(weight, "paths");
+        weights.emplace_back(compact(weight["sha256"]).substr(0, 16),
+                             paths.empty() ? "(no record of its path)" : compact(paths));
+    }
+    if (!weights.empty()) {
+        append_section(text, "Weights", weights);
+    }
+    Rows references;
+    for (auto const& item : details["references"].items()) {
+        if (item.key() != "io" && item.key() != "rebuild_reason") {
+            references.emplace_back(item.key(), compact(item.value()));
+        }
+    }
+    append_section(text, "References", references);
+    nlohmann::json const reason = details["rebuild_reason"];
+    if (reason.is_object()) {
+        Rows rows{{"compared with", compact(member_or_null(reason, "compared_with"))}};
+        for (nlohmann::json const& difference : member_or_null(reason, "differences")) {
+            rows.emplace_back(compact(member_or_null(difference, "key")),
+                              compact(member_or_null(difference, "description")));
+        }
+        append_section(text, "Built because", rows);
+    }
+    return text;
+}
+
+nlohmann::json entry_diff_json(std::filesystem::path const& a, std::filesystem::path const& b) {
+    EngineHeader const first = read_engine_header(a).header;
+    EngineHeader const second = read_engine_header(b).header;
+    std::vector<WeightRecord> records =
+        read_weight_records(std::filesystem::absolute(a).parent_path());
+    std::vector<WeightRecord> more =
+        read_weight_records(std::filesystem::absolute(b).parent_path());
+    records.insert(records.end(), more.begin(), more.end());
+    WeightPathIndex const weights{records};
+    auto const differences = condition_differences(first.conditions, second.conditions, weights);
+    return {{"a", std::filesystem::absolute(a).lexically_normal().string()},
+            {"b", std::filesystem::absolute(b).lexically_normal().string()},
+            {"same", differences.empty()},
+            {"differences", differences_json(differences)}};
+}
+
+std::string entry_diff_table(nlohmann::json const& diff) {
+    if (diff["differences"].empty()) {
+        return "the conditions of the two entries are equal\n";
+    }
+    Rows rows;
+    for (nlohmann::json const& difference : diff["differences"]) {
+        rows.emplace_back(compact(difference["key"]), compact(difference["description"]));
+    }
+    std::string text;
+    append_section(text, "a: " + compact(diff["a"]) + "\nb: " + compact(diff["b"]), rows);
+    return text;
+}
+
+} // namespace tensoracle

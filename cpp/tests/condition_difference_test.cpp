@@ -1,0 +1,86 @@
+// Condition differences, the nearest saved entry of a name, and the details `cache show` prints.
+#include "cache_test_support.hpp"
+#include "tensoracle/cache_entry_details.hpp"
+#include "tensoracle/condition_difference.hpp"
+#include "tensoracle/errors.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tensoracle {
+namespace {
+
+using testing::TemporaryDirectory;
+using testing::write_engine;
+
+nlohmann::json conditions() {
+    return {{"name", "model"},
+            {"graph_version", "3"},
+            {"backend", "tensorrt_rtx"},
+            {"backend_version", "1.7.1.116"},
+            {"gpu", nullptr},
+            {"weights", {std::string(64, 'a')}}};
+}
+
+TEST(ConditionDifference, DescribesEachChangedKeyForPeople) {
+    nlohmann::json after = conditions();
+    after["graph_version"] = "4";
+    after["backend_version"] = "1.7.2.3";
+    after["gpu"] = {{"name", "NVIDIA L40S"}};
+    after["weights"] = {std::string(64, 'b')};
+    after["extra"] = 1;
+    WeightPathIndex const none{std::span<WeightRecord const>{}};
+    auto const differences = condition_differences(conditions(), after, none);
+    ASSERT_EQ(differences.size(), 5U);
+    EXPECT_EQ(differences[0].description, "tensorrt_rtx version 1.7.1.116 \u2192 1.7.2.3");
+    EXPECT_EQ(differences[1].description, "extra: none \u2192 1");
+    EXPECT_EQ(differences[2].description, "gpu: none \u2192 NVIDIA L40S");
+    EXPECT_EQ(differences[3].description, "graph_version 3 \u2192 4");
+    EXPECT_EQ(differences[4].description, "weights: weight file 1 content changed");
+    EXPECT_TRUE(condition_differences(after, after, none).empty());
+}
+
+TEST(ConditionDifference, NearestEntryHasFewestDifferencesAndTheSameName) {
+    TemporaryDirectory const directory;
+    nlohmann::json far = conditions();
+    far["graph_version"] = "1";
+    far["backend_version"] = "1.0";
+    nlohmann::json near = conditions();
+    near["graph_version"] = "2";
+    nlohmann::json other = conditions();
+    other["name"] = "other";
+    write_engine(directory.path() / "far.engine", far, nullptr, 10, 3'000'000'000);
+    write_engine(directory.path() / "near.engine", near, nullptr, 10, 1'000'000'000);
+    write_engine(directory.path() / "other.engine", other, nullptr, 10, 2'000'000'000);
+    auto const found = nearest_entry(directory.path(), conditions());
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(found->file_name, "near.engine");
+    ASSERT_EQ(found->differences.size(), 1U);
+    EXPECT_EQ(found->differences[0].description, "graph_version 2 \u2192 3");
+    nlohmann::json unknown = conditions();
+    unknown["name"] = "never-saved";
+    EXPECT_FALSE(nearest_entry(directory.path(), unknown).has_value());
+}
+
+TEST(CacheEntryDetails, ShowsHeaderSizesAndResolvesNames) {
+    TemporaryDirectory const directory;
+    nlohmann::json const references = {{"targets", {"sm89"}}, {"built_at", "2026-11-30T10:00:00Z"}};
+    std::uint64_t const size =
+        write_engine(directory.path() / "a.engine", conditions(), references, 77, 1'000'000'000);
+    auto const path = resolve_entry(directory.path(), "a.engine");
+    nlohmann::json const details = entry_details_json(path);
+    EXPECT_EQ(details["size_bytes"], size);
+    EXPECT_EQ(details["plan_bytes"], 77);
+    EXPECT_EQ(details["conditions"], conditions());
+    EXPECT_EQ(details["targets"], nlohmann::json({"sm89"}));
+    EXPECT_EQ(details["last_used_at"], "1970-01-01T00:00:01Z");
+    std::string const table = entry_details_table(details);
+    EXPECT_NE(table.find("graph_version"), std::string::npos);
+    EXPECT_NE(table.find("2026-11-30T10:00:00Z"), std::string::npos);
+    EXPECT_THROW((void)resolve_entry(directory.path(), "missing.engine"), FileError);
+    nlohmann::json const diff = entry_diff_json(path, path);
+    EXPECT_TRUE(diff["same"].get<bool>());
+    EXPECT_NE(entry_diff_table(diff).find("equal"), std::string::npos);
+}
+
+} // namespace
+} // namespace tensoracle

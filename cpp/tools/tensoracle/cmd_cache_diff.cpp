@@ -1,0 +1,53 @@
+// `tensoracle cache diff A B`: the condition keys in which two saved engines differ.
+#include "commands.hpp"
+#include "tensoracle/cache_entry_details.hpp"
+
+#include <iostream>
+#include <memory>
+
+namespace tensoracle::cli {
+namespace {
+
+struct DiffOptions {
+    std::string cache_dir;
+    std::string a;
+    std::string b;
+    std::string format = "json";
+};
+
+int diff(DiffOptions const& options) {
+    std::filesystem::path const directory = resolve_cache_directory(options.cache_dir);
+    nlohmann::json const result =
+        entry_diff_json(resolve_entry(directory, options.a), resolve_entry(directory, options.b));
+    if (options.format == "table") {
+        std::cout << entry_diff_table(result);
+    } else {
+        std::cout << result.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    }
+    return kExitSuccess;
+}
+
+} // namespace
+
+void add_cache_diff_command(CLI::App& cache, Action& action) {
+    auto options = std::make_shared<DiffOptions>();
+    CLI::App* command = cache.add_subcommand(
+        "diff", "Print the build conditions in which two saved engines differ, each with a "
+                "one-line description. Exit status 0 whether or not they differ, 1 when an entry "
+                "is missing or damaged");
+    command->add_option("A", options->a, "First entry: file name in the cache directory, or a path")
+        ->required();
+    command->add_option("B", options->b, "Second entry")->required();
+    add_cache_dir_option(*command, options->cache_dir);
+    command
+        ->add_option("--format", options->format,
+                     "json (default): one JSON object; table: one line per differing key")
+        ->check(CLI::IsMember({"json", "table"}));
+    command->callback([options, &action] {
+        action = [options] {
+            return run_reporting_errors("tensoracle cache diff", [&] { return diff(*options); });
+        };
+    });
+}
+
+} // namespace tensoracle::cli

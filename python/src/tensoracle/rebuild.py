@@ -1,0 +1,49 @@
+"""Why ``open_engine`` built although entries of the same name are saved.
+
+Before saving a new entry, the store is asked for the saved entry of the same ``name`` nearest to
+the new conditions (fewest differing keys). Its differences become the rebuild reason: logged at
+INFO (logger ``tensoracle.rebuild``) and recorded in the new entry's header as the reference
+``rebuild_reason``::
+
+    {"compared_with": "<file name>",
+     "differences": [{"key": "graph_version", "before": "3", "after": "4",
+                      "description": "graph_version 3 → 4"}, ...]}
+
+A forced rebuild of an unchanged identity records an empty list of differences.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from tensoracle import _core
+
+_logger = logging.getLogger("tensoracle.rebuild")
+
+
+def find(directory: str, conditions_json: str) -> dict[str, Any] | None:
+    """The ``rebuild_reason`` reference for a build with these conditions, or None (first of
+    its name). Logs the reason."""
+    found = _core.nearest_entry_json(directory, conditions_json)
+    if found is None:
+        return None
+    reason: dict[str, Any] = json.loads(found)
+    name = json.loads(conditions_json).get("name")
+    _logger.info("building %r again: %s", name, describe(reason))
+    return reason
+
+
+def describe(reason: Any) -> str | None:
+    """The recorded reason as one line, e.g. ``graph_version 3 → 4; weights: m.safetensors
+    content changed (compared with <file>)``; None for entries without one."""
+    if not isinstance(reason, dict):
+        return None
+    differences = [
+        str(item.get("description", item.get("key")))
+        for item in reason.get("differences", [])
+        if isinstance(item, dict)
+    ]
+    text = "; ".join(differences) or "rebuild forced, no condition differs"
+    return f"{text} (compared with {reason.get('compared_with')})"

@@ -1,0 +1,140 @@
+"""End-to-end tests of `tensoracle cache show`, `cache diff` and `tensoracle doctor`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from cache_cli import run
+from engine_files import write_engine, write_file
+
+from tensoracle.cli.doctor import can_run
+
+IO_SIGNATURE = {
+    "tensors": [
+        {"name": "x", "mode": "INPUT", "dtype": "FLOAT", "shape": [1, -1], "min": [1, 1],
+         "opt": [1, 4], "max": [1, 8]},
+        {"name": "y", "mode": "OUTPUT", "dtype": "FLOAT", "shape": [1, -1]},
+    ]
+}  # fmt: skip
+REFERENCES = {
+    "io": IO_SIGNATURE,
+    "targets": ["sm80", "sm89"],
+    "built_at": "2026-11-30T10:00:00Z",
+    "build_milliseconds": 1234,
+    "workspace_limit": None,
+}
+
+
+def _conditions(**changes: object) -> dict[str, object]:
+    base: dict[str, object] = {
+        "name": "model",
+        "graph_version": "3",
+        "backend": "tensorrt_rtx",
+        "backend_version": "1.7.1.116",
+        "gpu": None,
+        "weights": ["ab" * 32],
+    }
+    return {**base, **changes}
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    directory = tmp_path / "cache"
+    directory.mkdir()
+    return directory
+
+
+def test_show_prints_the_whole_header_as_json(cache: Path):
+    path = write_engine(cache, _conditions(), references=REFERENCES, plan=b"p" * 300)
+    completed = run("cache", "show", path.name, "--cache-dir", str(cache))
+    assert completed.returncode == 0, completed.stderr
+    shown = json.loads(completed.stdout)
+    assert shown["file_name"] == path.name
+    assert shown["conditions"] == _conditions()
+    assert shown["io"] == IO_SIGNATURE
+    assert shown["targets"] == ["sm80", "sm89"]
+    assert shown["references"] == REFERENCES
+    assert shown["plan_bytes"] == 300
+    assert shown["size_bytes"] == path.stat().st_size == 20 + shown["header_bytes"] + 300
+    assert shown["built_at"] == "2026-11-30T10:00:00Z"
+    assert shown["rebuild_reason"] is None
+
+
+def test_show_accepts_a_path_and_prints_a_table(cache: Path, tmp_path: Path):
+    path = write_engine(cache, _conditions(), references=REFERENCES)
+    completed = run("cache", "show", str(path), "--format", "table")
+    assert completed.returncode == 0, completed.stderr
+    text = completed.stdout
+    for expected in ("Entry", "Conditions", "IO", "INPUT x", "FLOAT [1,-1] min=[1,1]",
+                     "graph_version", "1.7.1.116", "References", "sm80"):  # fmt: skip
+        assert expected in text, text
+
+
+def test_show_fails_with_status_1_for_missing_or_damaged_entries(cache: Path):
+    missing = run("cache", "show", "absent.engine", "--cache-dir", str(cache))
+    assert missing.returncode == 1
+    assert "absent.engine" in missing.stderr
+    damaged = write_file(cache / "bad.engine", b"not an engine at all, just text")
+    completed = run("cache", "show", damaged.name, "--cache-dir", str(cache))
+    assert completed.returncode == 1
+    assert "bad.engine" in completed.stderr
+    assert run("cache", "show").returncode == 2
+
+
+def test_diff_names_each_differing_condition(cache: Path):
+    a = write_engine(cache, _conditions())
+    b = write_engine(cache, _conditions(graph_version="4", backend_version="1.7.2.3",
+                                        gpu={"name": "NVIDIA L40S"}))  # fmt: skip
+    completed = run("cache", "diff", a.name, b.name, "--cache-dir", str(cache))
+    assert completed.returncode == 0, completed.stderr
+    diff = json.loads(completed.stdout)
+    assert diff["same"] is False
+    assert {item["key"]: item["description"] for item in diff["differences"]} == {
+        "backend_version": "tensorrt_rtx version 1.7.1.116 \u2192 1.7.2.3",
+        "gpu": "gpu: none \u2192 NVIDIA L40S",
+        "graph_version": "graph_version 3 \u2192 4",
+    }
+    table = run("cache", "diff", a.name, b.name, "--cache-dir", str(cache), "--format", "table")
+    assert "graph_version 3 \u2192 4" in table.stdout
+    same = json.loads(run("cache", "diff", a.name, str(a), "--cache-dir", str(cache)).stdout)
+    assert same["same"] is True
+    assert same["differences"] == []
+    assert run("cache", "diff", a.name, "--cache-dir", str(cache)).returncode == 2
+    assert run("cache", "diff", a.name, "nope.engine", "--cache-dir", str(cache)).returncode == 1
+
+
+def test_doctor_reports_backends_driver_gpus_and_cache(tmp_path: Path):
+    home = tmp_path / "xdg"
+    directory = home / "tensoracle"
+    directory.mkdir(parents=True)
+    write_engine(directory, _conditions(), plan=b"p" * 50)
+    completed = run("doctor", env={**os.environ, "XDG_CACHE_HOME": str(home)})
+    assert completed.returncode == 0, completed.stderr
+    report = json.loads(completed.stdout)
+    rtx = next(entry for entry in report["backends"] if entry["name"] == "tensorrt_rtx")
+    assert rtx["found"]
+    assert rtx["version"].startswith("1.7")
+    assert report["cache"]["directory"] == str(directory)
+    assert report["cache"]["entries"] == 1
+    assert report["cache"]["size_bytes"] == sum(p.stat().st_size for p in directory.iterdir())
+    assert {tool["name"] for tool in report["producer_tools"]} >= {"ptxas", "triton"}
+    if report["gpus"]:
+        assert all("tensorrt_rtx" in gpu["backends"] for gpu in report["gpus"])
+    else:
+        assert report["gpu_summary"].startswith("no GPU")
+    table = run("doctor", "--format", "table", env={**os.environ, "XDG_CACHE_HOME": str(home)})
+    assert table.returncode == 0
+    for section in ("Backends", "Driver", "GPUs", "Cache", "Producer tools"):
+        assert section in table.stdout
+    assert run("doctor", "--format", "yaml").returncode == 2
+
+
+def test_doctor_states_what_runs_where():
+    assert can_run("tensorrt_rtx", "9.0")["verdict"] == "no"
+    assert "UNSUPPORTED_CC" in can_run("tensorrt_rtx", "9.0")["basis"]
+    assert can_run("tensorrt_rtx", "8.9")["verdict"] == "expected"
+    assert can_run("tensorrt_rtx", "10.0")["verdict"] == "unknown"
+    assert can_run("tensorrt", "9.0")["verdict"] == "expected"
