@@ -14,6 +14,7 @@ from tensoracle.declaration import EngineBuild
 from tensoracle.errors import ShapeTensorOutputWarning
 from tensoracle.io import Signature, signature_from_network
 from tensoracle.plugins import load_plugins
+from tensoracle.target_support import check_target_support
 
 Graph = Callable[[Any], None]
 
@@ -92,7 +93,7 @@ def _configure(
         )
     if settings.workspace_limit is not None:
         config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, settings.workspace_limit)
-    applied = chosen.adapter.apply_targets(trt, config, targets)
+    applied = chosen.adapter.apply_targets(trt, config, targets, settings.targets)
     profile = builder.create_optimization_profile()
     for name, shape in declaration.inputs.items():
         profile.set_shape(name, shape.min, shape.opt, shape.max)
@@ -115,6 +116,7 @@ def build_plan(
         network = builder.create_network(0)
         graph(network)
         _check_inputs(network, declaration)
+        check_target_support(chosen, network, targets, declaration.settings.targets)
         config, applied = _configure(chosen, builder, network, declaration, targets)
         plan = builder.build_serialized_network(network, config)
     if plan is None:
@@ -150,5 +152,5 @@ def build_serialized_engine(
     check_arguments(graph, declaration)
     chosen = backend()
     load_plugins(plugins, chosen)
-    targets = chosen.adapter.planned_targets(gpu.properties())
+    targets = chosen.adapter.planned_targets(gpu.properties(), declaration.settings.targets)
     return bytes(build_plan(chosen, graph, declaration, targets).plan)
