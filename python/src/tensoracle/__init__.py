@@ -9,6 +9,7 @@ from tensoracle.backends import Backend, backend
 from tensoracle.build import build_serialized_engine
 from tensoracle.bundle import BundleReport, CubinReport, inspect_bundle, inspect_wheel
 from tensoracle.compare import ErrorStatistics, OutputComparison, compare_outputs
+from tensoracle.comparison_report import write_comparison_report
 from tensoracle.declaration import BuilderSettings, EngineBuild, InputShape
 from tensoracle.engine import EngineHandle, PreparedEngine, open_engine, prepare_engine
 from tensoracle.errors import (
@@ -64,4 +65,5 @@ __all__ = [
     "inspect_wheel",
     "open_engine",
     "prepare_engine",
+    "write_comparison_report",
 ]
