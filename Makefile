@@ -10,6 +10,8 @@ PY := $(VENV)/bin/python
 JOBS ?= $(shell nproc)
 APT_PACKAGES := g++ clang clang-format clang-tidy libclang-rt-14-dev ninja-build \
 	libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libssl-dev libelf-dev libxxhash-dev zlib1g-dev
+# Headless Chromium renders the HTML comparison report in python/tests/test_comparison_report.py.
+APT_PACKAGES += chromium
 TORCH_VERSION := 2.13.0
 FUZZ_SECONDS ?= 60
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -9,6 +9,7 @@ from tensoracle.backends import Backend, backend
 from tensoracle.build import build_serialized_engine
 from tensoracle.bundle import BundleReport, CubinReport, inspect_bundle, inspect_wheel
 from tensoracle.compare import ErrorStatistics, OutputComparison, compare_outputs
+from tensoracle.comparison_report import write_comparison_report
 from tensoracle.declaration import BuilderSettings, EngineBuild, InputShape
 from tensoracle.dtypes import numpy_dtype, tensor_nbytes
 from tensoracle.engine import EngineHandle, PreparedEngine, open_engine, prepare_engine
@@ -73,4 +74,5 @@ __all__ = [
     "open_engine",
     "prepare_engine",
     "tensor_nbytes",
+    "write_comparison_report",
 ]

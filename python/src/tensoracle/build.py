@@ -15,6 +15,7 @@ from tensoracle.declaration import EngineBuild
 from tensoracle.errors import ShapeTensorOutputWarning, caller_stacklevel
 from tensoracle.io import Signature, signature_from_network
 from tensoracle.plugins import load_plugins
+from tensoracle.target_support import check_target_support
 
 Graph = Callable[[Any], None]
 
@@ -94,7 +95,7 @@ def _configure(
         )
     if settings.workspace_limit is not None:
         config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, settings.workspace_limit)
-    applied = chosen.adapter.apply_targets(trt, config, targets)
+    applied = chosen.adapter.apply_targets(trt, config, targets, settings.targets)
     profile = builder.create_optimization_profile()
     for name, shape in declaration.inputs.items():
         profile.set_shape(name, shape.min, shape.opt, shape.max)
@@ -122,6 +123,7 @@ def build_plan(
         network = builder.create_network(0)
         graph(network)
         _check_inputs(network, declaration)
+        check_target_support(chosen, network, targets, declaration.settings.targets)
         config, applied = _configure(chosen, builder, network, declaration, targets)
         plan = build_progress.build_serialized_network(chosen, builder, network, config, progress)
     if plan is None:
@@ -158,5 +160,5 @@ def build_serialized_engine(
     check_arguments(graph, declaration, progress)
     chosen = backend()
     load_plugins(plugins, chosen)
-    targets = chosen.adapter.planned_targets(gpu.properties())
+    targets = chosen.adapter.planned_targets(gpu.properties(), declaration.settings.targets)
     return bytes(build_plan(chosen, graph, declaration, targets, progress=progress).plan)

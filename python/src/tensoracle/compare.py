@@ -9,11 +9,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from tensoracle import _core
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 Kind = Literal["floating", "integer", "boolean"]
 
@@ -128,6 +131,14 @@ class OutputComparison:
 
     def __str__(self) -> str:
         return self.summary()
+
+    def plot(self, title: str | None = None) -> Figure:
+        """A matplotlib ``Figure`` of the absolute error distribution: histogram, percentiles,
+        maximum and the ``atol`` line. Needs ``statistics=True`` and ``tensoracle[plot]``; save
+        it with ``figure.savefig("errors.png")`` (or ``.svg``)."""
+        from tensoracle.error_plot import error_figure
+
+        return error_figure(self, title)
 
     def __repr__(self) -> str:
         # Fields that do not apply to this kind of array are left out.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -11,6 +12,9 @@ Shape = tuple[int, ...]
 
 # The range every supported backend accepts for builder_optimization_level.
 OPTIMIZATION_LEVELS = range(0, 6)
+# A build target: a compute capability written smXY (sm80, sm120), or "current" alone.
+_TARGET = re.compile(r"sm[1-9][0-9]{1,2}")
+CURRENT_TARGET = "current"
 
 
 def _shape(field_name: str, value: Any) -> Shape:
@@ -69,13 +73,51 @@ class InputShape:
         return {"min": list(self.min), "opt": list(self.opt), "max": list(self.max)}
 
 
+def _targets(value: Any) -> tuple[str, ...] | None:
+    """Checks BuilderSettings.targets: None, or smXY names (lower case, no repeats), or current."""
+    if value is None:
+        return None
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise ValueError(
+            "BuilderSettings.targets must be a sequence of compute capabilities such as "
+            f"('sm89', 'sm120'), ('current',) or None, not {value!r}"
+        )
+    entries = tuple(value)
+    if not entries:
+        raise ValueError(
+            "BuilderSettings.targets is empty; name at least one target, or pass None to use "
+            "the backend's default"
+        )
+    for entry in entries:
+        if not isinstance(entry, str) or not (_TARGET.fullmatch(entry) or entry == CURRENT_TARGET):
+            raise ValueError(
+                f"BuilderSettings.targets holds {entry!r}; write each target as 'smXY' in lower "
+                f"case (for example 'sm89'), or give {CURRENT_TARGET!r} alone"
+            )
+    if CURRENT_TARGET in entries and len(entries) > 1:
+        raise ValueError(
+            f"BuilderSettings.targets={entries!r}: {CURRENT_TARGET!r} (the local GPU) must be "
+            "the only entry"
+        )
+    if len(set(entries)) != len(entries):
+        raise ValueError(f"BuilderSettings.targets={entries!r} names a target twice")
+    return entries
+
+
 @dataclass(frozen=True)
 class BuilderSettings:
-    """Builder settings. TF32 is always disabled; the workspace limit is in bytes or None."""
+    """Builder settings. TF32 is always disabled; the workspace limit is in bytes or None.
+
+    ``targets`` are the compute capabilities the plan is built for (``("sm89", "sm120")``, or
+    ``("current",)`` for the local GPU). None keeps the backend's default: for TensorRT-RTX the
+    ``TENSORACLE_RTX_TARGETS`` environment variable, else sm80, sm86, sm89 and sm120; TensorRT 11
+    always builds for the local GPU.
+    """
 
     workspace_limit: int | None = None
     optimization_level: int = 3
     tf32: bool = False
+    targets: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         limit = self.workspace_limit
@@ -102,6 +144,7 @@ class BuilderSettings:
             raise ValueError(
                 f"BuilderSettings.tf32 must be False (TF32 is always disabled), not {self.tf32!r}"
             )
+        object.__setattr__(self, "targets", _targets(self.targets))
 
 
 @dataclass(frozen=True)

@@ -242,7 +242,7 @@ def _request(
         weights=weight_digests,
         plugins=plugin_digests,
         gpu=device,
-        targets=chosen.adapter.planned_targets(device),
+        targets=chosen.adapter.planned_targets(device, declaration.settings.targets),
     )
     return _Request(chosen, store, _core.make_identity(identity.to_json(conditions)))
 

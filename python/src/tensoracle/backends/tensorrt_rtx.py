@@ -1,8 +1,9 @@
 """Adapter for TensorRT-RTX (module ``tensorrt_rtx``): what differs from TensorRT 11, nothing more.
 
 RTX builds ahead of time for a list of compute capabilities without needing a GPU. The list is
-``TENSORACLE_RTX_TARGETS`` (comma-separated ``sm75,sm80,sm86,sm89,sm120,sm121``, or ``current``
-for the local GPU only), by default the RTX default set sm80, sm86, sm89 and sm120.
+``BuilderSettings.targets`` when the declaration gives one, else ``TENSORACLE_RTX_TARGETS``
+(comma-separated ``sm75,sm80,sm86,sm89,sm120,sm121``, or ``current`` for the local GPU only), by
+default the RTX default set sm80, sm86, sm89 and sm120.
 """
 
 from __future__ import annotations
@@ -20,11 +21,30 @@ NETWORK_PLUGIN_LAYERS = False
 
 TARGETS_VARIABLE = "TENSORACLE_RTX_TARGETS"
 DEFAULT_TARGETS = ("sm80", "sm86", "sm89", "sm120")
-_KNOWN_TARGETS = ("sm75", "sm80", "sm86", "sm89", "sm120", "sm121")
+KNOWN_TARGETS = ("sm75", "sm80", "sm86", "sm89", "sm120", "sm121")
 _CURRENT = "current"
+# What TensorRT-RTX 1.7.1.116 refuses to compile, observed in real builds (docs/backends.md):
+# tensor type name -> the targets that cannot run it ("HW-specific datatypes" in its error) ...
+UNSUPPORTED_TYPES: dict[str, tuple[str, ...]] = {
+    "BF16": ("sm75",),
+    "INT4": ("sm75",),
+    "FP8": ("sm75", "sm80", "sm86"),
+    "FP4": ("sm75", "sm80", "sm86", "sm89"),
+}
+# ... and the targets that cannot run a matrix multiplication of FLOAT (fp32) tensors
+# ("FP32 GEMM is not supported" for Turing); fp16 matrix multiplication and fp32 convolution build.
+UNSUPPORTED_FLOAT_MATRIX_MULTIPLY: tuple[str, ...] = ("sm75",)
 
 
-def _requested() -> list[str]:
+def _requested(declared: tuple[str, ...] | None = None) -> list[str]:
+    if declared is not None:
+        for entry in declared:
+            if entry not in KNOWN_TARGETS and entry != _CURRENT:
+                raise ValueError(
+                    f"BuilderSettings.targets holds {entry!r}, which TensorRT-RTX cannot target; "
+                    f"use {', '.join(KNOWN_TARGETS)}, or {_CURRENT!r} alone"
+                )
+        return list(declared)
     text = os.environ.get(TARGETS_VARIABLE, "").strip()
     if not text:
         return list(DEFAULT_TARGETS)
@@ -32,34 +52,43 @@ def _requested() -> list[str]:
     if entries == [_CURRENT]:
         return entries
     for entry in entries:
-        if entry not in _KNOWN_TARGETS:
+        if entry not in KNOWN_TARGETS:
             raise ValueError(
                 f"{TARGETS_VARIABLE}={text!r}: {entry!r} is not a TensorRT-RTX target; use "
-                f"{', '.join(_KNOWN_TARGETS)} (comma-separated) or {_CURRENT!r} alone"
+                f"{', '.join(KNOWN_TARGETS)} (comma-separated) or {_CURRENT!r} alone"
             )
     if len(set(entries)) != len(entries):
         raise ValueError(f"{TARGETS_VARIABLE}={text!r} names a target twice")
     return entries
 
 
-def planned_targets(gpu: Mapping[str, Any] | None) -> list[str]:
-    """The compute capabilities the build will target, known before building (for the identity)."""
-    requested = _requested()
+def planned_targets(
+    gpu: Mapping[str, Any] | None, declared: tuple[str, ...] | None = None
+) -> list[str]:
+    """The compute capabilities the build will target, known before building (for the identity).
+
+    ``declared`` (``BuilderSettings.targets``) wins over the environment variable."""
+    requested = _requested(declared)
     if requested == [_CURRENT]:
         if gpu is None:
-            raise ValueError(
-                f"{TARGETS_VARIABLE}=current builds for the local GPU, and this machine has none"
+            setting = (
+                f"{TARGETS_VARIABLE}=current"
+                if declared is None
+                else "BuilderSettings.targets=('current',)"
             )
+            raise ValueError(f"{setting} builds for the local GPU, and this machine has none")
         major, minor = str(gpu["compute_capability"]).split(".")
         return [f"sm{major}{minor}"]
     return requested
 
 
-def apply_targets(trt: Any, config: Any, targets: list[str]) -> list[str]:
+def apply_targets(
+    trt: Any, config: Any, targets: list[str], declared: tuple[str, ...] | None = None
+) -> list[str]:
     """Sets the targets on the builder config and returns them as read back from it."""
     values = (
         [trt.ComputeCapability.CURRENT]
-        if _requested() == [_CURRENT]
+        if _requested(declared) == [_CURRENT]
         else [getattr(trt.ComputeCapability, target.upper()) for target in targets]
     )
     config.num_compute_capabilities = len(values)
