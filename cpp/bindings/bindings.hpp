@@ -13,5 +13,7 @@ void bind_gpu(nanobind::module_& module);
 void bind_compare(nanobind::module_& module);
 // Cubin bundle inspection (see bundle.cpp).
 void bind_bundle(nanobind::module_& module);
+// Remote cache keys, signatures and object verification (see remote.cpp).
+void bind_remote(nanobind::module_& module);
 
 } // namespace tensoracle::bindings

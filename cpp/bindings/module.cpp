@@ -8,4 +8,5 @@ NB_MODULE(_core, module) {
     bind_gpu(module);
     bind_compare(module);
     bind_bundle(module);
+    bind_remote(module);
 }
