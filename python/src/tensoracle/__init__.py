@@ -24,7 +24,9 @@ from tensoracle.errors import (
     PluginBundleMismatchError,
     PluginLibraryError,
     ProducerToolError,
+    RemoteCacheWarning,
     ShapeTensorOutputWarning,
+    UntrustedEngineError,
 )
 from tensoracle.execution import EngineExecution
 from tensoracle.io import EngineIO, TensorSpec
@@ -54,8 +56,10 @@ __all__ = [
     "PluginLibraryError",
     "PreparedEngine",
     "ProducerToolError",
+    "RemoteCacheWarning",
     "ShapeTensorOutputWarning",
     "TensorSpec",
+    "UntrustedEngineError",
     "backend",
     "build_serialized_engine",
     "compare_outputs",

@@ -24,6 +24,7 @@ from tensoracle.declaration import EngineBuild
 from tensoracle.errors import CorruptEngineError
 from tensoracle.io import EngineIO, check_io, signature_from_engine
 from tensoracle.plugins import load_plugins
+from tensoracle.remote import fleet
 
 # Backend validity diagnostics that mean the file itself is unusable, not this device.
 _DAMAGE_DIAGNOSTICS = ("MALFORMED_ENGINE", "VERSION_MISMATCH")
@@ -241,7 +242,12 @@ def _request(
 
 
 def _obtain(
-    request: _Request, graph: Graph, declaration: EngineBuild, force_rebuild: bool, logger: Any
+    request: _Request,
+    graph: Graph,
+    declaration: EngineBuild,
+    force_rebuild: bool,
+    logger: Any,
+    remote: str | None = None,
 ) -> tuple[Path, Any, Any, dict[str, Any], bool]:
     """Returns (path, plan buffer, owner of its memory, references, built)."""
     store, key = request.store, request.identity
@@ -250,12 +256,16 @@ def _obtain(
             saved = store.read(key)
         if saved is not None:
             return Path(saved.path), saved.plan, saved, json.loads(saved.references_json), False
-    with store.lock(key, True):
+    # On a local miss the remote tier (if configured) fetches, or leases, builds and publishes.
+    with store.lock(key, True), fleet.session(remote, store, key) as shared:
         if not force_rebuild:
             saved = store.read(key)
             if saved is not None:
                 references = json.loads(saved.references_json)
                 return Path(saved.path), saved.plan, saved, references, False
+            fetched = shared.fetch()
+            if fetched is not None:
+                return fetched.path, fetched.plan, fetched.owner, fetched.references, False
         result = build_plan(request.chosen, graph, declaration, list(key_targets(key)), logger)
         references = {
             "workspace_limit": declaration.settings.workspace_limit,
@@ -267,6 +277,7 @@ def _obtain(
             "build_milliseconds": result.milliseconds,
         }
         path = store.save(key, identity.to_json(references), memoryview(result.plan))
+        shared.publish(path)
     return Path(path), result.plan, result.plan, references, True
 
 
@@ -294,6 +305,7 @@ def open_engine(
     plugins: Iterable[str | os.PathLike[str]] = (),
     force_rebuild: bool = False,
     logger: Any = None,
+    remote: str | None = None,
 ) -> EngineHandle:
     """Returns the saved engine for these conditions, building and saving it on a miss.
 
@@ -301,6 +313,8 @@ def open_engine(
     recorded in the saved header and, where a CUDA device is present, against the deserialized
     engine (EngineIOError). Damaged files raise CorruptEngineError, headers with other conditions
     EngineConditionError; the caller decides whether to rebuild (``force_rebuild=True``).
+    ``remote`` (else ``$TENSORACLE_REMOTE``) names a shared cache, s3://bucket/prefix, consulted
+    on a local miss and published to after a build (docs/remote-cache.md).
     """
     weight_paths = _check_open_arguments(
         graph, declaration, name, graph_version, weights, io, force_rebuild
@@ -309,7 +323,7 @@ def open_engine(
         declaration, name, graph_version, weight_paths, plugins, force_rebuild, logger
     )
     path, plan, keep, references, built = _obtain(
-        request, graph, declaration, force_rebuild, logger
+        request, graph, declaration, force_rebuild, logger, remote
     )
     _check_header_io(io, declaration, references, path)
     handle = EngineHandle(
@@ -339,6 +353,7 @@ def prepare_engine(
     plugins: Iterable[str | os.PathLike[str]] = (),
     force_rebuild: bool = False,
     logger: Any = None,
+    remote: str | None = None,
 ) -> PreparedEngine:
     """Fills the cache without deserializing (no CUDA device needed with TensorRT-RTX): builds
     and saves on a miss, checks ``io`` against the saved header, and says whether it built."""
@@ -349,7 +364,7 @@ def prepare_engine(
         declaration, name, graph_version, weight_paths, plugins, force_rebuild, logger
     )
     path, _plan, _keep, references, built = _obtain(
-        request, graph, declaration, force_rebuild, logger
+        request, graph, declaration, force_rebuild, logger, remote
     )
     _check_header_io(io, declaration, references, path)
     return PreparedEngine(path=path, built=built)
