@@ -18,10 +18,12 @@ namespace nb = nanobind;
 namespace tensoracle::bindings {
 
 void bind_remote(nb::module_& module) {
-    nb::class_<SigningKey>(module, "SigningKey", "An Ed25519 private key (signs published engines).")
+    nb::class_<SigningKey>(module, "SigningKey",
+                           "An Ed25519 private key (signs published engines).")
         .def_static("from_pem_file", &SigningKey::from_pem_file, nb::arg("path"))
         .def_static(
-            "from_pem", [](std::string const& pem) { return SigningKey::from_pem(pem, "PEM text"); },
+            "from_pem",
+            [](std::string const& pem) { return SigningKey::from_pem(pem, "PEM text"); },
             nb::arg("pem"))
         .def("public_key_pem", &SigningKey::public_key_pem);
 
@@ -46,7 +48,8 @@ void bind_remote(nb::module_& module) {
         nb::arg("key"), nb::arg("file_name"), nb::arg("engine"),
         "The signature trailer that follows the engine file `engine` in its remote object.");
 
-    nb::class_<RemoteEngine>(module, "RemoteEngine", "A downloaded object that passed verification.")
+    nb::class_<RemoteEngine>(module, "RemoteEngine",
+                             "A downloaded object that passed verification.")
         .def_ro("identity", &RemoteEngine::identity)
         .def_prop_ro("references_json",
                      [](RemoteEngine const& engine) {
@@ -68,8 +71,8 @@ void bind_remote(nb::module_& module) {
             nb::gil_scoped_release released;
             return verify_remote_object(view.bytes(), object_name, file_name, expected, trusted);
         },
-        nb::arg("object"), nb::arg("object_name"), nb::arg("file_name"),
-        nb::arg("identity").none(), nb::arg("verify_key").none(),
+        nb::arg("object"), nb::arg("object_name"), nb::arg("file_name"), nb::arg("identity").none(),
+        nb::arg("verify_key").none(),
         "Verifies a downloaded object as a local engine file is verified, then its signature "
         "when `verify_key` is given. Raises CorruptEngineError, EngineConditionError or "
         "UntrustedEngineError naming `object_name`.");

@@ -45,8 +45,7 @@ RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string
                                   VerifyKey const* trusted) {
     std::filesystem::path const label{std::string(object_name)};
     bool const is_signed = has_trailer(object);
-    auto const engine =
-        is_signed ? object.first(object.size() - kSignatureTrailerBytes) : object;
+    auto const engine = is_signed ? object.first(object.size() - kSignatureTrailerBytes) : object;
 
     RemoteEngine result;
     result.engine_bytes = engine.size();

@@ -57,9 +57,8 @@ struct Keys {
 
 TEST(RemoteObject, UnsignedEngineVerifiesLikeALocalFileWhenNoKeyIsTrusted) {
     Entry const entry = make_entry("model");
-    RemoteEngine const verified =
-        verify_remote_object(entry.engine, kObject, entry.identity.file_name, &entry.identity,
-                             nullptr);
+    RemoteEngine const verified = verify_remote_object(
+        entry.engine, kObject, entry.identity.file_name, &entry.identity, nullptr);
     EXPECT_FALSE(verified.is_signed);
     EXPECT_EQ(verified.engine_bytes, entry.engine.size());
     EXPECT_EQ(verified.decoded.header.plan_size, 4096U);
@@ -70,8 +69,8 @@ TEST(RemoteObject, SignedEngineVerifiesWithTheTrustedKey) {
     Entry const entry = make_entry("model");
     auto const object = signed_object(entry, keys.signing);
     ASSERT_EQ(object.size(), entry.engine.size() + kSignatureTrailerBytes);
-    RemoteEngine const verified = verify_remote_object(
-        object, kObject, entry.identity.file_name, &entry.identity, &keys.trusted);
+    RemoteEngine const verified = verify_remote_object(object, kObject, entry.identity.file_name,
+                                                       &entry.identity, &keys.trusted);
     EXPECT_TRUE(verified.is_signed);
     EXPECT_EQ(verified.engine_bytes, entry.engine.size());
     EXPECT_EQ(verified.signer, keys.trusted.fingerprint());
@@ -144,9 +143,9 @@ TEST(RemoteObject, ConditionsAndNamesMustMatch) {
     RemoteEngine const by_name =
         verify_remote_object(entry.engine, kObject, entry.identity.file_name, nullptr, nullptr);
     EXPECT_EQ(by_name.identity.file_name, entry.identity.file_name);
-    EXPECT_THROW(verify_remote_object(other.engine, kObject, entry.identity.file_name, nullptr,
-                                      nullptr),
-                 EngineConditionError);
+    EXPECT_THROW(
+        verify_remote_object(other.engine, kObject, entry.identity.file_name, nullptr, nullptr),
+        EngineConditionError);
 }
 
 } // namespace

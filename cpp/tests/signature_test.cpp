@@ -1,7 +1,7 @@
 // Ed25519 keys from PEM text, signatures, and refusal of wrong keys and changed messages.
+#include "signing_keys.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/signature.hpp"
-#include "signing_keys.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
