@@ -34,9 +34,9 @@ std::vector<std::byte> signature_trailer(SigningKey const& key, std::string_view
                                          std::span<std::byte const> engine) {
     std::string const statement = signed_statement(file_name, engine);
     Signature const signature = key.sign(std::as_bytes(std::span(statement)));
-    std::vector<std::byte> trailer(signature.begin(), signature.end());
-    auto const magic = std::as_bytes(std::span(kSignatureMagic));
-    trailer.insert(trailer.end(), magic.begin(), magic.end());
+    std::vector<std::byte> trailer(kSignatureTrailerBytes);
+    std::memcpy(trailer.data(), signature.data(), signature.size());
+    std::memcpy(trailer.data() + signature.size(), kSignatureMagic.data(), kSignatureMagic.size());
     return trailer;
 }
 
@@ -78,7 +78,7 @@ RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string
     }
     Signature signature{};
     auto const stored = object.subspan(engine.size(), kSignatureBytes);
-    std::copy(stored.begin(), stored.end(), signature.begin());
+    std::memcpy(signature.data(), stored.data(), signature.size());
     std::string const statement = signed_statement(file_name, engine);
     if (!trusted->verify(std::as_bytes(std::span(statement)), signature)) {
         throw UntrustedEngineError("remote engine '" + std::string(object_name) +
