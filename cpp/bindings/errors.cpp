@@ -38,6 +38,8 @@ void translate(std::exception_ptr const& error, void* /*payload*/) {
         raise_python("CorruptEngineError", e.what());
     } catch (EngineConditionError const& e) {
         raise_python("EngineConditionError", e.what());
+    } catch (UntrustedEngineError const& e) {
+        raise_python("UntrustedEngineError", e.what());
     } catch (EngineIOError const& e) {
         raise_python("EngineIOError", e.what());
     } catch (EngineCacheError const& e) {

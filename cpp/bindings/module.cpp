@@ -9,4 +9,5 @@ NB_MODULE(_core, module) {
     bind_compare(module);
     bind_bundle(module);
     bind_condition_difference(module);
+    bind_remote(module);
 }

@@ -3,6 +3,7 @@
 #include "tensoracle/store.hpp"
 
 #include "bindings.hpp"
+#include "buffer_view.hpp"
 #include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/file_lock.hpp"
@@ -34,28 +35,6 @@ nlohmann::json parse_json_object(std::string const& text, char const* what) {
     }
     return value;
 }
-
-// A contiguous, read-only view of any object exporting the buffer protocol (bytes, bytearray,
-// memoryview, numpy arrays, mmap...), released with the object. Holding the export also keeps a
-// bytearray from being resized while the GIL is released.
-class BufferView {
-public:
-    explicit BufferView(nb::handle object) {
-        if (PyObject_GetBuffer(object.ptr(), &buffer_, PyBUF_SIMPLE) != 0) {
-            PyErr_Clear();
-            throw nb::type_error("plan must be a contiguous bytes-like object (buffer protocol)");
-        }
-    }
-    BufferView(BufferView const&) = delete;
-    BufferView& operator=(BufferView const&) = delete;
-    ~BufferView() { PyBuffer_Release(&buffer_); }
-    std::span<std::byte const> bytes() const noexcept {
-        return {static_cast<std::byte const*>(buffer_.buf), static_cast<std::size_t>(buffer_.len)};
-    }
-
-private:
-    Py_buffer buffer_{};
-};
 
 using PlanView = nb::ndarray<nb::memview, std::uint8_t const, nb::ndim<1>, nb::c_contig>;
 

@@ -79,6 +79,27 @@ struct FileDescriptor {
 
 } // namespace
 
+DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdentity const& identity,
+                                  std::filesystem::path const& path) {
+    if (bytes.empty()) {
+        throw CorruptEngineError("saved engine '" + path.string() +
+                                     "' is unusable: empty file (a build in progress or an "
+                                     "interrupted save)",
+                                 path);
+    }
+    auto decoded = decode_engine_header(bytes, bytes.size(), path);
+    auto const plan = bytes.subspan(static_cast<std::size_t>(decoded.plan_offset));
+    std::string const actual = plan_checksum_hex(plan);
+    if (actual != decoded.header.plan_xxh3_128) {
+        throw CorruptEngineError("saved engine '" + path.string() +
+                                     "' is unusable: the plan's XXH3-128 checksum is " + actual +
+                                     " but the header records " + decoded.header.plan_xxh3_128,
+                                 path);
+    }
+    check_conditions(decoded.header.conditions, identity.conditions, path);
+    return decoded;
+}
+
 std::filesystem::path default_cache_directory() {
     std::string const xdg = environment("XDG_CACHE_HOME");
     if (!xdg.empty()) {
@@ -165,24 +186,8 @@ std::optional<SavedEngine> Store::read(EngineIdentity const& identity) const {
         throw_file_error("cannot open saved engine", path, errno);
     }
     MappedFile mapping(file.fd, path);
-    auto const bytes = mapping.bytes();
-    if (bytes.empty()) {
-        throw CorruptEngineError("saved engine '" + path.string() +
-                                     "' is unusable: empty file (a build in progress or an "
-                                     "interrupted save)",
-                                 path);
-    }
-    auto decoded = decode_engine_header(bytes, bytes.size(), path);
     mapping.advise_sequential(); // the checksum reads the plan once, front to back
-    auto const plan = bytes.subspan(static_cast<std::size_t>(decoded.plan_offset));
-    std::string const actual = plan_checksum_hex(plan);
-    if (actual != decoded.header.plan_xxh3_128) {
-        throw CorruptEngineError("saved engine '" + path.string() +
-                                     "' is unusable: the plan's XXH3-128 checksum is " + actual +
-                                     " but the header records " + decoded.header.plan_xxh3_128,
-                                 path);
-    }
-    check_conditions(decoded.header.conditions, identity.conditions, path);
+    auto decoded = verify_engine_bytes(mapping.bytes(), identity, path);
     // Record the successful read in the modification time. futimens acts on the file we read,
     // so a file replaced or removed meanwhile is neither touched nor recreated; a read-only
     // cache must not turn a good read into a failure, so errors are ignored.

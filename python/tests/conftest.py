@@ -40,3 +40,18 @@ def engine_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "xdg-cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(home))
     return home / "tensoracle"
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """A real S3 server for the session: a throwaway Ceph RADOS Gateway on 127.0.0.1."""
+    import s3_server as ceph
+
+    missing = ceph.missing_programs()
+    if missing:
+        pytest.skip(f"the Ceph S3 server needs {', '.join(missing)} (make test installs them)")
+    server = ceph.start_server()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -54,6 +54,12 @@ public:
     using EngineCacheError::EngineCacheError;
 };
 
+// A remote engine is unsigned, or not signed by the key this node trusts.
+class UntrustedEngineError : public EngineCacheError {
+public:
+    using EngineCacheError::EngineCacheError;
+};
+
 // A saved engine's inputs or outputs differ from the declaration.
 class EngineIOError : public EngineCacheError {
 public:

@@ -38,6 +38,13 @@ std::filesystem::path default_cache_directory();
 // directories are left as they are. Throws FileError naming the directory that failed.
 void create_private_directories(std::filesystem::path const& directory);
 
+// The checks Store::read makes, on the complete bytes of an engine file wherever they come from
+// (a remote cache downloads into memory): header, plan length, plan checksum, and conditions
+// equal to identity.conditions. `path` names the bytes in messages. Throws CorruptEngineError or
+// EngineConditionError.
+DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdentity const& identity,
+                                  std::filesystem::path const& path);
+
 // A verified saved engine: the header and a zero-copy view of the plan (kept mapped).
 class SavedEngine {
 public:

@@ -1,6 +1,7 @@
 // `tensoracle cache`: the group of commands that inspect and clean the saved-engine directory,
 // and the helpers its subcommands share.
 #include "commands.hpp"
+#include "python_command.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/store.hpp"
 
@@ -18,6 +19,30 @@ void add_cache_command(CLI::App& app, Action& action) {
     add_cache_verify_command(*cache, action);
     add_cache_show_command(*cache, action);
     add_cache_diff_command(*cache, action);
+    // The remote cache's client (obstore) is a Python package: these run in Python.
+    add_python_subcommand(*cache, "push",
+                          "Publish saved engines to the remote cache (s3://...), create-only",
+                          {"cache", "push"}, action);
+    add_python_subcommand(*cache, "pull",
+                          "Download published engines from the remote cache, verified",
+                          {"cache", "pull"}, action);
+}
+
+CLI::Option* add_remote_option(CLI::App& command, std::string& value) {
+    return command
+        .add_option("--remote", value,
+                    "Work on the remote cache s3://BUCKET[/PREFIX] instead (without a value: "
+                    "$TENSORACLE_REMOTE); run by the Python package")
+        ->expected(0, 1)
+        ->type_name("[URL]");
+}
+
+std::vector<std::string> remote_words(std::string const& subcommand, std::string const& url) {
+    std::vector<std::string> words{"cache", subcommand, "--remote"};
+    if (!url.empty()) {
+        words.push_back(url);
+    }
+    return words;
 }
 
 void add_cache_dir_option(CLI::App& command, std::string& value) {

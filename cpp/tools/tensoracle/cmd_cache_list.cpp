@@ -1,5 +1,6 @@
 // `tensoracle cache list`: every saved engine with its header conditions, as JSON or a table.
 #include "commands.hpp"
+#include "python_command.hpp"
 #include "tensoracle/cache_listing.hpp"
 
 #include <iostream>
@@ -11,6 +12,8 @@ namespace {
 struct ListOptions {
     std::string cache_dir;
     std::string format = "json";
+    std::string remote;
+    CLI::Option* remote_option = nullptr;
 };
 
 int list(ListOptions const& options) {
@@ -31,11 +34,18 @@ void add_cache_list_command(CLI::App& cache, Action& action) {
         "list", "Print every saved engine (header conditions, size, recorded time, status) as "
                 "one JSON object; reads headers and weight digest records only");
     add_cache_dir_option(*command, options->cache_dir);
+    options->remote_option = add_remote_option(*command, options->remote);
     command
         ->add_option("--format", options->format,
                      "json (default): one JSON object; table: an aligned summary for people")
         ->check(CLI::IsMember({"json", "table"}));
     command->callback([options, &action] {
+        if (options->remote_option->count() > 0) {
+            std::vector<std::string> words = remote_words("list", options->remote);
+            words.insert(words.end(), {"--format", options->format});
+            action = [words] { return run_python_command(words); };
+            return;
+        }
         action = [options] {
             return run_reporting_errors("tensoracle cache list", [&] { return list(*options); });
         };

@@ -2,6 +2,7 @@
 // the cache fits a size. Prints two JSON lines: {"plan": ...} before removing anything, then
 // {"result": ...}.
 #include "commands.hpp"
+#include "python_command.hpp"
 #include "tensoracle/cache_pruning.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/size_text.hpp"
@@ -26,7 +27,24 @@ struct PruneOptions {
     CLI::Option* unused_for_option = nullptr;
     CLI::Option* max_size_option = nullptr;
     bool dry_run = false;
+    std::string remote;
+    CLI::Option* remote_option = nullptr;
 };
+
+// `prune --remote`: the same options, handed to the Python package.
+int run_remote(PruneOptions const& options) {
+    std::vector<std::string> words = remote_words("prune", options.remote);
+    if (options.unused_for_option->count() > 0) {
+        words.insert(words.end(), {"--unused-for", options.unused_for});
+    }
+    if (options.max_size_option->count() > 0) {
+        words.insert(words.end(), {"--max-size", options.max_size});
+    }
+    if (options.dry_run) {
+        words.emplace_back("--dry-run");
+    }
+    return run_python_command(words);
+}
 
 std::string json_line(char const* key, nlohmann::json value) {
     nlohmann::json document = nlohmann::json::object();
@@ -120,7 +138,12 @@ void add_cache_prune_command(CLI::App& cache, Action& action) {
                       "time");
     command->footer("Exit status: 0 success, 1 filesystem failure, failed removal or a size "
                     "limit that cannot be met, 2 invalid usage.");
-    command->callback([options, &action] { action = [options] { return run(*options); }; });
+    options->remote_option = add_remote_option(*command, options->remote);
+    command->callback([options, &action] {
+        action = [options] {
+            return options->remote_option->count() > 0 ? run_remote(*options) : run(*options);
+        };
+    });
 }
 
 } // namespace tensoracle::cli

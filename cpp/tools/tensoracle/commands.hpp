@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tensoracle::cli {
 
@@ -22,6 +23,11 @@ void add_cache_prune_command(CLI::App& cache, Action& action);
 void add_cache_verify_command(CLI::App& cache, Action& action);
 void add_cache_show_command(CLI::App& cache, Action& action);
 void add_cache_diff_command(CLI::App& cache, Action& action);
+
+// Adds `--remote [URL]` to list or prune: given, the whole command runs in the Python package.
+CLI::Option* add_remote_option(CLI::App& command, std::string& value);
+// {"cache", subcommand, "--remote", URL if not empty}: the start of the handed-over command line.
+std::vector<std::string> remote_words(std::string const& subcommand, std::string const& url);
 
 // Adds `--cache-dir DIR` to a subcommand.
 void add_cache_dir_option(CLI::App& command, std::string& value);

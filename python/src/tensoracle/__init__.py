@@ -28,7 +28,9 @@ from tensoracle.errors import (
     PluginBundleMismatchError,
     PluginLibraryError,
     ProducerToolError,
+    RemoteCacheWarning,
     ShapeTensorOutputWarning,
+    UntrustedEngineError,
 )
 from tensoracle.execution import EngineExecution
 from tensoracle.io import EngineIO, TensorSpec
@@ -62,8 +64,10 @@ __all__ = [
     "PreparedEngine",
     "ProducerToolError",
     "ProgressEvent",
+    "RemoteCacheWarning",
     "ShapeTensorOutputWarning",
     "TensorSpec",
+    "UntrustedEngineError",
     "backend",
     "build_serialized_engine",
     "compare_outputs",

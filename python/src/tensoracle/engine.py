@@ -24,6 +24,7 @@ from tensoracle.declaration import EngineBuild
 from tensoracle.errors import CorruptEngineError
 from tensoracle.io import EngineIO, check_io, signature_from_engine
 from tensoracle.plugins import load_plugins
+from tensoracle.remote import fleet
 
 # Backend validity diagnostics that mean the file itself is unusable, not this device.
 _DAMAGE_DIAGNOSTICS = ("MALFORMED_ENGINE", "VERSION_MISMATCH")
@@ -254,6 +255,7 @@ def _obtain(
     force_rebuild: bool,
     logger: Any,
     progress: Any = None,
+    remote: str | None = None,
 ) -> tuple[Path, Any, Any, dict[str, Any], bool]:
     """Returns (path, plan buffer, owner of its memory, references, built)."""
     store, key = request.store, request.identity
@@ -262,14 +264,19 @@ def _obtain(
             saved = store.read(key)
         if saved is not None:
             return Path(saved.path), saved.plan, saved, json.loads(saved.references_json), False
-    with store.lock(key, True):
+    # On a local miss the remote tier (if configured) fetches, or leases, builds and publishes.
+    with store.lock(key, True), fleet.session(remote, store, key) as shared:
         if not force_rebuild:
             saved = store.read(key)
             if saved is not None:
                 references = json.loads(saved.references_json)
                 return Path(saved.path), saved.plan, saved, references, False
-        targets = list(key_targets(key))
-        result = build_plan(request.chosen, graph, declaration, targets, logger, progress)
+            fetched = shared.fetch()
+            if fetched is not None:
+                return fetched.path, fetched.plan, fetched.owner, fetched.references, False
+        result = build_plan(
+            request.chosen, graph, declaration, list(key_targets(key)), logger, progress
+        )
         references = {
             "workspace_limit": declaration.settings.workspace_limit,
             "shape_tensor_outputs": result.shape_tensor_outputs,
@@ -283,6 +290,7 @@ def _obtain(
         if reason is not None:
             references["rebuild_reason"] = reason
         path = store.save(key, identity.to_json(references), memoryview(result.plan))
+        shared.publish(path)
     return Path(path), result.plan, result.plan, references, True
 
 
@@ -311,6 +319,7 @@ def open_engine(
     force_rebuild: bool = False,
     logger: Any = None,
     progress: Any = None,
+    remote: str | None = None,
 ) -> EngineHandle:
     """Returns the saved engine for these conditions, building and saving it on a miss.
 
@@ -322,6 +331,9 @@ def open_engine(
     ``progress`` (True, False, a function of a ``ProgressEvent``, or None to follow
     ``TENSORACLE_PROGRESS``) shows or forwards the build's progress; Ctrl-C, or the function
     returning "stop", cancels the build and nothing is saved (see ``tensoracle.progress``).
+
+    ``remote`` (else ``$TENSORACLE_REMOTE``) names a shared cache, s3://bucket/prefix, consulted
+    on a local miss and published to after a build (docs/remote-cache.md).
     """
     weight_paths = _check_open_arguments(
         graph, declaration, name, graph_version, weights, io, force_rebuild
@@ -331,7 +343,7 @@ def open_engine(
         declaration, name, graph_version, weight_paths, plugins, force_rebuild, logger
     )
     path, plan, keep, references, built = _obtain(
-        request, graph, declaration, force_rebuild, logger, progress
+        request, graph, declaration, force_rebuild, logger, progress, remote
     )
     _check_header_io(io, declaration, references, path)
     handle = EngineHandle(
@@ -362,6 +374,7 @@ def prepare_engine(
     force_rebuild: bool = False,
     logger: Any = None,
     progress: Any = None,
+    remote: str | None = None,
 ) -> PreparedEngine:
     """Fills the cache without deserializing (no CUDA device needed with TensorRT-RTX): builds
     and saves on a miss, checks ``io`` against the saved header, and says whether it built."""
@@ -373,7 +386,7 @@ def prepare_engine(
         declaration, name, graph_version, weight_paths, plugins, force_rebuild, logger
     )
     path, _plan, _keep, references, built = _obtain(
-        request, graph, declaration, force_rebuild, logger, progress
+        request, graph, declaration, force_rebuild, logger, progress, remote
     )
     _check_header_io(io, declaration, references, path)
     reason = rebuild.describe(references.get("rebuild_reason"))

@@ -22,6 +22,10 @@ class EngineIOError(EngineCacheError):
     """A saved engine's inputs or outputs differ from the declared ``EngineIO``."""
 
 
+class UntrustedEngineError(EngineCacheError):
+    """A remote engine is unsigned, or not signed by the key this node is configured to trust."""
+
+
 class PluginLibraryError(RuntimeError):
     """A plugin library is missing, unreadable, incompatible, or changed after loading."""
 
@@ -32,6 +36,10 @@ class BuildCancelledError(RuntimeError):
 
 class ShapeTensorOutputWarning(UserWarning):
     """The engine has outputs marked as shape tensors, which execution units cannot handle."""
+
+
+class RemoteCacheWarning(UserWarning):
+    """The remote engine cache was unusable or refused an object; the engine is built locally."""
 
 
 class CheckpointConversionError(ValueError):

@@ -1,0 +1,58 @@
+// The object a remote cache holds for one saved engine: the engine file's bytes exactly as the
+// local store saves them, optionally followed by a signature trailer:
+//
+//   engine file (engine_file.hpp)   20 + H + plan_size bytes
+//   signature                       64 bytes, Ed25519 over signed_statement(file name, engine)
+//   magic "TSRCLSIG"                8 bytes
+//
+// The signed statement binds the signature to the entry's file name (which is the identity
+// digest) and to the SHA-256 of every engine byte: a signature cannot be moved to another entry,
+// and no byte of the header or plan can change under it. (The plan's XXH3-128 checksum detects
+// damage but is not a cryptographic hash, so it is not what is signed.)
+#pragma once
+
+#include "tensoracle/engine_file.hpp"
+#include "tensoracle/identity.hpp"
+#include "tensoracle/signature.hpp"
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tensoracle {
+
+inline constexpr std::array<char, 8> kSignatureMagic = {'T', 'S', 'R', 'C', 'L', 'S', 'I', 'G'};
+inline constexpr std::size_t kSignatureTrailerBytes = kSignatureBytes + kSignatureMagic.size();
+
+// "tensoracle remote engine v1\n<file name>\n<SHA-256 hex of the engine bytes>".
+std::string signed_statement(std::string_view file_name, std::span<std::byte const> engine);
+
+// The 72-byte trailer that signs `engine` as the entry `file_name`.
+std::vector<std::byte> signature_trailer(SigningKey const& key, std::string_view file_name,
+                                         std::span<std::byte const> engine);
+
+// A remote object that passed verification.
+struct RemoteEngine {
+    EngineIdentity identity;
+    DecodedHeader decoded;
+    std::size_t engine_bytes = 0; // the engine file's length: the object minus any trailer
+    bool is_signed = false;
+    std::optional<std::string> signer; // fingerprint of the verify key that accepted it
+};
+
+// Verifies a downloaded object named `object_name` (its key, for messages) holding the entry
+// `file_name`: the engine file exactly as Store::read verifies a local one (format, header, plan
+// checksum; conditions equal to `expected->conditions` when given, else the identity computed
+// from the header's conditions must be the one named by `file_name`), then, when `trusted` is
+// set, the signature. Throws CorruptEngineError or EngineConditionError naming the object, and
+// UntrustedEngineError when a verify key is configured and the object is unsigned or signed by
+// another key.
+RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string_view object_name,
+                                  std::string_view file_name, EngineIdentity const* expected,
+                                  VerifyKey const* trusted);
+
+} // namespace tensoracle

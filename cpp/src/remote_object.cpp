@@ -1,0 +1,95 @@
+// Signing and verifying the objects of a remote engine cache (see remote_object.hpp).
+#include "tensoracle/remote_object.hpp"
+
+#include "tensoracle/canonical_json.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/hash.hpp"
+#include "tensoracle/store.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tensoracle {
+namespace {
+
+bool has_trailer(std::span<std::byte const> object) {
+    if (object.size() < kEnginePreambleBytes + kSignatureTrailerBytes) {
+        return false;
+    }
+    auto const magic = object.last(kSignatureMagic.size());
+    return std::memcmp(magic.data(), kSignatureMagic.data(), kSignatureMagic.size()) == 0;
+}
+
+} // namespace
+
+std::string signed_statement(std::string_view file_name, std::span<std::byte const> engine) {
+    std::string statement = "tensoracle remote engine v1\n";
+    statement += file_name;
+    statement += '\n';
+    statement += sha256_hex(engine);
+    return statement;
+}
+
+std::vector<std::byte> signature_trailer(SigningKey const& key, std::string_view file_name,
+                                         std::span<std::byte const> engine) {
+    std::string const statement = signed_statement(file_name, engine);
+    Signature const signature = key.sign(std::as_bytes(std::span(statement)));
+    std::vector<std::byte> trailer(kSignatureTrailerBytes);
+    std::memcpy(trailer.data(), signature.data(), signature.size());
+    std::memcpy(trailer.data() + signature.size(), kSignatureMagic.data(), kSignatureMagic.size());
+    return trailer;
+}
+
+RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string_view object_name,
+                                  std::string_view file_name, EngineIdentity const* expected,
+                                  VerifyKey const* trusted) {
+    std::filesystem::path const label{std::string(object_name)};
+    bool const is_signed = has_trailer(object);
+    auto const engine = is_signed ? object.first(object.size() - kSignatureTrailerBytes) : object;
+
+    RemoteEngine result;
+    result.engine_bytes = engine.size();
+    result.is_signed = is_signed;
+    if (expected != nullptr) {
+        result.identity = *expected;
+    } else {
+        // No identity asked for (a pull by name): the header's conditions must hash to the name.
+        DecodedHeader const header = decode_engine_header(engine, engine.size(), label);
+        result.identity = make_identity(header.header.conditions);
+    }
+    if (result.identity.file_name != file_name) {
+        throw EngineConditionError("remote engine '" + std::string(object_name) +
+                                       "' is unusable: its header's conditions belong to the "
+                                       "entry '" +
+                                       result.identity.file_name + "', not '" +
+                                       std::string(file_name) + "'",
+                                   label);
+    }
+    result.decoded = verify_engine_bytes(engine, result.identity, label);
+    if (trusted == nullptr) {
+        return result;
+    }
+    if (!is_signed) {
+        throw UntrustedEngineError("remote engine '" + std::string(object_name) +
+                                       "' is not signed, and this node trusts only engines "
+                                       "signed by the key " +
+                                       trusted->fingerprint(),
+                                   label);
+    }
+    Signature signature{};
+    auto const stored = object.subspan(engine.size(), kSignatureBytes);
+    std::memcpy(signature.data(), stored.data(), signature.size());
+    std::string const statement = signed_statement(file_name, engine);
+    if (!trusted->verify(std::as_bytes(std::span(statement)), signature)) {
+        throw UntrustedEngineError("remote engine '" + std::string(object_name) +
+                                       "' has a signature that the trusted key " +
+                                       trusted->fingerprint() +
+                                       " does not accept (signed by another key, or changed "
+                                       "after signing)",
+                                   label);
+    }
+    result.signer = trusted->fingerprint();
+    return result;
+}
+
+} // namespace tensoracle

@@ -1,0 +1,152 @@
+// Remote objects: verified like local engine files, then signatures bound to the entry name.
+#include "signing_keys.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/plan_checksum.hpp"
+#include "tensoracle/remote_object.hpp"
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tensoracle {
+namespace {
+
+constexpr std::string_view kObject = "s3://bucket/fleet/engines/entry.engine";
+
+struct Entry {
+    EngineIdentity identity;
+    std::vector<std::byte> engine;
+};
+
+Entry make_entry(std::string const& name, std::size_t plan_size = 4096) {
+    Entry entry;
+    entry.identity = make_identity({{"name", name}, {"graph_version", "1"}});
+    EngineHeader header;
+    header.conditions = entry.identity.conditions;
+    header.references = {{"workspace_limit", nullptr}};
+    auto const plan = testing::random_bytes(plan_size, 7);
+    header.plan_size = plan.size();
+    header.plan_xxh3_128 = plan_checksum_hex(plan);
+    entry.engine = encode_engine_prefix(header);
+    entry.engine.insert(entry.engine.end(), plan.begin(), plan.end());
+    return entry;
+}
+
+std::vector<std::byte> signed_object(Entry const& entry, SigningKey const& key) {
+    auto object = entry.engine;
+    auto const trailer = signature_trailer(key, entry.identity.file_name, entry.engine);
+    object.insert(object.end(), trailer.begin(), trailer.end());
+    return object;
+}
+
+template <typename Error>
+std::string message_of(std::function<void()> const& body) {
+    try {
+        body();
+    } catch (Error const& error) {
+        return error.what();
+    }
+    ADD_FAILURE() << "no error raised";
+    return {};
+}
+
+struct Keys {
+    SigningKey signing = SigningKey::from_pem(testing::new_private_key_pem(), "signing");
+    VerifyKey trusted = VerifyKey::from_pem(signing.public_key_pem(), "verify");
+    SigningKey stranger = SigningKey::from_pem(testing::new_private_key_pem(), "stranger");
+};
+
+TEST(RemoteObject, UnsignedEngineVerifiesLikeALocalFileWhenNoKeyIsTrusted) {
+    Entry const entry = make_entry("model");
+    RemoteEngine const verified = verify_remote_object(
+        entry.engine, kObject, entry.identity.file_name, &entry.identity, nullptr);
+    EXPECT_FALSE(verified.is_signed);
+    EXPECT_EQ(verified.engine_bytes, entry.engine.size());
+    EXPECT_EQ(verified.decoded.header.plan_size, 4096U);
+}
+
+TEST(RemoteObject, SignedEngineVerifiesWithTheTrustedKey) {
+    Keys const keys;
+    Entry const entry = make_entry("model");
+    auto const object = signed_object(entry, keys.signing);
+    ASSERT_EQ(object.size(), entry.engine.size() + kSignatureTrailerBytes);
+    RemoteEngine const verified = verify_remote_object(object, kObject, entry.identity.file_name,
+                                                       &entry.identity, &keys.trusted);
+    EXPECT_TRUE(verified.is_signed);
+    EXPECT_EQ(verified.engine_bytes, entry.engine.size());
+    EXPECT_EQ(verified.signer, keys.trusted.fingerprint());
+}
+
+TEST(RemoteObject, UnsignedOrForeignSignaturesAreRefusedNamingTheObject) {
+    Keys const keys;
+    Entry const entry = make_entry("model");
+    auto const& name = entry.identity.file_name;
+    std::string const unsigned_message = message_of<UntrustedEngineError>(
+        [&] { verify_remote_object(entry.engine, kObject, name, &entry.identity, &keys.trusted); });
+    EXPECT_NE(unsigned_message.find(kObject), std::string::npos) << unsigned_message;
+    EXPECT_NE(unsigned_message.find("not signed"), std::string::npos) << unsigned_message;
+
+    auto const foreign = signed_object(entry, keys.stranger);
+    std::string const foreign_message = message_of<UntrustedEngineError>(
+        [&] { verify_remote_object(foreign, kObject, name, &entry.identity, &keys.trusted); });
+    EXPECT_NE(foreign_message.find(kObject), std::string::npos);
+    EXPECT_NE(foreign_message.find(keys.trusted.fingerprint()), std::string::npos);
+
+    auto damaged_signature = signed_object(entry, keys.signing);
+    damaged_signature[entry.engine.size() + 3] ^= std::byte{0x40};
+    EXPECT_THROW(
+        verify_remote_object(damaged_signature, kObject, name, &entry.identity, &keys.trusted),
+        UntrustedEngineError);
+}
+
+TEST(RemoteObject, ASignatureCannotBeMovedToAnotherEntry) {
+    Keys const keys;
+    Entry const first = make_entry("first");
+    Entry const second = make_entry("second");
+    // The second engine carrying a trailer made for the first entry's name.
+    auto object = second.engine;
+    auto const trailer = signature_trailer(keys.signing, first.identity.file_name, second.engine);
+    object.insert(object.end(), trailer.begin(), trailer.end());
+    EXPECT_THROW(verify_remote_object(object, kObject, second.identity.file_name, &second.identity,
+                                      &keys.trusted),
+                 UntrustedEngineError);
+}
+
+TEST(RemoteObject, DamagedOrTruncatedObjectsAreCorruptWhatEverTheKey) {
+    Keys const keys;
+    Entry const entry = make_entry("model");
+    auto const& name = entry.identity.file_name;
+    for (VerifyKey const* trusted : {static_cast<VerifyKey const*>(nullptr), &keys.trusted}) {
+        auto flipped = signed_object(entry, keys.signing);
+        flipped[entry.engine.size() - 100] ^= std::byte{1};
+        std::string const message = message_of<CorruptEngineError>(
+            [&] { verify_remote_object(flipped, kObject, name, &entry.identity, trusted); });
+        EXPECT_NE(message.find(kObject), std::string::npos) << message;
+        EXPECT_NE(message.find("checksum"), std::string::npos) << message;
+
+        auto const truncated = std::span(entry.engine).first(entry.engine.size() - 1000);
+        std::string const short_message = message_of<CorruptEngineError>(
+            [&] { verify_remote_object(truncated, kObject, name, &entry.identity, trusted); });
+        EXPECT_NE(short_message.find("truncated"), std::string::npos) << short_message;
+        EXPECT_THROW(verify_remote_object({}, kObject, name, &entry.identity, trusted),
+                     CorruptEngineError);
+    }
+}
+
+TEST(RemoteObject, ConditionsAndNamesMustMatch) {
+    Entry const entry = make_entry("model");
+    Entry const other = make_entry("other");
+    // The object of another identity stored under this entry's name.
+    EXPECT_THROW(verify_remote_object(other.engine, kObject, entry.identity.file_name,
+                                      &entry.identity, nullptr),
+                 EngineConditionError);
+    // Without an expected identity (a pull by name) the header must hash to the name.
+    RemoteEngine const by_name =
+        verify_remote_object(entry.engine, kObject, entry.identity.file_name, nullptr, nullptr);
+    EXPECT_EQ(by_name.identity.file_name, entry.identity.file_name);
+    EXPECT_THROW(
+        verify_remote_object(other.engine, kObject, entry.identity.file_name, nullptr, nullptr),
+        EngineConditionError);
+}
+
+} // namespace
+} // namespace tensoracle

@@ -1,0 +1,124 @@
+"""``tensoracle cache list --remote``: the published engines, in the local listing's formats.
+
+The native ``cache list`` hands the command line here when ``--remote`` is given. Reads only
+object metadata and, per entry, the first bytes (preamble and header) and the last 8 bytes
+(whether a signature trailer follows): three requests per entry, no plan is downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tensoracle import _core
+from tensoracle.cli.remote_cache import (
+    EXIT_SUCCESS,
+    add_remote_option,
+    parser,
+    print_json,
+    remote_config,
+    remote_entries,
+    run,
+    time_fields,
+)
+from tensoracle.errors import EngineCacheError
+from tensoracle.remote.objects import RemoteObjects, engine_key
+
+USAGE = "tensoracle cache list --remote [URL] [--format json|table]"
+_PREAMBLE = 20
+_MAGIC = b"TSRCLSIG"
+_TRAILER = 72
+
+
+def describe(objects: RemoteObjects, name: str, info: Any) -> dict[str, Any]:
+    """One entry as the local listing writes it, plus ``signed``."""
+    entry: dict[str, Any] = {
+        "file_name": name,
+        "size_bytes": info.size,
+        "temporary": False,
+        **time_fields(info.last_modified),
+    }
+    key = engine_key(name)
+    url = objects.url(key)
+    try:
+        tail = bytes(objects.get_range(key, max(0, info.size - 8), info.size) or b"")
+        signed = info.size >= _PREAMBLE + _TRAILER and tail == _MAGIC
+        engine_size = info.size - (_TRAILER if signed else 0)
+        preamble = bytes(objects.get_range(key, 0, min(_PREAMBLE, info.size)) or b"")
+        length = int.from_bytes(preamble[12:20], "little") if len(preamble) == _PREAMBLE else 0
+        prefix = preamble
+        if 0 < length <= min(16 << 20, engine_size - _PREAMBLE):
+            prefix += bytes(objects.get_range(key, _PREAMBLE, _PREAMBLE + length) or b"")
+        conditions, references, _offset = _core.decode_engine_header(prefix, engine_size, url)
+    except EngineCacheError as error:
+        entry.update(status="unrecognized", reason=str(error))
+        return entry
+    recorded = json.loads(references)
+    limit = recorded.get("workspace_limit", "unknown") if isinstance(recorded, dict) else "unknown"
+    if not (limit is None or (isinstance(limit, int) and limit > 0)):
+        limit = "unknown"
+    entry.update(
+        status="recognized",
+        signed=signed,
+        conditions=json.loads(conditions),
+        workspace_limit=limit,
+        weight_paths=[],
+    )
+    return entry
+
+
+def table(document: dict[str, Any]) -> str:
+    rows = [("NAME", "GRAPH_VERSION", "SIZE", "RECORDED_AT", "STATUS", "SIGNED", "TARGETS")]
+    for entry in document["entries"]:
+        conditions = entry.get("conditions", {})
+        targets = conditions.get("targets") or [str(conditions.get("gpu", {}).get("name", "-"))]
+        rows.append(
+            (
+                str(conditions.get("name", entry["file_name"])),
+                str(conditions.get("graph_version", "-")),
+                _core.format_size_human(entry["size_bytes"]),
+                entry["recorded_at"],
+                entry["status"],
+                "yes" if entry.get("signed") else "no",
+                ",".join(str(target) for target in targets),
+            )
+        )
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+    count = len(document["entries"])
+    lines.append(
+        f"{count} entr{'y' if count == 1 else 'ies'}, "
+        f"{_core.format_size_human(document['total_size_bytes'])} in {document['remote']}"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _list(args: list[str], prog: str) -> int:
+    made = parser(
+        prog,
+        "Print every engine published in the remote cache as one JSON object "
+        "(or a table); reads headers only.",
+    )
+    add_remote_option(made, required_flag=True)
+    made.add_argument("--format", choices=("json", "table"), default="json")
+    options = made.parse_args(args)
+    config = remote_config(options.remote)
+    objects = RemoteObjects(config)
+    entries = [describe(objects, name, info) for name, info in remote_entries(objects)]
+    document = {
+        "remote": config.url,
+        "entries": entries,
+        "total_size_bytes": sum(entry["size_bytes"] for entry in entries),
+    }
+    if options.format == "table":
+        print(table(document), end="", flush=True)
+    else:
+        print_json(document)
+    return EXIT_SUCCESS
+
+
+def main(args: list[str], prog: str) -> int:
+    return run(prog, USAGE, lambda: _list(args, prog))

@@ -1,0 +1,145 @@
+"""``tensoracle cache prune --remote``: removes published engines, with the local command's
+criteria and its two JSON lines (plan, then result).
+
+A remote object's recorded time is its publication time (S3's LastModified): object stores do
+not record reads, and recording them would cost a write per open. ``--unused-for 30`` therefore
+removes engines published more than 30 days ago; a node that still needs one builds and
+publishes it again. Removal is a DELETE per object; other nodes keep their local copies.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tensoracle import _core
+from tensoracle.cli.remote_cache import (
+    EXIT_FAILURE,
+    EXIT_SUCCESS,
+    UsageError,
+    add_remote_option,
+    parser,
+    print_json,
+    remote_config,
+    remote_entries,
+    run,
+    time_fields,
+)
+from tensoracle.remote.objects import RemoteObjects, RemoteUnavailable, engine_key
+
+USAGE = "tensoracle cache prune --remote [URL] (--unused-for DAYS | --max-size SIZE) [--dry-run]"
+NOTICE = (
+    "removed engines are published again by the next node that builds them; nodes keep their "
+    "local copies"
+)
+
+
+def _criterion(options: Any) -> dict[str, Any]:
+    if (options.unused_for is None) == (options.max_size is None):
+        raise UsageError(
+            "give only one of --unused-for and --max-size, not both"
+            if options.unused_for is not None
+            else "give exactly one of --unused-for DAYS and --max-size SIZE"
+        )
+    if options.unused_for is not None:
+        try:
+            age = _core.parse_days_nanoseconds(options.unused_for, "--unused-for")
+        except ValueError as error:
+            raise UsageError(str(error)) from error
+        cutoff = time.time_ns() - age
+        return {
+            "unused_for_days": options.unused_for,
+            "cutoff": _core.format_utc_time(cutoff),
+            "cutoff_ns": cutoff,
+        }
+    try:
+        return {"max_size_bytes": _core.parse_size_bytes(options.max_size, "--max-size")}
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+
+
+def _prune(args: list[str], prog: str) -> int:
+    made = parser(
+        prog,
+        "Remove published engines from the remote cache: those published more "
+        "than DAYS days ago, or the oldest until the remote total fits SIZE. Exit "
+        "status: 0 success, 1 failed removal or unmet size, 2 invalid usage.",
+    )
+    add_remote_option(made, required_flag=True)
+    made.add_argument("--unused-for", metavar="DAYS")
+    made.add_argument("--max-size", metavar="SIZE")
+    made.add_argument("--dry-run", action="store_true")
+    options = made.parse_args(args)
+    criterion = _criterion(options)
+    config = remote_config(options.remote)
+    objects = RemoteObjects(config)
+    entries = []
+    for name, info in remote_entries(objects):
+        entries.append(
+            {"file_name": name, "size_bytes": info.size, **time_fields(info.last_modified)}
+        )
+    total = sum(entry["size_bytes"] for entry in entries)
+    oldest_first = sorted(entries, key=lambda entry: (entry["recorded_at_ns"], entry["file_name"]))
+    if "cutoff_ns" in criterion:
+        selected = [
+            entry for entry in oldest_first if entry["recorded_at_ns"] < criterion["cutoff_ns"]
+        ]
+    else:
+        selected, remaining = [], total
+        for entry in oldest_first:
+            if remaining <= criterion["max_size_bytes"]:
+                break
+            selected.append(entry)
+            remaining -= entry["size_bytes"]
+    selected_bytes = sum(entry["size_bytes"] for entry in selected)
+    projected = total - selected_bytes
+    limit = criterion.get("max_size_bytes")
+    print_json(
+        {
+            "plan": {
+                "remote": config.url,
+                "dry_run": options.dry_run,
+                "criterion": criterion,
+                "total_size_bytes": total,
+                "selected": selected,
+                "selected_bytes": selected_bytes,
+                "projected_total_bytes": projected,
+                "excluded": [],
+                "attainable": limit is None or projected <= limit,
+                "notice": NOTICE,
+            }
+        }
+    )
+    removed, failed = [], []
+    if not options.dry_run:
+        for entry in selected:
+            try:
+                objects.delete(engine_key(entry["file_name"]))
+            except RemoteUnavailable as error:
+                failed.append({"file_name": entry["file_name"], "reason": str(error)})
+                continue
+            removed.append(entry)
+        remaining_total = sum(info.size for _name, info in remote_entries(objects))
+    else:
+        remaining_total = total
+    result: dict[str, Any] = {
+        "dry_run": options.dry_run,
+        "removed": removed,
+        "excluded": [],
+        "failed": failed,
+        "missing": [],
+        "bytes_removed": sum(entry["size_bytes"] for entry in removed),
+        "remaining_total_bytes": remaining_total,
+    }
+    if options.dry_run:
+        result["projected_total_bytes"] = projected
+    within = True
+    if limit is not None:
+        within = (projected if options.dry_run else remaining_total) <= limit
+        result.update(max_size_bytes=limit, within_max_size=within)
+    print_json({"result": result})
+    return EXIT_SUCCESS if not failed and within else EXIT_FAILURE
+
+
+def main(args: list[str], prog: str) -> int:
+    return run(prog, USAGE, lambda: _prune(args, prog))

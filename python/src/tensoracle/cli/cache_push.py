@@ -1,0 +1,82 @@
+"""``tensoracle cache push [ENTRY...]``: publishes local saved engines to the remote cache.
+
+Every entry is verified first (header, plan checksum, and a file name that is the identity of
+its conditions), then published create-only, signed when ``TENSORACLE_REMOTE_SIGNING_KEY`` is
+set. An entry already published is left as it is (``already_present``). Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tensoracle import _core
+from tensoracle.cli.remote_cache import (
+    EXIT_FAILURE,
+    EXIT_SUCCESS,
+    UsageError,
+    add_remote_option,
+    cache_directory,
+    parser,
+    print_json,
+    remote_config,
+    run,
+)
+from tensoracle.errors import EngineCacheError
+from tensoracle.remote.config import SIGNING_KEY
+from tensoracle.remote.fleet import load_keys, publish_bytes
+from tensoracle.remote.objects import RemoteObjects
+
+USAGE = "tensoracle cache push [ENTRY...] [--remote URL] [--cache-dir DIR]"
+
+
+def _push(args: list[str], prog: str) -> int:
+    made = parser(
+        prog,
+        "Publish saved engines (all of them, or the ENTRY file names given) to "
+        "the remote cache, create-only. Exit status: 0 success, 1 an entry failed, "
+        "2 invalid usage.",
+    )
+    made.add_argument("entries", nargs="*", metavar="ENTRY", help="file names in the cache")
+    add_remote_option(made, required_flag=False)
+    options = made.parse_args(args)
+    config = remote_config(options.remote)
+    directory = cache_directory(options.cache_dir)
+    signing, verify = load_keys(config)
+    if signing is None and verify is not None:
+        raise UsageError(
+            f"this node trusts only signed engines but has no signing key: set {SIGNING_KEY} to "
+            "publish (an unsigned object would block the entry for every node)"
+        )
+    names = (
+        options.entries
+        or sorted(path.name for path in directory.glob("*.engine") if path.is_file())
+        if directory.is_dir()
+        else options.entries
+    )
+    objects = RemoteObjects(config)
+    pushed, present, failed = [], [], []
+    for name in names:
+        path = directory / Path(name).name
+        try:
+            data = path.read_bytes()
+            _core.verify_remote_object(data, str(path), path.name, None, None)
+        except (OSError, EngineCacheError) as error:
+            failed.append({"file_name": path.name, "reason": str(error)})
+            continue
+        item = {"file_name": path.name, "size_bytes": len(data)}
+        (pushed if publish_bytes(objects, path.name, data, signing) else present).append(item)
+    print_json(
+        {
+            "remote": config.url,
+            "directory": str(directory),
+            "signed": signing is not None,
+            "pushed": pushed,
+            "already_present": present,
+            "failed": failed,
+        }
+    )
+    return EXIT_FAILURE if failed else EXIT_SUCCESS
+
+
+def main(args: list[str], prog: str) -> int:
+    return run(prog, USAGE, lambda: _push(args, prog))

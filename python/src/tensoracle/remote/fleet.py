@@ -1,0 +1,191 @@
+"""The remote tier of the open protocol (``tensoracle.engine`` enters it on a local miss).
+
+Under the identity's local exclusive lock, after the local store missed:
+
+1. GET ``engines/<entry>``. Found: verify it exactly as a local file is verified (format,
+   header, plan checksum, conditions), then its signature when a verify key is configured; save
+   it locally through the store's atomic save and return it: the graph is not called. A refused
+   object (damaged, truncated, other conditions, unsigned, wrongly signed) is reported with its
+   key in one RemoteCacheWarning, never saved locally and never overwritten; the node builds.
+2. Missing: take the entry's build lease (lease.py) and build, or wait for the holder's object,
+   polling with backoff, taking over an expired lease, for at most ``wait_seconds``.
+3. After the local save, publish with one create-only PUT (signed when a signing key is
+   configured) and release the lease.
+
+Any failure of the store itself gives one RemoteCacheWarning for the open, and the node goes on
+alone: it builds locally and publishes nothing. Every request is bounded by the configured
+timeouts and retries, so an unreachable or slow store delays an open by a bounded time.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from tensoracle import _core
+from tensoracle.errors import EngineCacheError, RemoteCacheWarning
+from tensoracle.remote import lease as leases
+from tensoracle.remote.config import SIGNING_KEY, VERIFY_KEY, RemoteConfig, configure
+from tensoracle.remote.objects import RemoteObjects, RemoteUnavailable, engine_key
+
+_FIRST_POLL = 0.1
+_LONGEST_POLL = 2.0
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """An engine taken from the remote cache and saved locally."""
+
+    path: Path
+    plan: memoryview
+    owner: Any  # keeps the downloaded buffer alive
+    references: dict[str, Any]
+
+
+def load_keys(config: RemoteConfig) -> tuple[Any, Any]:
+    """(signing key or None, verify key or None); ValueError/OSError naming a bad key file."""
+    signing = verify = None
+    try:
+        if config.signing_key is not None:
+            signing = _core.SigningKey.from_pem_file(str(config.signing_key))
+        if config.verify_key is not None:
+            verify = _core.VerifyKey.from_pem_file(str(config.verify_key))
+    except ValueError as error:
+        raise ValueError(f"{error} (set by {SIGNING_KEY} or {VERIFY_KEY})") from error
+    return signing, verify
+
+
+def publish_bytes(objects: RemoteObjects, file_name: str, data: bytes, signing: Any) -> bool:
+    """Publishes an engine file's bytes create-only (with its signature trailer when a signing
+    key is given); False when the entry was already published."""
+    if signing is not None:
+        data = data + _core.signature_trailer(signing, file_name, data)
+    return objects.create(engine_key(file_name), data)
+
+
+class FleetSession:
+    """One open's use of the remote cache; a context manager that releases the lease."""
+
+    def __init__(self, remote: str | None, store: Any, identity: Any) -> None:
+        self._config = configure(remote)
+        self._store = store
+        self._identity = identity
+        self._objects: RemoteObjects | None = None
+        self._signing: Any = None
+        self._verify: Any = None
+        self._lease: leases.Lease | None = None
+        self._usable = self._config is not None
+        self._refused = False
+        if self._config is not None:
+            self._signing, self._verify = load_keys(self._config)
+
+    def __enter__(self) -> FleetSession:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._lease is not None and self._usable:
+            try:
+                self._lease.release()
+            except RemoteUnavailable as error:
+                self._unavailable(error)
+
+    @property
+    def can_publish(self) -> bool:
+        """Signed fleets publish only from nodes holding the signing key; a node that has only
+        the verify key reads and never publishes (an unsigned object would block the entry)."""
+        return self._signing is not None or self._verify is None
+
+    def _warn(self, message: str) -> None:
+        warnings.warn(RemoteCacheWarning(message), stacklevel=4)
+
+    def _unavailable(self, error: Exception) -> None:
+        if self._usable:
+            self._usable = False
+            self._warn(f"remote engine cache unavailable, building locally: {error}")
+
+    def fetch(self) -> Fetched | None:
+        """The remote engine saved locally, or None when this node must build."""
+        if not self._usable or self._config is None:
+            return None
+        try:
+            self._objects = RemoteObjects(self._config)
+            return self._fetch_or_lease(self._objects, self._config)
+        except RemoteUnavailable as error:
+            self._unavailable(error)
+            return None
+
+    def _fetch_or_lease(self, objects: RemoteObjects, config: RemoteConfig) -> Fetched | None:
+        file_name = self._identity.file_name
+        key = engine_key(file_name)
+        deadline = time.monotonic() + config.wait_seconds
+        delay = _FIRST_POLL
+        waited_for: str | None = None
+        while True:
+            found = objects.get(key)
+            if found is not None:
+                if self._lease is not None:  # published between our GET and our lease
+                    self._lease.release()
+                    self._lease = None
+                return self._accept(objects.url(key), found)
+            if self._lease is not None:
+                return None
+            state = leases.newest(objects, file_name)
+            if state is None or state.expired(time.time()):
+                if not self.can_publish:
+                    return None  # a read-only node builds for itself and never holds a lease
+                generation = 0 if state is None else state.generation + 1
+                self._lease = leases.try_acquire(
+                    objects, file_name, generation, config.lease_seconds
+                )
+                if self._lease is not None:
+                    if state is not None:
+                        self._lease.took_over_from = state.holder
+                    continue  # look once more: the holder may have published and released
+            elif state is not None:
+                waited_for = state.holder
+            if time.monotonic() >= deadline:
+                self._warn(
+                    f"waited {config.wait_seconds:g} s for {waited_for or 'another node'} to "
+                    f"publish {objects.url(key)}; building locally"
+                )
+                return None
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 1.5, _LONGEST_POLL)
+
+    def _accept(self, url: str, found: Any) -> Fetched | None:
+        identity = self._identity
+        try:
+            verified = _core.verify_remote_object(
+                found, url, identity.file_name, identity, self._verify
+            )
+        except EngineCacheError as error:
+            self._refused = True
+            self._warn(f"refused the remote engine {url}, building locally: {error}")
+            return None
+        view = memoryview(found)[verified.plan_offset : verified.plan_offset + verified.plan_size]
+        path = self._store.save(identity, verified.references_json, view)
+        return Fetched(Path(path), view, found, json.loads(verified.references_json))
+
+    def publish(self, path: str | Path) -> None:
+        """Publishes the entry just saved at ``path`` (create-only); never replaces an object."""
+        if not self._usable or self._refused or self._config is None or not self.can_publish:
+            return
+        try:
+            objects = self._objects or RemoteObjects(self._config)
+            publish_bytes(objects, self._identity.file_name, Path(path).read_bytes(), self._signing)
+        except RemoteUnavailable as error:
+            self._unavailable(error)
+
+
+def session(remote: str | None, store: Any, identity: Any) -> FleetSession:
+    return FleetSession(remote, store, identity)

@@ -1,0 +1,140 @@
+"""The bucket behind a remote engine cache, through obstore (Rust's ``object_store``).
+
+Why obstore: one well-kept client for S3 and S3-compatible stores (and GCS and Azure), with
+conditional create (``mode="create"`` sends ``If-None-Match: *`` on a single PUT), explicit
+request and connect timeouts and a bounded retry policy, and zero-copy buffers for downloads.
+
+Layout under the prefix:
+    engines/<entry file name>                 one object per saved engine (remote_object.hpp)
+    leases/<entry file name>/<generation>     build leases (lease.py)
+
+Every failure of the store itself (network, timeout, credentials, missing bucket, 5xx) is raised
+as ``RemoteUnavailable``; "not found" and "already exists" are answers, not failures.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from tensoracle.remote.config import RemoteConfig
+
+ENGINES = "engines/"
+LEASES = "leases/"
+
+
+class RemoteUnavailable(RuntimeError):
+    """The store did not answer, or refused the request (credentials, bucket, server error)."""
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    key: str  # relative to the prefix
+    size: int
+    last_modified: datetime
+
+
+def engine_key(file_name: str) -> str:
+    return ENGINES + file_name
+
+
+class RemoteObjects:
+    """Get, create-only put, list and delete of keys relative to the configured prefix."""
+
+    def __init__(self, config: RemoteConfig) -> None:
+        try:
+            import obstore
+            from obstore.store import S3Store
+        except ImportError as error:
+            raise RemoteUnavailable(
+                "the remote engine cache needs obstore: pip install 'tensoracle[remote]'"
+            ) from error
+        self._obstore = obstore
+        self.config = config
+        retry: Any = {
+            "max_retries": config.retries,
+            "backoff": {
+                "init_backoff": timedelta(milliseconds=100),
+                "max_backoff": timedelta(seconds=2),
+                "base": 2,
+            },
+            "retry_timeout": timedelta(seconds=config.timeout_seconds),
+        }
+        client: Any = {
+            "timeout": timedelta(seconds=config.timeout_seconds),
+            "connect_timeout": timedelta(seconds=config.connect_seconds),
+        }
+        # Client options given here replace those obstore reads from the environment: carry
+        # over the one an http:// endpoint (a local test store, say) needs.
+        if os.environ.get("AWS_ALLOW_HTTP", "").lower() in ("1", "true", "yes"):
+            client["allow_http"] = True
+        try:
+            self._store = S3Store(
+                config.bucket,
+                prefix=config.prefix or None,
+                client_options=client,
+                retry_config=retry,
+            )
+        except Exception as error:  # obstore reports configuration problems as its own errors
+            raise RemoteUnavailable(f"cannot configure {config.url}: {error}") from error
+
+    def url(self, key: str) -> str:
+        return self.config.object_url(key)
+
+    def _failure(self, action: str, key: str, error: Exception) -> RemoteUnavailable:
+        text = " ".join(str(error).split())
+        if len(text) > 400:
+            text = text[:400] + "..."
+        return RemoteUnavailable(f"{action} {self.url(key)} failed: {type(error).__name__}: {text}")
+
+    def get(self, key: str) -> Any | None:
+        """The object's bytes (a zero-copy buffer), or None when there is none."""
+        try:
+            return self._obstore.get(self._store, key).bytes()
+        except FileNotFoundError:  # obstore.exceptions.NotFoundError
+            return None
+        except Exception as error:
+            raise self._failure("GET", key, error) from error
+
+    def get_range(self, key: str, start: int, end: int) -> Any | None:
+        try:
+            return self._obstore.get_range(self._store, key, start=start, end=end)
+        except FileNotFoundError:  # obstore.exceptions.NotFoundError
+            return None
+        except Exception as error:
+            raise self._failure("GET (range)", key, error) from error
+
+    def create(self, key: str, data: Any) -> bool:
+        """Writes ``data`` only if ``key`` does not exist: one PUT with ``If-None-Match: *``.
+
+        True when this call created the object, False when it existed already (412). Never a
+        multipart upload: some S3-compatible stores ignore the condition on
+        CompleteMultipartUpload, which would let a second writer replace the object."""
+        from obstore.exceptions import AlreadyExistsError, PreconditionError
+
+        try:
+            self._obstore.put(self._store, key, data, mode="create", use_multipart=False)
+        except (AlreadyExistsError, PreconditionError):
+            return False
+        except Exception as error:
+            raise self._failure("PUT (create-only)", key, error) from error
+        return True
+
+    def list(self, prefix: str) -> Iterator[ObjectInfo]:
+        try:
+            for batch in self._obstore.list(self._store, prefix, chunk_size=1000):
+                for meta in batch:
+                    yield ObjectInfo(meta["path"], int(meta["size"]), meta["last_modified"])
+        except Exception as error:
+            raise self._failure("LIST", prefix, error) from error
+
+    def delete(self, key: str) -> None:
+        try:
+            self._obstore.delete(self._store, key)
+        except FileNotFoundError:  # obstore.exceptions.NotFoundError
+            return
+        except Exception as error:
+            raise self._failure("DELETE", key, error) from error
