@@ -100,7 +100,7 @@ def test_stop_cancels_the_build_and_leaves_nothing(engine_cache: Path, tmp_path:
 # the same identity's lock.
 _CHILD = textwrap.dedent(
     """
-    import sys, time
+    import os, sys, time
     import numpy as np
     import tensoracle
     from tensoracle import EngineBuild, EngineIO, InputShape, TensorSpec
@@ -116,9 +116,17 @@ _CHILD = textwrap.dedent(
             x = network.add_activation(y.get_output(0), trt.ActivationType.TANH).get_output(0)
         x.name = "y"
         network.mark_output(x)
+    paused = []
     def progress(event):
-        if event.kind == "start" and event.depth >= 2:
+        # At the first nested phase the build is inside TensorRT; it pauses there (in TensorRT's
+        # own callback, so the build is really running) until the test lets it go on, so that the
+        # interrupt lands in the build however fast this machine builds.
+        if event.kind == "start" and event.depth >= 2 and not paused:
+            paused.append(True)
             open(marker, "a").close()
+            deadline = time.monotonic() + 120
+            while not os.path.exists(marker + ".go") and time.monotonic() < deadline:
+                time.sleep(0.01)
     started = time.monotonic()
     prepared = tensoracle.prepare_engine(
         graph, EngineBuild(inputs={"x": InputShape.fixed((1, 16))}), name="deep",
@@ -157,12 +165,15 @@ def test_ctrl_c_cancels_a_real_build_and_a_waiting_process_builds(
         assert first.poll() is None, first.communicate()
         assert time.monotonic() < deadline, "the first build never reached its nested phases"
         time.sleep(0.05)
+    Path(f"{marker_b}.go").touch()  # the second process never pauses
     second = start(marker_b)
-    time.sleep(1.5)  # inside the long compile phase, which has no steps
-    assert first.poll() is None, "the build ended before it could be interrupted"
+    time.sleep(1.5)
+    assert first.poll() is None, "the first build ended before it could be interrupted"
     assert not marker_b.exists(), "the second process built without waiting for the lock"
     sent = time.monotonic()
     first.send_signal(signal.SIGINT)
+    time.sleep(0.2)  # the interrupt is in; TensorRT's build goes on to its next step
+    Path(f"{marker_a}.go").touch()
     _out, err = first.communicate(timeout=60)
     latency = time.monotonic() - sent
     print(f"cancel latency: {latency:.2f} s")
