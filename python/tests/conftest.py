@@ -1,4 +1,5 @@
-"""Test configuration: GPU tests skip, with their reason, on machines without an NVIDIA GPU.
+"""Test configuration: GPU tests skip, with their reason, on machines without an NVIDIA GPU, and
+tests that build or run engines skip where neither TensorRT nor TensorRT-RTX is installed.
 
 The check asks the driver only when a `gpu` test is about to run, never at collection.
 """
@@ -27,11 +28,27 @@ def gpu_absent_reason() -> str | None:
     return None
 
 
+@functools.cache
+def backend_absent_reason() -> str | None:
+    """Returns why neither TensorRT nor TensorRT-RTX can be used here, or None when one can."""
+    import tensoracle
+
+    try:
+        tensoracle.backend()
+    except ImportError as error:
+        return str(error)
+    return None
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("gpu") is not None:
         reason = gpu_absent_reason()
         if reason is not None:
             pytest.skip(f"needs a GPU: {reason}")
+    if item.get_closest_marker("backend") is not None:
+        reason = backend_absent_reason()
+        if reason is not None:
+            pytest.skip(f"needs a TensorRT backend: {reason}")
 
 
 @pytest.fixture

@@ -162,6 +162,7 @@ def test_find_cuda_without_a_driver_library_lists_where_it_looked(tmp_path: Path
 
 
 @pytest.mark.gpu
+@pytest.mark.backend
 def test_open_engine_builds_and_runs_a_network_with_the_scale_plugin(tmp_path, engine_cache):
     if tensoracle.backend().name != "tensorrt":
         pytest.skip(

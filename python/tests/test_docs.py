@@ -1,4 +1,5 @@
-"""Runs the Python examples of the README and of docs/compare.md and docs/convert.md."""
+"""Runs the Python examples of the README and of docs/compare.md and docs/convert.md (each page
+skips, with the reason, where a package its examples need is not installed)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ from docs_examples import run_blocks
 
 @pytest.mark.parametrize(
     ("page", "needs"),
-    [("README.md", None), ("docs/compare.md", None), ("docs/convert.md", "torch")],
+    [
+        pytest.param("README.md", None, marks=pytest.mark.backend),
+        ("docs/compare.md", "matplotlib"),
+        ("docs/convert.md", "torch"),
+    ],
 )
 def test_documented_examples_run(page, needs, tmp_path, monkeypatch, capsys):
     if needs is not None:

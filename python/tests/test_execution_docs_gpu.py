@@ -94,18 +94,21 @@ def run(*names: str, handle) -> dict:
 
 
 @pytest.mark.gpu
+@pytest.mark.backend
 def test_cupy_example(handle):
     pytest.importorskip("cupy")
     np.testing.assert_array_equal(run("cupy", handle=handle)["output"], EXPECTED)
 
 
 @pytest.mark.gpu
+@pytest.mark.backend
 def test_cuda_python_example(handle):
     pytest.importorskip("cuda.bindings")
     np.testing.assert_array_equal(run("cuda-python", handle=handle)["output"], EXPECTED)
 
 
 @pytest.mark.gpu
+@pytest.mark.backend
 def test_cuda_graph_example(handle):
     pytest.importorskip("cuda.bindings")
     skip_capture_on_rtx()
@@ -114,6 +117,7 @@ def test_cuda_graph_example(handle):
 
 
 @pytest.mark.gpu
+@pytest.mark.backend
 def test_a_captured_enqueue_replays_new_input_contents(handle):
     cp = pytest.importorskip("cupy")
     skip_capture_on_rtx()

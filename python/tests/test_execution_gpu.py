@@ -33,7 +33,7 @@ from io_tables import tensors_from_network
 from tensoracle import ShapeTensorOutputWarning
 from tensoracle.execution import EngineExecution, describe_io
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.backend]
 
 
 @pytest.fixture(scope="module")
