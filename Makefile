@@ -61,9 +61,17 @@ lint: setup
 	$(VENV)/bin/ruff format --check python bench examples tools
 	find cpp -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror
 
-# clang-tidy (config in .clang-tidy, findings are errors) over the core and the command.
-tidy: cpp
+# clang-tidy (config in .clang-tidy, findings are errors) over the core and the command, then over
+# the plugin SDK and the example plugin, configured by the example's own CMakeLists (the SDK as the
+# package installs it, with TensorRT's and CUDA's headers).
+PLUGIN_TIDY := build/plugin-tidy
+tidy: cpp python tensorrt-headers
 	find cpp/src cpp/tools -name '*.cpp' | xargs -P $(JOBS) -n 4 clang-tidy -p build/cpp --quiet
+	$(VENV)/bin/cmake -S examples/cubin_plugin -B $(PLUGIN_TIDY) -G Ninja \
+	  -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+	  -DTENSORRT_ROOT=$(abspath $(TENSORRT_SDK)) -DCUDAToolkit_ROOT=$(CUDA_WHEEL_ROOT) \
+	  -DPython_EXECUTABLE=$(abspath $(PY)) >/dev/null
+	clang-tidy -p $(PLUGIN_TIDY) --quiet cpp/plugin/src/cubin_plugin.cpp examples/cubin_plugin/plugin.cpp
 
 # The libFuzzer targets run for FUZZ_SECONDS (60 by default) when clang is available.
 fuzz: setup

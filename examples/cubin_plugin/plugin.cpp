@@ -7,6 +7,8 @@
 #include "tensoracle/cubin_plugin.hpp"
 
 #include <array>
+#include <exception>
+#include <iostream>
 #include <memory>
 
 namespace {
@@ -166,21 +168,32 @@ PluginCreator::Factory factory() {
     return [](Fields fields) { return std::make_unique<Plugin>(std::move(fields)); };
 }
 
-PluginCreator bias_creator{"TensoracleBiasAdd", "1", plugin_namespace, {}, factory<BiasAdd>()};
-PluginCreator scale_creator{"TensoracleScale",
-                            "1",
-                            plugin_namespace,
-                            {FieldSpec{"alpha", nvinfer1::PluginFieldType::kFLOAT32, 1}},
-                            factory<Scale>()};
-PluginCreator row_dot_creator{"TensoracleRowDot", "1", plugin_namespace, {}, factory<RowDot>()};
-
-std::array<nvinfer1::IPluginCreatorInterface*, 3> creators{&bias_creator, &scale_creator,
-                                                           &row_dot_creator};
+// The creators are made on the first getCreators call, not at load time, so that a failure
+// (out of memory) is reported to TensorRT instead of ending the process while it loads us.
+std::array<nvinfer1::IPluginCreatorInterface*, 3> const& creators() {
+    static PluginCreator bias{"TensoracleBiasAdd", "1", plugin_namespace, {}, factory<BiasAdd>()};
+    static PluginCreator scale{"TensoracleScale",
+                               "1",
+                               plugin_namespace,
+                               {FieldSpec{"alpha", nvinfer1::PluginFieldType::kFLOAT32, 1}},
+                               factory<Scale>()};
+    static PluginCreator row_dot{"TensoracleRowDot", "1", plugin_namespace, {}, factory<RowDot>()};
+    static std::array<nvinfer1::IPluginCreatorInterface*, 3> const all{&bias, &scale, &row_dot};
+    return all;
+}
 
 } // namespace
 
 TENSORACLE_PLUGIN_EXPORT nvinfer1::IPluginCreatorInterface* const*
 getCreators(std::int32_t& count) {
-    count = static_cast<std::int32_t>(creators.size());
-    return creators.data();
+    try {
+        auto const& all = creators();
+        count = static_cast<std::int32_t>(all.size());
+        return all.data();
+    } catch (std::exception const& error) {
+        std::cerr << "tensoracle_example_plugin: cannot create the plugin creators: "
+                  << error.what() << '\n';
+        count = 0;
+        return nullptr;
+    }
 }

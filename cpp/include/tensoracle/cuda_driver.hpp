@@ -9,15 +9,21 @@
 #include <memory>
 #include <string>
 
+// The driver's opaque handle types, declared at global scope as cuda.h declares them, so that
+// code which also includes cuda.h (a plugin, say) sees one type: cuda::Stream is CUstream.
+struct CUctx_st;
+struct CUmod_st;
+struct CUfunc_st;
+struct CUstream_st;
+
 namespace tensoracle::cuda {
 
-// Opaque driver handles, laid out as cuda.h declares them.
 using Result = int; // CUresult; 0 is CUDA_SUCCESS
 using Device = int;
-using Context = struct CUctx_st*;
-using Module = struct CUmod_st*;
-using Function = struct CUfunc_st*;
-using Stream = struct CUstream_st*;
+using Context = ::CUctx_st*;
+using Module = ::CUmod_st*;
+using Function = ::CUfunc_st*;
+using Stream = ::CUstream_st*;
 using DevicePtr = std::uint64_t;
 
 // The device and function attribute numbers we query (values from cuda.h).

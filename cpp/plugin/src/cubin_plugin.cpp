@@ -5,10 +5,13 @@
 
 #include <atomic>
 #include <cstring>
+#include <initializer_list>
 #include <iostream>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 #include <type_traits>
 
 namespace tensoracle::cubin {
@@ -525,6 +528,14 @@ Fields PluginCreator::parse(nvinfer1::PluginFieldCollection const* fc) const {
     for (FieldSpec const& spec : specs_) {
         declared += (declared.empty() ? "" : ", ") + spec.name;
     }
+    // Messages are assembled outside the loop's expressions: one allocation each, not a chain.
+    auto const refuse = [&who](std::initializer_list<std::string_view> parts) {
+        std::string message = who;
+        for (std::string_view const part : parts) {
+            message += part;
+        }
+        return InvalidArgument(message);
+    };
     for (std::int32_t i = 0; i < count; ++i) {
         nvinfer1::PluginField const& given = fc->fields[i];
         std::string const name = given.name != nullptr ? given.name : "";
@@ -535,28 +546,27 @@ Fields PluginCreator::parse(nvinfer1::PluginFieldCollection const* fc) const {
             }
         }
         if (spec == nullptr) {
-            throw InvalidArgument(who + " has no field '" + name +
-                                  "' (its fields: " + (declared.empty() ? "none" : declared) + ")");
+            std::string_view const known =
+                declared.empty() ? std::string_view{"none"} : std::string_view{declared};
+            throw refuse({" has no field '", name, "' (its fields: ", known, ")"});
         }
         for (Field const& seen : parsed) {
             if (seen.name() == name) {
-                throw InvalidArgument(who + ": field '" + name + "' is given twice");
+                throw refuse({": field '", name, "' is given twice"});
             }
         }
         if (given.type != spec->type) {
-            throw InvalidArgument(who + ": field '" + name + "' has type " +
-                                  field_type_name(given.type) + ", expected " +
-                                  field_type_name(spec->type));
+            throw refuse({": field '", name, "' has type ", field_type_name(given.type),
+                          ", expected ", field_type_name(spec->type)});
         }
         bool const length_ok = spec->length == FieldSpec::any_length ? given.length >= 1
                                                                      : given.length == spec->length;
         if (!length_ok) {
-            throw InvalidArgument(who + ": field '" + name + "' holds " +
-                                  std::to_string(given.length) + " values, expected " +
-                                  length_text(spec->length));
+            throw refuse({": field '", name, "' holds ", std::to_string(given.length),
+                          " values, expected ", length_text(spec->length)});
         }
         if (given.data == nullptr) {
-            throw InvalidArgument(who + ": field '" + name + "' has no data");
+            throw refuse({": field '", name, "' has no data"});
         }
         auto const size = element_size(given.type) * static_cast<std::size_t>(given.length);
         parsed.emplace_back(name, given.type, given.length,
