@@ -67,6 +67,44 @@ def test_four_cold_nodes_give_one_build_and_three_downloads(fleet: Fleet):
     assert not [key for key in fleet.object_keys() if key.startswith("leases/")]
 
 
+def newest_lease(fleet: Fleet) -> dict:
+    """The newest lease generation's document, with its key."""
+    keys = [key for key in fleet.object_keys() if key.startswith("leases/")]
+    assert keys, "no lease object"
+    return {**json.loads(fleet.read(max(keys))), "key": max(keys)}
+
+
+def test_a_long_build_renews_its_lease_and_the_others_wait(fleet: Fleet):
+    marker = fleet.root / "building"
+    holder = fleet.start(
+        "node-a",
+        NODE_BUILD_MARKER=str(marker),
+        NODE_BUILD_SLEEP="8",
+        TENSORACLE_REMOTE_LEASE_SECONDS="3",
+    )
+    deadline = time.monotonic() + 120
+    while not marker.exists():
+        assert holder.poll() is None, holder.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    first = newest_lease(fleet)
+    waiter = fleet.start("node-b", TENSORACLE_REMOTE_LEASE_SECONDS="3")
+    time.sleep(4)  # past the first generation's expiry
+    renewed = newest_lease(fleet)
+    assert renewed["key"] > first["key"]  # a later generation...
+    assert renewed["holder"] == first["holder"]  # ...still held by the builder
+    assert renewed["expires_at"] > first["expires_at"]
+
+    built, waited = finish(holder), finish(waiter)
+
+    assert built["built"] is True
+    assert waited["built"] is False  # it waited for the renewed lease instead of taking over
+    assert waited["warnings"] == []
+    assert fleet.graph_calls() == 1
+    assert Path(waited["path"]).read_bytes() == Path(built["path"]).read_bytes()
+    assert not [key for key in fleet.object_keys() if key.startswith("leases/")]
+
+
 def test_a_killed_lease_holder_is_taken_over_after_expiry(fleet: Fleet):
     marker = fleet.root / "building"
     holder = fleet.start(
@@ -80,8 +118,7 @@ def test_a_killed_lease_holder_is_taken_over_after_expiry(fleet: Fleet):
         assert holder.poll() is None, holder.communicate()
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    [lease_key] = [key for key in fleet.object_keys() if key.startswith("leases/")]
-    lease = json.loads(fleet.read(lease_key))
+    lease = newest_lease(fleet)
     assert lease["holder"].split(":")[1] == str(holder.pid)
     holder.send_signal(signal.SIGKILL)
     holder.wait(timeout=30)

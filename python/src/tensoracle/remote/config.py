@@ -34,7 +34,7 @@ class RemoteConfig:
     prefix: str  # without leading or trailing "/"; may be empty
     signing_key: Path | None = None  # publish signed (PEM private key)
     verify_key: Path | None = None  # accept only engines signed by this key (PEM public key)
-    lease_seconds: float = 900.0  # how long a builder's lease keeps the others waiting
+    lease_seconds: float = 60.0  # a lease's life; its holder renews it every third of that
     wait_seconds: float = 1800.0  # the longest a node waits for another node's build
     timeout_seconds: float = 120.0  # one request, transfer included
     connect_seconds: float = 5.0

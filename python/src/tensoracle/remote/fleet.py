@@ -79,6 +79,7 @@ class FleetSession:
         self._signing: Any = None
         self._verify: Any = None
         self._lease: leases.Lease | None = None
+        self._renewal: leases.Renewal | None = None
         self._usable = self._config is not None
         self._refused = False
         if self._config is not None:
@@ -93,6 +94,8 @@ class FleetSession:
         value: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        if self._renewal is not None:
+            self._renewal.stop()
         if self._lease is not None and self._usable:
             try:
                 self._lease.release()
@@ -119,7 +122,10 @@ class FleetSession:
             return None
         try:
             self._objects = RemoteObjects(self._config)
-            return self._fetch_or_lease(self._objects, self._config)
+            fetched = self._fetch_or_lease(self._objects, self._config)
+            if fetched is None and self._lease is not None:  # this node builds: keep the lease
+                self._renewal = leases.Renewal(self._lease, self._config.lease_seconds)
+            return fetched
         except RemoteUnavailable as error:
             self._unavailable(error)
             return None

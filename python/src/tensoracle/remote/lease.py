@@ -8,14 +8,19 @@ compare-and-swap (``If-Match``). A lease is therefore a numbered series of objec
   succeeds; the others see 412 and wait.
 - The holder writes its name and an expiry (``expires_at``, Unix seconds, the holder's clock)
   into the object, builds, publishes the engine, then deletes the lease objects.
+- While it builds, the holder renews the lease every third of the lease time by creating the
+  next generation itself (same holder, new expiry) and deleting the one before. A holder that
+  stops renewing (killed, paused, cut off from the store) is overtaken at most one lease time
+  after its last renewal.
 - A waiter that finds the newest generation expired (or unreadable) takes over by creating the
   next generation: again exactly one taker succeeds. No object is ever replaced, so no
   compare-and-swap is needed.
 
 What the lease guarantees, and what it does not: at any time at most one node holds the newest
-generation. A holder that outlives its expiry (a slow build, a paused VM) is not stopped, so two
-nodes can build the same engine after a takeover; that only wastes work, because publishing is
-create-only (the first object stays, the second PUT gets 412) and every download is verified.
+generation. A holder overtaken while still alive (a paused VM, a lost connection) is not
+stopped, so two nodes can build the same engine after a takeover; that only wastes work,
+because publishing is create-only (the first object stays, the second PUT gets 412) and every
+download is verified.
 Clock skew between nodes moves a takeover earlier or later by the skew; it never breaks
 correctness. Lease objects of holders that died stay until the next holder of that entry
 releases (which deletes every generation it saw).
@@ -26,14 +31,16 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from tensoracle.remote.objects import LEASES, RemoteObjects
+from tensoracle.remote.objects import LEASES, RemoteObjects, RemoteUnavailable
 
 _GENERATION_DIGITS = 10
+_READ_ATTEMPTS = 5
 
 
 def holder_name() -> str:
@@ -88,31 +95,83 @@ def _generation(key: str, prefix: str) -> int:
 def newest(objects: RemoteObjects, file_name: str) -> LeaseState | None:
     """The newest lease generation of an entry, or None when there is no lease."""
     prefix = lease_prefix(file_name)
-    generations = [(_generation(info.key, prefix), info.key) for info in objects.list(prefix)]
-    generations = [item for item in generations if item[0] >= 0]
-    if not generations:
-        return None
-    generation, key = max(generations)
-    body = objects.get(key)
-    if body is None:  # released between the listing and the read
-        return None
-    try:
-        document: Any = json.loads(bytes(body))
-        return LeaseState(generation, str(document["holder"]), float(document["expires_at"]))
-    except (ValueError, KeyError, TypeError):
-        return LeaseState(generation, "(unreadable lease)", 0.0)
+    # A renewing holder deletes the generation before its newest: when the key listed as newest
+    # is gone by the time it is read, list again rather than report "no lease".
+    for _attempt in range(_READ_ATTEMPTS):
+        listed = [(_generation(info.key, prefix), info.key) for info in objects.list(prefix)]
+        listed = [item for item in listed if item[0] >= 0]
+        if not listed:
+            return None
+        generation, key = max(listed)
+        body = objects.get(key)
+        if body is None:
+            continue
+        try:
+            document: Any = json.loads(bytes(body))
+            return LeaseState(generation, str(document["holder"]), float(document["expires_at"]))
+        except (ValueError, KeyError, TypeError):
+            return LeaseState(generation, "(unreadable lease)", 0.0)
+    return None  # released while we looked (the engine is published, or its holder gave up)
+
+
+def lease_key(file_name: str, generation: int) -> str:
+    return f"{lease_prefix(file_name)}{generation:0{_GENERATION_DIGITS}d}"
 
 
 def try_acquire(
-    objects: RemoteObjects, file_name: str, generation: int, seconds: float
+    objects: RemoteObjects,
+    file_name: str,
+    generation: int,
+    seconds: float,
+    holder: str | None = None,
 ) -> Lease | None:
     """Creates lease ``generation`` (create-only); None when another node created it first."""
-    holder = holder_name()
+    holder = holder or holder_name()
     expires_at = time.time() + seconds
     body = json.dumps(
         {"holder": holder, "expires_at": expires_at, "lease_seconds": seconds}, sort_keys=True
     ).encode()
-    key = f"{lease_prefix(file_name)}{generation:0{_GENERATION_DIGITS}d}"
-    if not objects.create(key, body):
+    if not objects.create(lease_key(file_name, generation), body):
         return None
     return Lease(objects, file_name, generation, holder, expires_at)
+
+
+class Renewal:
+    """Keeps a held lease alive while its holder builds: every third of ``seconds`` it creates
+    the next generation (create-only, same holder) and deletes the previous one. It stops for
+    good when another node created that generation first (the lease was taken over: this node
+    goes on building, and publishing stays create-only) or when the store fails."""
+
+    def __init__(self, lease: Lease, seconds: float) -> None:
+        self._lease = lease
+        self._seconds = seconds
+        self._stop = threading.Event()
+        self.renewals = 0
+        self.lost = False
+        self._thread = threading.Thread(target=self._run, name="tensoracle-lease", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        lease = self._lease
+        while not self._stop.wait(self._seconds / 3):
+            try:
+                renewed = try_acquire(
+                    lease.objects,
+                    lease.file_name,
+                    lease.generation + 1,
+                    self._seconds,
+                    lease.holder,
+                )
+                if renewed is None:
+                    self.lost = True
+                    return
+                previous = lease.generation
+                lease.generation, lease.expires_at = renewed.generation, renewed.expires_at
+                self.renewals += 1
+                lease.objects.delete(lease_key(lease.file_name, previous))
+            except RemoteUnavailable:
+                return  # the lease runs out; the build and its publishing go on
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
