@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import time
 import warnings
 from pathlib import Path
@@ -67,6 +68,23 @@ def test_four_cold_nodes_give_one_build_and_three_downloads(fleet: Fleet):
     assert not [key for key in fleet.object_keys() if key.startswith("leases/")]
 
 
+def start_long_build(fleet: Fleet, node: str, sleep: str, lease: str) -> subprocess.Popen[str]:
+    """Starts a node whose graph sleeps ``sleep`` s; returns once it holds the lease and builds."""
+    marker = fleet.root / f"{node}-building"
+    holder = fleet.start(
+        node,
+        NODE_BUILD_MARKER=str(marker),
+        NODE_BUILD_SLEEP=sleep,
+        TENSORACLE_REMOTE_LEASE_SECONDS=lease,
+    )
+    deadline = time.monotonic() + 120
+    while not marker.exists():
+        assert holder.poll() is None, holder.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    return holder
+
+
 def newest_lease(fleet: Fleet) -> dict:
     """The newest lease generation's document, with its key."""
     keys = [key for key in fleet.object_keys() if key.startswith("leases/")]
@@ -75,18 +93,7 @@ def newest_lease(fleet: Fleet) -> dict:
 
 
 def test_a_long_build_renews_its_lease_and_the_others_wait(fleet: Fleet):
-    marker = fleet.root / "building"
-    holder = fleet.start(
-        "node-a",
-        NODE_BUILD_MARKER=str(marker),
-        NODE_BUILD_SLEEP="8",
-        TENSORACLE_REMOTE_LEASE_SECONDS="3",
-    )
-    deadline = time.monotonic() + 120
-    while not marker.exists():
-        assert holder.poll() is None, holder.communicate()
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    holder = start_long_build(fleet, "node-a", sleep="8", lease="3")
     first = newest_lease(fleet)
     waiter = fleet.start("node-b", TENSORACLE_REMOTE_LEASE_SECONDS="3")
     time.sleep(4)  # past the first generation's expiry
@@ -106,18 +113,7 @@ def test_a_long_build_renews_its_lease_and_the_others_wait(fleet: Fleet):
 
 
 def test_a_killed_lease_holder_is_taken_over_after_expiry(fleet: Fleet):
-    marker = fleet.root / "building"
-    holder = fleet.start(
-        "node-a",
-        NODE_BUILD_MARKER=str(marker),
-        NODE_BUILD_SLEEP="120",
-        TENSORACLE_REMOTE_LEASE_SECONDS="4",
-    )
-    deadline = time.monotonic() + 120
-    while not marker.exists():
-        assert holder.poll() is None, holder.communicate()
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    holder = start_long_build(fleet, "node-a", sleep="120", lease="4")
     lease = newest_lease(fleet)
     assert lease["holder"].split(":")[1] == str(holder.pid)
     holder.send_signal(signal.SIGKILL)
