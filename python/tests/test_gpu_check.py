@@ -131,10 +131,13 @@ def test_pytest_results_are_read_with_reasons_and_rendered(tmp_path):
             """
         )
     )
+    (tmp_path / "test_module_skipped.py").write_text(
+        'import pytest\npytest.skip("needs a backend: none here", allow_module_level=True)\n'
+    )
     junit = tmp_path / "results.xml"
     subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
-         "test_sample.py"],
+         "test_sample.py", "test_module_skipped.py"],
         cwd=tmp_path, capture_output=True, check=False,
         env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
     )  # fmt: skip
@@ -143,6 +146,8 @@ def test_pytest_results_are_read_with_reasons_and_rendered(tmp_path):
     assert cases["test_fails"].status == FAIL
     assert "one is not two" in cases["test_fails"].reason
     assert (cases["test_skips"].status, cases["test_skips"].reason) == (SKIP, "needs a device")
+    skipped_module = cases["test_module_skipped"]
+    assert (skipped_module.status, skipped_module.reason) == (SKIP, "needs a backend: none here")
 
     step = StepResult(
         "pytest -m gpu", FAIL, "1 failed", "pytest ...", 1.5, "", list(cases.values())
@@ -150,9 +155,10 @@ def test_pytest_results_are_read_with_reasons_and_rendered(tmp_path):
     machine = Machine(driver_version="580.1", cuda_driver_api="13.0", os_name="Linux")
     software = Software(python="CPython 3.12", backend="tensorrt 11.0", packages={"numpy": "2.4"})
     report = render(machine, software, [step], generated="today", source="commit abc")
-    assert "| pytest -m gpu | fail (1 passed, 1 failed, 1 skipped) | 1.5 s | 1 failed |" in report
+    assert "| pytest -m gpu | fail (1 passed, 1 failed, 2 skipped) | 1.5 s | 1 failed |" in report
     assert "one is not two" in report
     assert "- 1 x needs a device" in report
+    assert "- 1 x needs a backend: none here" in report
     assert "| TensorRT backend | tensorrt 11.0 |" in report
     assert "| numpy | 2.4 |" in report
 

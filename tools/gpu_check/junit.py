@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -23,6 +24,26 @@ def _skip_line(output: str | None) -> str:
         if line.strip().lower().startswith("skipped"):
             return line.strip()
     return _first_line(output)
+
+
+def _module_skip_reason(text: str | None) -> str:
+    """The reason of a module-level skip. pytest writes the skip's (file, line, "Skipped: reason")
+    tuple as text; older versions wrote "FILE:LINE: reason"."""
+    line = _first_line(text)
+    try:
+        location = ast.literal_eval(line)
+    except (ValueError, SyntaxError):
+        location = None
+    if (
+        isinstance(location, tuple)
+        and len(location) == 3
+        and isinstance(location[2], str)
+    ):
+        return location[2].removeprefix("Skipped: ").strip()
+    place, separator, reason = line.partition(": ")
+    if separator and place.rsplit(":", 1)[-1].isdigit():
+        return reason.strip()
+    return line
 
 
 def _case_name(case: ET.Element) -> str:
@@ -54,6 +75,10 @@ def read_cases(path: Path) -> list[CaseResult]:
             cases.append(CaseResult(_case_name(case), FAIL, reason))
         elif skipped is not None:
             reason = skipped.get("message") or _first_line(skipped.text)
+            if (
+                reason == "collection skipped"
+            ):  # a whole module: pytest puts its reason in the text
+                reason = _module_skip_reason(skipped.text) or reason
             if not reason or reason == "Skipped" or reason.startswith("SKIP_"):
                 # CTest's message names only its rule (SKIP_RETURN_CODE=77); the test said why.
                 reason = _skip_line(case.findtext("system-out")) or reason
