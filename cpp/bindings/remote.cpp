@@ -89,6 +89,25 @@ void bind_remote(nb::module_& module) {
         nb::arg("prefix"), nb::arg("file_size"), nb::arg("name"),
         "(conditions_json, references_json, plan_offset) from the first bytes of an engine file "
         "of `file_size` bytes (preamble and header). Raises CorruptEngineError naming `name`.");
+    module.attr("ENGINE_PREAMBLE_BYTES") = kEnginePreambleBytes;
+    module.attr("SIGNATURE_MAGIC_BYTES") = kSignatureMagic.size();
+    module.attr("SIGNATURE_TRAILER_BYTES") = kSignatureTrailerBytes;
+    module.def(
+        "engine_prefix_bytes",
+        [](nb::handle preamble) {
+            return engine_prefix_bytes(BufferView(preamble, "preamble").bytes());
+        },
+        nb::arg("preamble"),
+        "How many bytes from the start of an engine file hold its preamble and header, from its "
+        "first ENGINE_PREAMBLE_BYTES bytes.");
+    module.def(
+        "has_signature_trailer",
+        [](std::uint64_t object_size, nb::handle tail) {
+            return has_signature_trailer(object_size, BufferView(tail, "tail").bytes());
+        },
+        nb::arg("object_size"), nb::arg("tail"),
+        "Whether a remote object of `object_size` bytes ending in `tail` (its last "
+        "SIGNATURE_MAGIC_BYTES bytes or more) carries a signature trailer.");
     module.def("parse_size_bytes", &parse_size_bytes, nb::arg("text"), nb::arg("option"));
     module.def("parse_days_nanoseconds", &parse_days_nanoseconds, nb::arg("text"),
                nb::arg("option"));

@@ -139,6 +139,17 @@ std::vector<std::byte> encode_engine_prefix(EngineHeader const& header) {
     return out;
 }
 
+std::uint64_t engine_prefix_bytes(std::span<std::byte const> preamble) {
+    if (preamble.size() < kEnginePreambleBytes) {
+        return preamble.size();
+    }
+    auto const header_length = read_le<std::uint64_t>(preamble, 12);
+    if (header_length == 0 || header_length > kMaxHeaderBytes) {
+        return kEnginePreambleBytes;
+    }
+    return kEnginePreambleBytes + header_length;
+}
+
 DecodedHeader decode_engine_header(std::span<std::byte const> bytes, std::uint64_t file_size,
                                    std::filesystem::path const& path) {
     if (bytes.size() > file_size) {

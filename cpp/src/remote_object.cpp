@@ -10,17 +10,15 @@
 #include <cstring>
 
 namespace tensoracle {
-namespace {
 
-bool has_trailer(std::span<std::byte const> object) {
-    if (object.size() < kEnginePreambleBytes + kSignatureTrailerBytes) {
+bool has_signature_trailer(std::uint64_t object_size, std::span<std::byte const> tail) {
+    if (object_size < kEnginePreambleBytes + kSignatureTrailerBytes ||
+        tail.size() < kSignatureMagic.size()) {
         return false;
     }
-    auto const magic = object.last(kSignatureMagic.size());
+    auto const magic = tail.last(kSignatureMagic.size());
     return std::memcmp(magic.data(), kSignatureMagic.data(), kSignatureMagic.size()) == 0;
 }
-
-} // namespace
 
 std::string signed_statement(std::string_view file_name, std::span<std::byte const> engine) {
     std::string statement = "tensoracle remote engine v1\n";
@@ -44,7 +42,7 @@ RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string
                                   std::string_view file_name, EngineIdentity const* expected,
                                   VerifyKey const* trusted) {
     std::filesystem::path const label{std::string(object_name)};
-    bool const is_signed = has_trailer(object);
+    bool const is_signed = has_signature_trailer(object.size(), object);
     auto const engine = is_signed ? object.first(object.size() - kSignatureTrailerBytes) : object;
 
     RemoteEngine result;

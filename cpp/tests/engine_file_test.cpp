@@ -102,6 +102,24 @@ TEST(EngineFile, PreambleLayout) {
     EXPECT_EQ(std::to_integer<char>(bytes[20]), '{');
 }
 
+TEST(EngineFile, PrefixBytesComeFromThePreamble) {
+    auto const plan = testing::random_bytes(64, 3);
+    auto const file = whole_file(sample_header(plan), plan);
+    auto const prefix = encode_engine_prefix(sample_header(plan));
+    auto const preamble = std::span(file).first(kEnginePreambleBytes);
+    EXPECT_EQ(engine_prefix_bytes(preamble), prefix.size());
+    // The prefix it names is exactly what decode_engine_header needs.
+    EXPECT_EQ(
+        decode_engine_header(std::span(file).first(prefix.size()), file.size(), kPath).plan_offset,
+        prefix.size());
+    // Unusable lengths name only what was given or the preamble; decoding then says why.
+    EXPECT_EQ(engine_prefix_bytes(preamble.first(7)), 7U);
+    EXPECT_EQ(engine_prefix_bytes(assemble(1, 0, "", {})), kEnginePreambleBytes);
+    EXPECT_EQ(engine_prefix_bytes(assemble(1, kMaxHeaderBytes + 1, "", {})), kEnginePreambleBytes);
+    EXPECT_EQ(engine_prefix_bytes(assemble(1, kMaxHeaderBytes, "", {})),
+              kEnginePreambleBytes + kMaxHeaderBytes);
+}
+
 TEST(EngineFile, HeaderOnlyPrefixDecodesWithTheFileSize) {
     auto const plan = testing::random_bytes(5000, 2);
     auto const bytes = whole_file(sample_header(plan), plan);

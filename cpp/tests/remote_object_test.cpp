@@ -76,6 +76,21 @@ TEST(RemoteObject, SignedEngineVerifiesWithTheTrustedKey) {
     EXPECT_EQ(verified.signer, keys.trusted.fingerprint());
 }
 
+TEST(RemoteObject, ATrailerIsToldFromTheSizeAndTheLastBytes) {
+    Keys const keys;
+    Entry const entry = make_entry("model");
+    auto const object = signed_object(entry, keys.signing);
+    auto const tail = std::span(object).last(kSignatureMagic.size());
+    EXPECT_TRUE(has_signature_trailer(object.size(), tail));
+    EXPECT_TRUE(has_signature_trailer(object.size(), object));
+    EXPECT_FALSE(has_signature_trailer(entry.engine.size(),
+                                       std::span(entry.engine).last(kSignatureMagic.size())));
+    // Too small to hold a preamble and a trailer, or too few tail bytes to hold the magic.
+    EXPECT_FALSE(has_signature_trailer(kEnginePreambleBytes + kSignatureTrailerBytes - 1, tail));
+    EXPECT_TRUE(has_signature_trailer(kEnginePreambleBytes + kSignatureTrailerBytes, tail));
+    EXPECT_FALSE(has_signature_trailer(object.size(), tail.last(7)));
+}
+
 TEST(RemoteObject, UnsignedOrForeignSignaturesAreRefusedNamingTheObject) {
     Keys const keys;
     Entry const entry = make_entry("model");

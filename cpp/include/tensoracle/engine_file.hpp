@@ -44,6 +44,12 @@ struct DecodedHeader {
     std::uint64_t plan_offset = 0;
 };
 
+// How many bytes (preamble and header) to read from the start of an engine file so that
+// decode_engine_header can judge it, from its first `preamble` bytes: the preamble plus the
+// header length it announces, or only what was given when that length is not usable (too few
+// bytes, 0, or beyond kMaxHeaderBytes; decode_engine_header then reports why).
+std::uint64_t engine_prefix_bytes(std::span<std::byte const> preamble);
+
 // Validates every field of the bytes at the start of a file of `file_size` bytes. `bytes` must
 // hold at least the preamble and the header (fewer bytes = truncated file). Throws
 // CorruptEngineError naming `path` and what is wrong; a newer format version is reported as such.

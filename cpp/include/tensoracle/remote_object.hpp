@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -27,6 +28,10 @@ namespace tensoracle {
 
 inline constexpr std::array<char, 8> kSignatureMagic = {'T', 'S', 'R', 'C', 'L', 'S', 'I', 'G'};
 inline constexpr std::size_t kSignatureTrailerBytes = kSignatureBytes + kSignatureMagic.size();
+
+// Whether an object of `object_size` bytes whose last bytes are `tail` (at least the magic's 8)
+// ends in a signature trailer; a listing can tell from two ranged reads, without the plan.
+bool has_signature_trailer(std::uint64_t object_size, std::span<std::byte const> tail);
 
 // "tensoracle remote engine v1\n<file name>\n<SHA-256 hex of the engine bytes>".
 std::string signed_statement(std::string_view file_name, std::span<std::byte const> engine);

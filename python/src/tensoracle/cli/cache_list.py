@@ -25,9 +25,6 @@ from tensoracle.errors import EngineCacheError
 from tensoracle.remote.objects import RemoteObjects, engine_key
 
 USAGE = "tensoracle cache list --remote [URL] [--format json|table]"
-_PREAMBLE = 20
-_MAGIC = b"TSRCLSIG"
-_TRAILER = 72
 
 
 def describe(objects: RemoteObjects, name: str, info: Any) -> dict[str, Any]:
@@ -41,14 +38,15 @@ def describe(objects: RemoteObjects, name: str, info: Any) -> dict[str, Any]:
     key = engine_key(name)
     url = objects.url(key)
     try:
-        tail = bytes(objects.get_range(key, max(0, info.size - 8), info.size) or b"")
-        signed = info.size >= _PREAMBLE + _TRAILER and tail == _MAGIC
-        engine_size = info.size - (_TRAILER if signed else 0)
-        preamble = bytes(objects.get_range(key, 0, min(_PREAMBLE, info.size)) or b"")
-        length = int.from_bytes(preamble[12:20], "little") if len(preamble) == _PREAMBLE else 0
-        prefix = preamble
-        if 0 < length <= min(16 << 20, engine_size - _PREAMBLE):
-            prefix += bytes(objects.get_range(key, _PREAMBLE, _PREAMBLE + length) or b"")
+        magic = _core.SIGNATURE_MAGIC_BYTES
+        tail = bytes(objects.get_range(key, max(0, info.size - magic), info.size) or b"")
+        signed = _core.has_signature_trailer(info.size, tail)
+        engine_size = info.size - (_core.SIGNATURE_TRAILER_BYTES if signed else 0)
+        preamble_size = _core.ENGINE_PREAMBLE_BYTES
+        prefix = bytes(objects.get_range(key, 0, min(preamble_size, info.size)) or b"")
+        prefix_size = _core.engine_prefix_bytes(prefix)
+        if len(prefix) < prefix_size <= engine_size:
+            prefix += bytes(objects.get_range(key, len(prefix), prefix_size) or b"")
         conditions, references, _offset = _core.decode_engine_header(prefix, engine_size, url)
     except EngineCacheError as error:
         entry.update(status="unrecognized", reason=str(error))
