@@ -21,7 +21,7 @@ from tensoracle.cli.remote_cache import (
     run,
 )
 from tensoracle.errors import EngineCacheError
-from tensoracle.remote.fleet import load_keys
+from tensoracle.remote.fleet import load_keys, save_verified
 from tensoracle.remote.objects import RemoteObjects, engine_key
 
 USAGE = "tensoracle cache pull [ENTRY...] [--remote URL] [--cache-dir DIR]"
@@ -61,13 +61,8 @@ def _pull(args: list[str], prog: str) -> int:
         except EngineCacheError as error:
             refused.append({"file_name": name, "reason": str(error)})
             continue
-        start = verified.plan_offset
         with store.lock(verified.identity, True):
-            store.save(
-                verified.identity,
-                verified.references_json,
-                memoryview(found)[start : start + verified.plan_size],
-            )
+            save_verified(store, verified, found)
         pulled.append(
             {"file_name": name, "size_bytes": verified.engine_bytes, "signed": verified.is_signed}
         )

@@ -60,6 +60,14 @@ def load_keys(config: RemoteConfig) -> tuple[Any, Any]:
     return signing, verify
 
 
+def save_verified(store: Any, verified: Any, found: Any) -> tuple[Path, memoryview]:
+    """Saves a verified remote object's engine through the store's atomic save (its header's
+    references, the plan as a view of the downloaded bytes); returns (path, plan view)."""
+    start = verified.plan_offset
+    plan = memoryview(found)[start : start + verified.plan_size]
+    return Path(store.save(verified.identity, verified.references_json, plan)), plan
+
+
 def publish_bytes(objects: RemoteObjects, file_name: str, data: bytes, signing: Any) -> bool:
     """Publishes an engine file's bytes create-only (with its signature trailer when a signing
     key is given); False when the entry was already published."""
@@ -178,9 +186,8 @@ class FleetSession:
             self._refused = True
             self._warn(f"refused the remote engine {url}, building locally: {error}")
             return None
-        view = memoryview(found)[verified.plan_offset : verified.plan_offset + verified.plan_size]
-        path = self._store.save(identity, verified.references_json, view)
-        return Fetched(Path(path), view, found, json.loads(verified.references_json))
+        path, view = save_verified(self._store, verified, found)
+        return Fetched(path, view, found, json.loads(verified.references_json))
 
     def publish(self, path: str | Path) -> None:
         """Publishes the entry just saved at ``path`` (create-only); never replaces an object."""
