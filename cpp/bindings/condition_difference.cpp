@@ -3,7 +3,9 @@
 #include "tensoracle/condition_difference.hpp"
 
 #include "bindings.hpp"
+#include "tensoracle/bounded_json.hpp"
 #include "tensoracle/canonical_json.hpp"
+#include "tensoracle/engine_file.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <nanobind/stl/filesystem.h>
@@ -21,8 +23,8 @@ void bind_condition_difference(nb::module_& module) {
            std::string const& conditions_json) -> std::optional<std::string> {
             nlohmann::json conditions;
             try {
-                conditions = nlohmann::json::parse(conditions_json);
-            } catch (nlohmann::json::exception const& error) {
+                conditions = parse_bounded_json(conditions_json, {.max_bytes = kMaxHeaderBytes});
+            } catch (JsonLimitError const& error) {
                 throw InvalidArgument(std::string("conditions_json is not valid JSON: ") +
                                       error.what());
             }

@@ -1,5 +1,6 @@
 // Translates the C++ error taxonomy into the Python exception classes of tensoracle.errors.
 #include "tensoracle/errors.hpp"
+#include "tensoracle/utf8_text.hpp"
 
 #include "bindings.hpp"
 
@@ -13,10 +14,17 @@ namespace {
 
 // The Python classes live in tensoracle/errors.py so that they are documented and typed there;
 // the module is imported on first use only.
+// Messages quote file names, JSON keys and parser excerpts that may hold any bytes: the bytes that
+// are not UTF-8 are shown as \xNN, so that raising never fails with a UnicodeDecodeError.
+void set_error(PyObject* type, char const* message) {
+    std::string const text = escape_invalid_utf8(message);
+    PyErr_SetString(type, text.c_str());
+}
+
 void raise_python(char const* class_name, char const* message) {
     nb::object errors = nb::module_::import_("tensoracle.errors");
     nb::object type = errors.attr(class_name);
-    PyErr_SetString(type.ptr(), message);
+    set_error(type.ptr(), message);
 }
 
 void translate(std::exception_ptr const& error, void* /*payload*/) {
@@ -45,9 +53,9 @@ void translate(std::exception_ptr const& error, void* /*payload*/) {
     } catch (EngineCacheError const& e) {
         raise_python("EngineCacheError", e.what());
     } catch (InvalidArgument const& e) {
-        PyErr_SetString(PyExc_ValueError, e.what());
+        set_error(PyExc_ValueError, e.what());
     } catch (FileError const& e) {
-        PyErr_SetString(PyExc_OSError, e.what());
+        set_error(PyExc_OSError, e.what());
     }
 }
 

@@ -4,6 +4,7 @@
 
 #include "bindings.hpp"
 #include "buffer_view.hpp"
+#include "tensoracle/bounded_json.hpp"
 #include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/file_lock.hpp"
@@ -25,8 +26,8 @@ namespace {
 nlohmann::json parse_json_object(std::string const& text, char const* what) {
     nlohmann::json value;
     try {
-        value = nlohmann::json::parse(text);
-    } catch (nlohmann::json::exception const& error) {
+        value = parse_bounded_json(text, {.max_bytes = kMaxHeaderBytes});
+    } catch (JsonLimitError const& error) {
         throw InvalidArgument(std::string(what) + " is not valid JSON: " + error.what());
     }
     if (!value.is_object()) {

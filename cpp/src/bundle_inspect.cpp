@@ -4,13 +4,12 @@
 #include "tensoracle/bundle_report.hpp"
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/file_bytes.hpp"
 #include "tensoracle/hash.hpp"
 
 #include <algorithm>
 #include <array>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <string_view>
 
 namespace tensoracle::cubin {
@@ -19,12 +18,17 @@ namespace {
 // The hidden parameters Triton 3.x appends after the public ones; both must need zero bytes.
 constexpr std::array<std::string_view, 2> supported_hidden = {"global_scratch", "profile_scratch"};
 
-std::vector<char> read_all(std::filesystem::path const& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw_file_error("cannot open", path, errno);
+// A plugin library is searched whole for the bundle it embeds.
+constexpr std::uint64_t kMaxPluginBytes = std::uint64_t{2} << 30;
+
+std::vector<char> read_cubin(std::filesystem::path const& path) {
+    auto bytes = read_file_bytes(path, kMaxCubinBytes);
+    if (!bytes) {
+        throw CorruptCubinError("cubin '" + path.string() + "' is larger than the limit of " +
+                                    std::to_string(kMaxCubinBytes) + " bytes",
+                                path);
     }
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    return std::move(*bytes);
 }
 
 void check_abi(ManifestKernel const& kernel, std::filesystem::path const& manifest_path) {
@@ -55,7 +59,17 @@ CubinCheck check_cubin(std::filesystem::path const& directory, ManifestKernel co
                                     std::to_string(cubin.sm) + ") is missing",
                                 path);
     }
-    std::vector<char> const bytes = read_all(path);
+    if (!resolves_inside(path, directory)) {
+        throw CorruptCubinError("cubin '" + shown + "' of kernel '" + kernel.name +
+                                    "' is a link to a file outside the bundle directory",
+                                path);
+    }
+    std::vector<char> const bytes = read_cubin(path);
+    if (bytes.size() != cubin.size) {
+        throw CorruptCubinError("cubin '" + shown + "' is " + std::to_string(bytes.size()) +
+                                    " bytes, bundle.json records " + std::to_string(cubin.size),
+                                path);
+    }
     std::span<std::byte const> const view = std::as_bytes(std::span{bytes});
     CubinElf const elf = read_cubin_elf(view, shown);
     std::string const label = std::filesystem::path{cubin.path}.parent_path().string();
@@ -112,7 +126,14 @@ void check_plugin(std::filesystem::path const& directory, std::filesystem::path 
         throw PluginBundleMismatchError("plugin library '" + plugin.string() + "' does not exist",
                                         plugin);
     }
-    std::vector<char> const library = read_all(plugin);
+    auto const read = read_file_bytes(plugin, kMaxPluginBytes);
+    if (!read) {
+        throw PluginBundleMismatchError("plugin library '" + plugin.string() +
+                                            "' is larger than the limit of " +
+                                            std::to_string(kMaxPluginBytes) + " bytes",
+                                        plugin);
+    }
+    std::vector<char> const& library = *read;
     std::string_view const view{library.data(), library.size()};
     // Every marker followed by 64 hex digits names an embedded bundle; the prefix alone (as in a
     // library that merely contains the inspector) names none.
@@ -136,7 +157,7 @@ void check_plugin(std::filesystem::path const& directory, std::filesystem::path 
                                         plugin);
     }
     for (CubinCheck& cubin : cubins) {
-        std::vector<char> const bytes = read_all(directory / cubin.path);
+        std::vector<char> const bytes = read_cubin(directory / cubin.path);
         if (!contains(library, std::string_view{bytes.data(), bytes.size()})) {
             throw PluginBundleMismatchError("plugin library '" + plugin.string() +
                                                 "' does not embed the bytes of cubin '" +

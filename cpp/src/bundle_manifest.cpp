@@ -1,26 +1,23 @@
 // Reading bundle.json into typed records, and loading a whole bundle directory into memory.
 #include "tensoracle/bundle_manifest.hpp"
 
+#include "tensoracle/bounded_json.hpp"
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/file_bytes.hpp"
 #include "tensoracle/hash.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace tensoracle::cubin {
 namespace {
 
 using nlohmann::json;
 
-std::vector<char> read_bytes(std::filesystem::path const& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw_file_error("cannot open", path, errno);
-    }
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+std::string limit_text(std::uint64_t bytes) {
+    return std::to_string(bytes) + " bytes";
 }
 
 // Typed access to one JSON object, with errors naming the file and the field's JSON pointer.
@@ -121,16 +118,22 @@ BundleManifest read_bundle_manifest(std::filesystem::path const& directory) {
         throw BundleError(
             "bundle directory '" + directory.string() + "' has no " + manifest_file_name, file);
     }
-    std::vector<char> const bytes = read_bytes(file);
-    return parse_bundle_manifest(bytes, file);
+    auto const bytes = read_file_bytes(file, kMaxManifestBytes);
+    if (!bytes) {
+        throw BundleError("bundle manifest '" + file.string() + "' is larger than the limit of " +
+                              limit_text(kMaxManifestBytes),
+                          file);
+    }
+    return parse_bundle_manifest(*bytes, file);
 }
 
 BundleManifest parse_bundle_manifest(std::span<char const> bytes,
                                      std::filesystem::path const& file) {
     json document;
     try {
-        document = json::parse(bytes.begin(), bytes.end());
-    } catch (json::exception const& error) {
+        document = parse_bounded_json(std::string_view(bytes.data(), bytes.size()),
+                                      {.max_bytes = kMaxManifestBytes});
+    } catch (JsonLimitError const& error) {
         throw BundleError("bundle manifest '" + file.string() + "' is not JSON: " + error.what(),
                           file);
     }
@@ -147,15 +150,30 @@ BundleManifest parse_bundle_manifest(std::span<char const> bytes,
         if (!target.is_number_unsigned() || target.get<std::uint64_t>() > 0xffffffffU) {
             root.fail("/targets", "holds a value that is not an SM number");
         }
-        manifest.targets.push_back(target.get<std::uint32_t>());
+        auto const sm = target.get<std::uint32_t>();
+        if (std::find(manifest.targets.begin(), manifest.targets.end(), sm) !=
+            manifest.targets.end()) {
+            root.fail("/targets", "names sm" + std::to_string(sm) + " twice");
+        }
+        manifest.targets.push_back(sm);
+    }
+    if (manifest.targets.empty()) {
+        root.fail("/targets", "is empty: a bundle is built for at least one SM");
     }
     json const& kernels = root.array("kernels");
+    if (kernels.empty()) {
+        root.fail("/kernels", "is empty: a bundle holds at least one kernel");
+    }
+    std::set<std::string> kernel_names;
     for (std::size_t k = 0; k < kernels.size(); ++k) {
         Fields const entry(kernels[k], "/kernels/" + std::to_string(k), file);
         ManifestKernel kernel;
         kernel.name = entry.text("name");
         if (!is_identifier(kernel.name)) {
             entry.fail(entry.pointer() + "/name", "is not a C identifier");
+        }
+        if (!kernel_names.insert(kernel.name).second) {
+            entry.fail(entry.pointer() + "/name", "repeats the kernel name '" + kernel.name + "'");
         }
         kernel.function = entry.text("function");
         kernel.source_sha256 = entry.text("source_sha256");
@@ -193,6 +211,14 @@ BundleManifest parse_bundle_manifest(std::span<char const> bytes,
             if (record.path != expected) {
                 cubin.fail(cubin.pointer() + "/path", "is not " + expected);
             }
+            bool const repeated =
+                std::any_of(kernel.cubins.begin(), kernel.cubins.end(),
+                            [&](ManifestCubin const& other) { return other.sm == record.sm; });
+            if (repeated) {
+                cubin.fail(cubin.pointer() + "/sm", "lists a second cubin for sm" +
+                                                        std::to_string(record.sm) +
+                                                        " of kernel '" + kernel.name + "'");
+            }
             kernel.cubins.push_back(std::move(record));
         }
         manifest.kernels.push_back(std::move(kernel));
@@ -216,8 +242,19 @@ LoadedBundle::LoadedBundle(std::filesystem::path const& directory)
                                             "' is missing",
                                         path);
             }
-            std::vector<char> const raw = read_bytes(path);
-            bytes_.emplace_back(raw.begin(), raw.end());
+            if (!resolves_inside(path, directory)) {
+                throw CorruptCubinError("cubin '" + path.string() + "' of kernel '" +
+                                            kernel.name +
+                                            "' is a link to a file outside the bundle directory",
+                                        path);
+            }
+            auto const raw = read_file_bytes(path, kMaxCubinBytes);
+            if (!raw) {
+                throw CorruptCubinError("cubin '" + path.string() + "' is larger than the limit of " +
+                                            limit_text(kMaxCubinBytes),
+                                        path);
+            }
+            bytes_.emplace_back(raw->begin(), raw->end());
             images.push_back(
                 CubinImage{cubin.sm, cubin.sha256, std::span{bytes_.back()}, cubin.shared_bytes});
         }

@@ -3,6 +3,7 @@
 #include "tensoracle/cache_listing.hpp"
 
 #include "tensoracle/atomic_file.hpp"
+#include "tensoracle/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/size_text.hpp"
 
@@ -149,7 +150,8 @@ CacheScan scan_cache(std::filesystem::path const& directory, bool read_headers) 
             }
             throw_file_error("cannot read the metadata of", directory / name, errno);
         }
-        if (!S_ISREG(status.st_mode)) {
+        bool const link = S_ISLNK(status.st_mode);
+        if (!S_ISREG(status.st_mode) && !link) {
             continue;
         }
         CacheEntry entry;
@@ -158,7 +160,11 @@ CacheScan scan_cache(std::filesystem::path const& directory, bool read_headers) 
         entry.recorded_at_ns = modification_ns(status);
         entry.inode = static_cast<std::uint64_t>(status.st_ino);
         entry.temporary = temporary;
-        if (temporary || entry.size_bytes == 0) {
+        if (link) {
+            // Never followed: listed so that `cache verify` reports it and `prune` removes it.
+            entry.status = EntryStatus::unrecognized;
+            entry.reason = link_refusal(directory / name);
+        } else if (temporary || entry.size_bytes == 0) {
             entry.status = EntryStatus::building_or_leftover;
         } else if (!read_headers) {
             entry.status = EntryStatus::unrecognized;

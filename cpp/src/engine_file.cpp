@@ -1,8 +1,11 @@
 // Encoding and strict decoding of the saved-engine file preamble and header.
 #include "tensoracle/engine_file.hpp"
 
+#include "tensoracle/bounded_json.hpp"
+#include "tensoracle/cache_file.hpp"
 #include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/header_schema.hpp"
 #include "tensoracle/plan_checksum.hpp"
 
 #include <algorithm>
@@ -103,6 +106,9 @@ EngineHeader header_from_json(nlohmann::json const& json, std::filesystem::path 
                 R"("plan"."xxh3_128" must be 32 lowercase hex digits, not )" + checksum.dump());
     }
     header.plan_xxh3_128 = checksum.get<std::string>();
+    if (auto const violation = header_schema_violation(header.conditions, header.references)) {
+        corrupt(path, "the header's " + *violation);
+    }
     return header;
 }
 
@@ -111,6 +117,9 @@ EngineHeader header_from_json(nlohmann::json const& json, std::filesystem::path 
 std::vector<std::byte> encode_engine_prefix(EngineHeader const& header) {
     if (!header.conditions.is_object() || !header.references.is_object()) {
         throw InvalidArgument("engine header conditions and references must be JSON objects");
+    }
+    if (auto const violation = header_schema_violation(header.conditions, header.references)) {
+        throw InvalidArgument("engine header not saved: its " + *violation);
     }
     if (!is_plan_checksum_hex(header.plan_xxh3_128)) {
         throw InvalidArgument("engine header plan_xxh3_128 must be 32 lowercase hex digits, not '" +
@@ -121,6 +130,11 @@ std::vector<std::byte> encode_engine_prefix(EngineHeader const& header) {
         {"references", header.references},
         {"plan", {{"size", header.plan_size}, {"xxh3_128", header.plan_xxh3_128}}},
     };
+    if (std::size_t const depth = json_depth(json); depth > kMaxJsonDepth) {
+        throw InvalidArgument("engine header nests " + std::to_string(depth) +
+                              " levels deep, beyond the limit of " +
+                              std::to_string(kMaxJsonDepth) + " levels");
+    }
     std::string const text = canonical_json(json);
     if (text.size() > kMaxHeaderBytes) {
         throw InvalidArgument("engine header of " + std::to_string(text.size()) +
@@ -198,8 +212,8 @@ DecodedHeader decode_engine_header(std::span<std::byte const> bytes, std::uint64
                                 header_bytes.size());
     nlohmann::json json;
     try {
-        json = nlohmann::json::parse(text);
-    } catch (nlohmann::json::exception const& error) {
+        json = parse_bounded_json(text, {.max_bytes = kMaxHeaderBytes});
+    } catch (JsonLimitError const& error) {
         corrupt(path, std::string("the header is not valid JSON: ") + error.what());
     }
     DecodedHeader decoded{header_from_json(json, path), plan_offset};
@@ -225,8 +239,11 @@ DecodedHeader decode_engine_header(std::span<std::byte const> bytes, std::uint64
 }
 
 DecodedHeader read_engine_header(std::filesystem::path const& path) {
-    int const fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int const fd = open_cache_file(path, O_RDONLY);
     if (fd < 0) {
+        if (errno == ELOOP) {
+            corrupt(path, link_refusal(path));
+        }
         throw_file_error("cannot open saved engine", path, errno);
     }
     struct Closer {
@@ -236,6 +253,9 @@ DecodedHeader read_engine_header(std::filesystem::path const& path) {
     struct stat status {};
     if (::fstat(fd, &status) != 0) {
         throw_file_error("cannot stat saved engine", path, errno);
+    }
+    if (!S_ISREG(status.st_mode)) {
+        corrupt(path, "not a regular file");
     }
     auto const file_size = static_cast<std::uint64_t>(status.st_size);
     auto read_prefix = [&](std::uint64_t wanted) {

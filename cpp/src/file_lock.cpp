@@ -1,6 +1,7 @@
 // Advisory whole-file locks with flock(2); the kernel drops them when the holder dies.
 #include "tensoracle/file_lock.hpp"
 
+#include "tensoracle/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <cerrno>
@@ -12,13 +13,24 @@
 namespace tensoracle {
 namespace {
 
-// Read-only is enough for flock and lets readers lock in a cache they cannot write to.
-int open_lock_file(std::filesystem::path const& lock_path) {
-    int const fd = ::open(lock_path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        throw_file_error("cannot open lock file", lock_path, errno);
+// Read-only is enough for flock and lets readers lock in a cache they cannot write to. Returns -1
+// for a shared lock whose file is missing and cannot be created in a read-only cache: nobody can
+// build or save there through this directory, and a reader of a complete entry needs no lock,
+// since every save replaces an entry by one rename.
+int open_lock_file(std::filesystem::path const& lock_path, LockMode mode) {
+    int const fd = open_cache_file(lock_path, O_RDONLY | O_CREAT);
+    if (fd >= 0) {
+        return fd;
     }
-    return fd;
+    int const error = errno;
+    if (error == ELOOP) {
+        throw FileError("cannot use lock file " + link_refusal(lock_path), lock_path);
+    }
+    bool const read_only = error == EROFS || error == EACCES || error == EPERM;
+    if (mode == LockMode::shared && read_only) {
+        return -1;
+    }
+    throw_file_error("cannot open lock file", lock_path, error);
 }
 
 int flock_operation(LockMode mode) {
@@ -28,7 +40,10 @@ int flock_operation(LockMode mode) {
 } // namespace
 
 FileLock FileLock::acquire(std::filesystem::path const& lock_path, LockMode mode) {
-    int const fd = open_lock_file(lock_path);
+    int const fd = open_lock_file(lock_path, mode);
+    if (fd < 0) {
+        return {fd, lock_path, mode};
+    }
     while (::flock(fd, flock_operation(mode)) != 0) {
         if (errno != EINTR) {
             int const error = errno;
@@ -41,7 +56,10 @@ FileLock FileLock::acquire(std::filesystem::path const& lock_path, LockMode mode
 
 std::optional<FileLock> FileLock::try_acquire(std::filesystem::path const& lock_path,
                                               LockMode mode) {
-    int const fd = open_lock_file(lock_path);
+    int const fd = open_lock_file(lock_path, mode);
+    if (fd < 0) {
+        return FileLock(fd, lock_path, mode);
+    }
     while (::flock(fd, flock_operation(mode) | LOCK_NB) != 0) {
         int const error = errno;
         if (error == EINTR) {

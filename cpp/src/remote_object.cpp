@@ -38,6 +38,38 @@ std::vector<std::byte> signature_trailer(SigningKey const& key, std::string_view
     return trailer;
 }
 
+namespace {
+
+// The signature check, made before any byte of the header is decoded: an object that a trusted
+// key did not sign is refused without parsing what its writer chose to put in it.
+std::string check_signature(std::span<std::byte const> object, std::span<std::byte const> engine,
+                            bool is_signed, std::string_view object_name,
+                            std::string_view file_name, VerifyKey const& trusted,
+                            std::filesystem::path const& label) {
+    if (!is_signed) {
+        throw UntrustedEngineError("remote engine '" + std::string(object_name) +
+                                       "' is not signed, and this node trusts only engines "
+                                       "signed by the key " +
+                                       trusted.fingerprint(),
+                                   label);
+    }
+    Signature signature{};
+    auto const stored = object.subspan(engine.size(), kSignatureBytes);
+    std::memcpy(signature.data(), stored.data(), signature.size());
+    std::string const statement = signed_statement(file_name, engine);
+    if (!trusted.verify(std::as_bytes(std::span(statement)), signature)) {
+        throw UntrustedEngineError("remote engine '" + std::string(object_name) +
+                                       "' has a signature that the trusted key " +
+                                       trusted.fingerprint() +
+                                       " does not accept (signed by another key, or changed "
+                                       "after signing)",
+                                   label);
+    }
+    return trusted.fingerprint();
+}
+
+} // namespace
+
 RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string_view object_name,
                                   std::string_view file_name, EngineIdentity const* expected,
                                   VerifyKey const* trusted) {
@@ -48,12 +80,23 @@ RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string
     RemoteEngine result;
     result.engine_bytes = engine.size();
     result.is_signed = is_signed;
+    if (trusted != nullptr) {
+        result.signer =
+            check_signature(object, engine, is_signed, object_name, file_name, *trusted, label);
+    }
     if (expected != nullptr) {
         result.identity = *expected;
     } else {
         // No identity asked for (a pull by name): the header's conditions must hash to the name.
         DecodedHeader const header = decode_engine_header(engine, engine.size(), label);
-        result.identity = make_identity(header.header.conditions);
+        try {
+            result.identity = make_identity(header.header.conditions);
+        } catch (InvalidArgument const& error) {
+            throw CorruptEngineError("remote engine '" + std::string(object_name) +
+                                         "' is unusable: its conditions have no identity (" +
+                                         error.what() + ")",
+                                     label);
+        }
     }
     if (result.identity.file_name != file_name) {
         throw EngineConditionError("remote engine '" + std::string(object_name) +
@@ -64,29 +107,6 @@ RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string
                                    label);
     }
     result.decoded = verify_engine_bytes(engine, result.identity, label);
-    if (trusted == nullptr) {
-        return result;
-    }
-    if (!is_signed) {
-        throw UntrustedEngineError("remote engine '" + std::string(object_name) +
-                                       "' is not signed, and this node trusts only engines "
-                                       "signed by the key " +
-                                       trusted->fingerprint(),
-                                   label);
-    }
-    Signature signature{};
-    auto const stored = object.subspan(engine.size(), kSignatureBytes);
-    std::memcpy(signature.data(), stored.data(), signature.size());
-    std::string const statement = signed_statement(file_name, engine);
-    if (!trusted->verify(std::as_bytes(std::span(statement)), signature)) {
-        throw UntrustedEngineError("remote engine '" + std::string(object_name) +
-                                       "' has a signature that the trusted key " +
-                                       trusted->fingerprint() +
-                                       " does not accept (signed by another key, or changed "
-                                       "after signing)",
-                                   label);
-    }
-    result.signer = trusted->fingerprint();
     return result;
 }
 

@@ -2,6 +2,7 @@
 #include "tensoracle/store.hpp"
 
 #include "tensoracle/atomic_file.hpp"
+#include "tensoracle/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/plan_checksum.hpp"
 
@@ -173,15 +174,19 @@ FileLock Store::lock(EngineIdentity const& identity, LockMode mode) const {
 
 bool Store::contains(EngineIdentity const& identity) const {
     struct stat status {};
-    return ::stat(entry_path(identity).c_str(), &status) == 0 && S_ISREG(status.st_mode);
+    return ::lstat(entry_path(identity).c_str(), &status) == 0 && S_ISREG(status.st_mode);
 }
 
 std::optional<SavedEngine> Store::read(EngineIdentity const& identity) const {
     auto const path = entry_path(identity);
-    FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    FileDescriptor file{open_cache_file(path, O_RDONLY)};
     if (file.fd < 0) {
         if (errno == ENOENT) {
             return std::nullopt;
+        }
+        if (errno == ELOOP) {
+            // Saving again (force_rebuild) replaces the link itself, never its target.
+            throw CorruptEngineError("saved engine " + link_refusal(path), path);
         }
         throw_file_error("cannot open saved engine", path, errno);
     }

@@ -2,6 +2,8 @@
 #include "tensoracle/weight_digest.hpp"
 
 #include "tensoracle/atomic_file.hpp"
+#include "tensoracle/bounded_json.hpp"
+#include "tensoracle/cache_file.hpp"
 #include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/hash.hpp"
@@ -10,13 +12,14 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <fstream>
+#include <fcntl.h>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace tensoracle {
 namespace {
@@ -94,18 +97,40 @@ std::string sha_member(nlohmann::json const& json, char const* name) {
     return value.get<std::string>();
 }
 
+// A record file's text; std::nullopt when it is missing, too large, unreadable, or not a regular
+// file (a symbolic link planted in the cache is not followed).
 std::optional<std::string> read_small_file(std::filesystem::path const& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    int const fd = open_cache_file(path, O_RDONLY);
+    if (fd < 0) {
+        return std::nullopt;
+    }
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } const closer{fd};
+    struct stat status {};
+    if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
         return std::nullopt;
     }
     std::string text(kMaxRecordBytes + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    auto const count = static_cast<std::size_t>(in.gcount());
-    if (count > kMaxRecordBytes) {
+    std::size_t filled = 0;
+    while (filled < text.size()) {
+        ssize_t const count = ::read(fd, text.data() + filled, text.size() - filled);
+        if (count < 0 && errno == EINTR) {
+            continue;
+        }
+        if (count < 0) {
+            return std::nullopt;
+        }
+        if (count == 0) {
+            break;
+        }
+        filled += static_cast<std::size_t>(count);
+    }
+    if (filled > kMaxRecordBytes) {
         return std::nullopt;
     }
-    text.resize(count);
+    text.resize(filled);
     return text;
 }
 
@@ -117,8 +142,8 @@ WeightRecord parse_weight_record(std::string_view text) {
     }
     nlohmann::json json;
     try {
-        json = nlohmann::json::parse(text);
-    } catch (nlohmann::json::exception const& error) {
+        json = parse_bounded_json(text, {.max_bytes = kMaxRecordBytes});
+    } catch (JsonLimitError const& error) {
         bad_record(std::string("not valid JSON: ") + error.what());
     }
     if (!json.is_object()) {

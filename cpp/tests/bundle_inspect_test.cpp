@@ -2,6 +2,7 @@
 // intact bundle passes, and each kind of damage raises its own error.
 #include "ptxas_support.hpp"
 #include "tensoracle/bundle_inspect.hpp"
+#include "tensoracle/bundle_manifest.hpp"
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/hash.hpp"
@@ -173,6 +174,50 @@ TEST_F(BundleInspect, MalformedManifestNamesTheField) {
     } catch (BundleError const& error) {
         EXPECT_NE(std::string{error.what()}.find("/kernels/0/num_warps is missing"),
                   std::string::npos)
+            << error.what();
+    }
+}
+
+TEST_F(BundleInspect, AWrongBytesFieldIsCorrupt) {
+    manifest_["kernels"][0]["cubins"][0]["bytes"] =
+        manifest_["kernels"][0]["cubins"][0]["bytes"].get<std::uint64_t>() + 1;
+    save();
+    try {
+        cubin::inspect_bundle(bundle());
+        FAIL() << "a wrong size was accepted";
+    } catch (CorruptCubinError const& error) {
+        EXPECT_NE(std::string{error.what()}.find("bundle.json records"), std::string::npos)
+            << error.what();
+    }
+}
+
+TEST_F(BundleInspect, ACubinLinkedOutsideTheBundleIsRefused) {
+    fs::rename(bundle() / "sm89/probe.cubin", root_ / "outside.cubin");
+    fs::create_symlink(root_ / "outside.cubin", bundle() / "sm89/probe.cubin");
+    try {
+        cubin::inspect_bundle(bundle());
+        FAIL() << "a link outside the bundle was followed";
+    } catch (CorruptCubinError const& error) {
+        EXPECT_NE(std::string{error.what()}.find("outside the bundle directory"),
+                  std::string::npos)
+            << error.what();
+    }
+    // The same through a linked SM folder.
+    fs::remove(bundle() / "sm89/probe.cubin");
+    fs::rename(bundle() / "sm89", root_ / "sm89");
+    fs::rename(root_ / "outside.cubin", root_ / "sm89/probe.cubin");
+    fs::create_directory_symlink(root_ / "sm89", bundle() / "sm89");
+    EXPECT_THROW(cubin::inspect_bundle(bundle()), CorruptCubinError);
+}
+
+TEST_F(BundleInspect, AManifestBeyondTheLimitIsRefusedUnread) {
+    std::ofstream(bundle() / "bundle.json", std::ios::binary | std::ios::app)
+        << std::string(cubin::kMaxManifestBytes, ' ');
+    try {
+        cubin::inspect_bundle(bundle());
+        FAIL() << "an oversized manifest was accepted";
+    } catch (BundleError const& error) {
+        EXPECT_NE(std::string{error.what()}.find("larger than the limit"), std::string::npos)
             << error.what();
     }
 }

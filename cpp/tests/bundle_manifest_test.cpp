@@ -111,5 +111,45 @@ TEST(BundleManifest, NumberBeyondDoubleIsABundleErrorNotAJsonException) {
     }
 }
 
+TEST(BundleManifest, AnEmptyBundleIsRefused) {
+    json document = valid_manifest();
+    document["kernels"] = json::array();
+    EXPECT_NE(refusal(document).find("/kernels is empty"), std::string::npos);
+    document = valid_manifest();
+    document["targets"] = json::array();
+    EXPECT_NE(refusal(document).find("/targets is empty"), std::string::npos);
+}
+
+TEST(BundleManifest, RepeatedKernelsTargetsAndCubinsAreRefused) {
+    json document = valid_manifest();
+    document["kernels"].push_back(document["kernels"][0]);
+    std::string const kernels = refusal(document);
+    EXPECT_NE(kernels.find("/kernels/1/name repeats the kernel name 'scale'"), std::string::npos)
+        << kernels;
+    document = valid_manifest();
+    document["targets"] = {86, 86};
+    EXPECT_NE(refusal(document).find("names sm86 twice"), std::string::npos);
+    document = valid_manifest();
+    document["kernels"][0]["cubins"].push_back(document["kernels"][0]["cubins"][0]);
+    std::string const cubins = refusal(document);
+    EXPECT_NE(cubins.find("/kernels/0/cubins/1/sm lists a second cubin for sm86"),
+              std::string::npos)
+        << cubins;
+}
+
+TEST(BundleManifest, DeepNestingIsRefusedAsNotJson) {
+    json document = valid_manifest();
+    std::string text = document.dump();
+    text.insert(text.size() - 1, R"(,"extra":)" + std::string(20'000, '[') +
+                                     std::string(20'000, ']'));
+    try {
+        parse_bundle_manifest(text, "bundle/bundle.json");
+        FAIL() << "accepted";
+    } catch (BundleError const& error) {
+        EXPECT_NE(std::string(error.what()).find("deeper than the limit"), std::string::npos)
+            << error.what();
+    }
+}
+
 } // namespace
 } // namespace tensoracle::cubin

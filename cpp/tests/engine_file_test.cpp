@@ -1,7 +1,9 @@
 // Tests of the engine file format: round trips and rejection of every kind of damage.
+#include "tensoracle/bounded_json.hpp"
 #include "tensoracle/engine_file.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/plan_checksum.hpp"
+#include "tensoracle/utf8_text.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -187,6 +189,36 @@ TEST(EngineFile, BadJson) {
     EXPECT_TRUE(contains(message, "not valid JSON")) << message;
 }
 
+// The headline hostile headers: 20,000 levels of nesting in a 40 KB header, and a header string
+// that is not UTF-8. Both are refused as corrupt, with a message that is valid UTF-8.
+TEST(EngineFile, DeeplyNestedHeaderIsCorruptNotACrash) {
+    std::string const text = R"({"conditions":{"name":"m"},"references":{"a":)" +
+                             std::string(20'000, '[') + std::string(20'000, ']') + "}}";
+    auto const message = decode_error(assemble(1, text.size(), text, {}));
+    EXPECT_TRUE(contains(message, "nests deeper than the limit of 64 levels")) << message;
+}
+
+TEST(EngineFile, InvalidUtf8InAHeaderStringIsCorrupt) {
+    std::string const text = "{\"conditions\":{\"name\":\"m\xff\"},\"references\":{}}";
+    auto const message = decode_error(assemble(1, text.size(), text, {}));
+    EXPECT_TRUE(contains(message, "ill-formed UTF-8")) << message;
+    EXPECT_TRUE(contains(message, "\\xff")) << message;
+    EXPECT_TRUE(is_valid_utf8(message)) << message;
+}
+
+TEST(EngineFile, MisTypedKnownMembersAreCorrupt) {
+    auto const plan = testing::random_bytes(16, 2);
+    EngineHeader header = sample_header(plan);
+    header.references = {{"io", json::array({1, 2})}};
+    // Written by hand: encode_engine_prefix refuses such a header.
+    std::string const text =
+        R"({"conditions":{"name":"m"},"plan":{"size":16,"xxh3_128":")" +
+        plan_checksum_hex(plan) + R"("},"references":{"io":[1,2]}})";
+    auto const message = decode_error(assemble(1, text.size(), text, plan));
+    EXPECT_TRUE(contains(message, "references.io is a JSON array, expected an object")) << message;
+    EXPECT_THROW(encode_engine_prefix(header), InvalidArgument);
+}
+
 TEST(EngineFile, NonObjectHeader) {
     std::string const text = "[1,2]";
     EXPECT_TRUE(contains(decode_error(assemble(1, text.size(), text, {})), "array, not an object"));
@@ -258,6 +290,14 @@ TEST(EngineFile, EncodeRefusesInvalidHeaders) {
     EXPECT_THROW(encode_engine_prefix(header), InvalidArgument);
     header = sample_header({});
     header.references["ratio"] = 0.5;
+    EXPECT_THROW(encode_engine_prefix(header), InvalidArgument);
+    // Nothing is written that the decoder would refuse for its depth.
+    header = sample_header({});
+    json deep = 1;
+    for (std::size_t i = 0; i < kMaxJsonDepth; ++i) {
+        deep = json::array({deep});
+    }
+    header.references["deep"] = deep;
     EXPECT_THROW(encode_engine_prefix(header), InvalidArgument);
 }
 

@@ -126,25 +126,71 @@ TEST(RemoteObject, ASignatureCannotBeMovedToAnotherEntry) {
                  UntrustedEngineError);
 }
 
-TEST(RemoteObject, DamagedOrTruncatedObjectsAreCorruptWhatEverTheKey) {
+TEST(RemoteObject, DamagedOrTruncatedObjectsAreCorruptWithoutAKey) {
     Keys const keys;
     Entry const entry = make_entry("model");
     auto const& name = entry.identity.file_name;
-    for (VerifyKey const* trusted : {static_cast<VerifyKey const*>(nullptr), &keys.trusted}) {
-        auto flipped = signed_object(entry, keys.signing);
-        flipped[entry.engine.size() - 100] ^= std::byte{1};
-        std::string const message = message_of<CorruptEngineError>(
-            [&] { verify_remote_object(flipped, kObject, name, &entry.identity, trusted); });
-        EXPECT_NE(message.find(kObject), std::string::npos) << message;
-        EXPECT_NE(message.find("checksum"), std::string::npos) << message;
+    auto flipped = signed_object(entry, keys.signing);
+    flipped[entry.engine.size() - 100] ^= std::byte{1};
+    std::string const message = message_of<CorruptEngineError>(
+        [&] { verify_remote_object(flipped, kObject, name, &entry.identity, nullptr); });
+    EXPECT_NE(message.find(kObject), std::string::npos) << message;
+    EXPECT_NE(message.find("checksum"), std::string::npos) << message;
 
-        auto const truncated = std::span(entry.engine).first(entry.engine.size() - 1000);
-        std::string const short_message = message_of<CorruptEngineError>(
-            [&] { verify_remote_object(truncated, kObject, name, &entry.identity, trusted); });
-        EXPECT_NE(short_message.find("truncated"), std::string::npos) << short_message;
-        EXPECT_THROW(verify_remote_object({}, kObject, name, &entry.identity, trusted),
-                     CorruptEngineError);
+    auto const truncated = std::span(entry.engine).first(entry.engine.size() - 1000);
+    std::string const short_message = message_of<CorruptEngineError>(
+        [&] { verify_remote_object(truncated, kObject, name, &entry.identity, nullptr); });
+    EXPECT_NE(short_message.find("truncated"), std::string::npos) << short_message;
+    EXPECT_THROW(verify_remote_object({}, kObject, name, &entry.identity, nullptr),
+                 CorruptEngineError);
+}
+
+// Where a verify key is configured the signature is checked first: a changed byte or a cut
+// object is refused as untrusted before its header is decoded.
+TEST(RemoteObject, DamagedOrTruncatedObjectsAreUntrustedWithAKey) {
+    Keys const keys;
+    Entry const entry = make_entry("model");
+    auto const& name = entry.identity.file_name;
+    auto flipped = signed_object(entry, keys.signing);
+    flipped[entry.engine.size() - 100] ^= std::byte{1};
+    std::string const message = message_of<UntrustedEngineError>(
+        [&] { verify_remote_object(flipped, kObject, name, &entry.identity, &keys.trusted); });
+    EXPECT_NE(message.find("does not accept"), std::string::npos) << message;
+    auto const truncated = std::span(entry.engine).first(entry.engine.size() - 1000);
+    EXPECT_THROW(verify_remote_object(truncated, kObject, name, &entry.identity, &keys.trusted),
+                 UntrustedEngineError);
+    EXPECT_THROW(verify_remote_object({}, kObject, name, &entry.identity, &keys.trusted),
+                 UntrustedEngineError);
+}
+
+// An unsigned object whose header would be refused by the decoder (here: nested far beyond the
+// JSON depth limit) is refused as unsigned: the decoder never sees what an untrusted writer put.
+TEST(RemoteObject, AnUnsignedObjectIsRefusedBeforeItsHeaderIsDecoded) {
+    Keys const keys;
+    Entry const entry = make_entry("model");
+    std::string header = R"({"conditions":{"name":"model","x":)";
+    header += std::string(20'000, '[') + std::string(20'000, ']') + "}}";
+    std::vector<std::byte> object;
+    for (char const c : kEngineMagic) {
+        object.push_back(static_cast<std::byte>(c));
     }
+    object.resize(20);
+    object[8] = std::byte{1};
+    for (std::size_t i = 0; i < 8; ++i) {
+        object[12 + i] = static_cast<std::byte>((header.size() >> (8 * i)) & 0xFFU);
+    }
+    for (char const c : header) {
+        object.push_back(static_cast<std::byte>(c));
+    }
+    std::string const untrusted = message_of<UntrustedEngineError>([&] {
+        verify_remote_object(object, kObject, entry.identity.file_name, nullptr, &keys.trusted);
+    });
+    EXPECT_NE(untrusted.find("is not signed"), std::string::npos) << untrusted;
+    // Without a key the same object is decoded, and refused for its depth.
+    std::string const corrupt = message_of<CorruptEngineError>([&] {
+        verify_remote_object(object, kObject, entry.identity.file_name, nullptr, nullptr);
+    });
+    EXPECT_NE(corrupt.find("deeper than the limit of 64"), std::string::npos) << corrupt;
 }
 
 TEST(RemoteObject, ConditionsAndNamesMustMatch) {

@@ -120,7 +120,7 @@ TEST(Store, SaveThenReadRoundTrips) {
     EXPECT_FALSE(store.contains(id));
     EXPECT_FALSE(store.read(id).has_value());
     auto const plan = testing::random_bytes(200'000, 9);
-    json const references = {{"workspace_limit", nullptr}, {"io", {{"x", "float32"}}}};
+    json const references = {{"workspace_limit", nullptr}, {"shape_tensor_outputs", {"x"}}};
     auto const path = store.save(id, references, plan);
     EXPECT_EQ(path, dir.path() / id.file_name);
     EXPECT_EQ(store.entry_path(id), path);

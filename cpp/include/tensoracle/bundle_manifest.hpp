@@ -49,6 +49,10 @@ struct BundleManifest {
     std::vector<ManifestKernel> kernels;
 };
 
+// Limits on what a bundle directory may hold; larger files are refused before they are read.
+inline constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{4} << 20;
+inline constexpr std::uint64_t kMaxCubinBytes = std::uint64_t{256} << 20;
+
 // The file name of the manifest inside a bundle directory.
 inline constexpr char const* manifest_file_name = "bundle.json";
 
@@ -58,6 +62,8 @@ BundleManifest read_bundle_manifest(std::filesystem::path const& directory);
 
 // Validates the bytes of a bundle.json; `file` names it in messages. Every cubin path must be
 // "sm<sm>/<kernel>.cubin" for its own entry, so a manifest cannot point outside its directory.
+// Refused besides malformed fields: more than kMaxManifestBytes, nesting beyond kMaxJsonDepth, no
+// target or no kernel, a target or a kernel name given twice, two cubins of one kernel for one SM.
 // Throws BundleError (BundleAbiError for an unsupported argument type) naming the field.
 BundleManifest parse_bundle_manifest(std::span<char const> bytes,
                                      std::filesystem::path const& file);

@@ -50,12 +50,13 @@ struct RemoteEngine {
 };
 
 // Verifies a downloaded object named `object_name` (its key, for messages) holding the entry
-// `file_name`: the engine file exactly as Store::read verifies a local one (format, header, plan
-// checksum; conditions equal to `expected->conditions` when given, else the identity computed
-// from the header's conditions must be the one named by `file_name`), then, when `trusted` is
-// set, the signature. Throws CorruptEngineError or EngineConditionError naming the object, and
-// UntrustedEngineError when a verify key is configured and the object is unsigned or signed by
-// another key.
+// `file_name`. When `trusted` is set, the signature comes first: an object it does not accept is
+// refused before any byte of its header is decoded. Then the engine file is checked exactly as
+// Store::read checks a local one (format, header, plan checksum; conditions equal to
+// `expected->conditions` when given, else the identity computed from the header's conditions must
+// be the one named by `file_name`). Throws UntrustedEngineError when a verify key is configured
+// and the object is unsigned or signed by another key, else CorruptEngineError or
+// EngineConditionError naming the object.
 RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string_view object_name,
                                   std::string_view file_name, EngineIdentity const* expected,
                                   VerifyKey const* trusted);

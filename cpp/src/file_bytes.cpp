@@ -1,0 +1,74 @@
+// Size-checked whole-file reads through one descriptor (the size and the bytes are the same
+// file's even when the path is replaced meanwhile).
+#include "tensoracle/file_bytes.hpp"
+
+#include "tensoracle/errors.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tensoracle {
+
+std::optional<std::vector<char>> read_file_bytes(std::filesystem::path const& path,
+                                                 std::uint64_t max_bytes) {
+    int const fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        throw_file_error("cannot open", path, errno);
+    }
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } const closer{fd};
+    struct stat status {};
+    if (::fstat(fd, &status) != 0) {
+        throw_file_error("cannot stat", path, errno);
+    }
+    if (!S_ISREG(status.st_mode)) {
+        throw FileError("'" + path.string() + "' is not a regular file", path);
+    }
+    auto const size = static_cast<std::uint64_t>(status.st_size);
+    if (size > max_bytes) {
+        return std::nullopt;
+    }
+    // One byte more than the size, to see a file that grew after fstat.
+    std::vector<char> bytes(static_cast<std::size_t>(size) + 1);
+    std::size_t filled = 0;
+    while (filled < bytes.size()) {
+        ssize_t const count = ::read(fd, bytes.data() + filled, bytes.size() - filled);
+        if (count < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            throw_file_error("cannot read", path, errno);
+        }
+        if (count == 0) {
+            break;
+        }
+        filled += static_cast<std::size_t>(count);
+    }
+    if (filled > max_bytes) {
+        return std::nullopt;
+    }
+    bytes.resize(filled);
+    return bytes;
+}
+
+bool resolves_inside(std::filesystem::path const& path, std::filesystem::path const& directory) {
+    std::error_code error;
+    auto const target = std::filesystem::weakly_canonical(path, error);
+    if (error) {
+        return false;
+    }
+    auto const root = std::filesystem::weakly_canonical(directory, error);
+    if (error) {
+        return false;
+    }
+    auto const [root_end, target_at] =
+        std::mismatch(root.begin(), root.end(), target.begin(), target.end());
+    return root_end == root.end() && target_at != target.end();
+}
+
+} // namespace tensoracle

@@ -1,0 +1,69 @@
+// Well-formedness of UTF-8 after the Unicode standard's table 3-7.
+#include "tensoracle/utf8_text.hpp"
+
+#include <cstddef>
+
+namespace tensoracle {
+namespace {
+
+// The length of the well-formed sequence starting at `text[at]`, or 0 when it is not one.
+std::size_t sequence_length(std::string_view text, std::size_t at) noexcept {
+    auto const byte = [&](std::size_t i) { return static_cast<unsigned char>(text[at + i]); };
+    auto const continuation = [&](std::size_t i, unsigned char low = 0x80,
+                                  unsigned char high = 0xBF) {
+        return at + i < text.size() && byte(i) >= low && byte(i) <= high;
+    };
+    unsigned char const lead = byte(0);
+    if (lead < 0x80) {
+        return 1;
+    }
+    if (lead >= 0xC2 && lead <= 0xDF) {
+        return continuation(1) ? 2 : 0;
+    }
+    if (lead >= 0xE0 && lead <= 0xEF) {
+        unsigned char const low = lead == 0xE0 ? 0xA0 : 0x80;
+        unsigned char const high = lead == 0xED ? 0x9F : 0xBF; // U+D800..DFFF are not text
+        return continuation(1, low, high) && continuation(2) ? 3 : 0;
+    }
+    if (lead >= 0xF0 && lead <= 0xF4) {
+        unsigned char const low = lead == 0xF0 ? 0x90 : 0x80;
+        unsigned char const high = lead == 0xF4 ? 0x8F : 0xBF;
+        return continuation(1, low, high) && continuation(2) && continuation(3) ? 4 : 0;
+    }
+    return 0;
+}
+
+} // namespace
+
+bool is_valid_utf8(std::string_view text) noexcept {
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t const length = sequence_length(text, at);
+        if (length == 0) {
+            return false;
+        }
+        at += length;
+    }
+    return true;
+}
+
+std::string escape_invalid_utf8(std::string_view text) {
+    constexpr std::string_view kDigits = "0123456789abcdef";
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t const length = sequence_length(text, at);
+        if (length == 0) {
+            auto const c = static_cast<unsigned char>(text[at]);
+            out += "\\x";
+            out.push_back(kDigits[c >> 4U]);
+            out.push_back(kDigits[c & 0x0FU]);
+            ++at;
+        } else {
+            out.append(text.substr(at, length));
+            at += length;
+        }
+    }
+    return out;
+}
+
+} // namespace tensoracle
