@@ -1,8 +1,8 @@
 // Translates the C++ error taxonomy into the Python exception classes of tensoracle.errors.
 #include "tensoracle/errors.hpp"
-#include "tensoracle/utf8_text.hpp"
 
 #include "bindings.hpp"
+#include "tensoracle/utf8_text.hpp"
 
 #include <Python.h>
 #include <exception>

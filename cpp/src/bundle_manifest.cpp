@@ -216,8 +216,8 @@ BundleManifest parse_bundle_manifest(std::span<char const> bytes,
                             [&](ManifestCubin const& other) { return other.sm == record.sm; });
             if (repeated) {
                 cubin.fail(cubin.pointer() + "/sm", "lists a second cubin for sm" +
-                                                        std::to_string(record.sm) +
-                                                        " of kernel '" + kernel.name + "'");
+                                                        std::to_string(record.sm) + " of kernel '" +
+                                                        kernel.name + "'");
             }
             kernel.cubins.push_back(std::move(record));
         }
@@ -243,14 +243,14 @@ LoadedBundle::LoadedBundle(std::filesystem::path const& directory)
                                         path);
             }
             if (!resolves_inside(path, directory)) {
-                throw CorruptCubinError("cubin '" + path.string() + "' of kernel '" +
-                                            kernel.name +
+                throw CorruptCubinError("cubin '" + path.string() + "' of kernel '" + kernel.name +
                                             "' is a link to a file outside the bundle directory",
                                         path);
             }
             auto const raw = read_file_bytes(path, kMaxCubinBytes);
             if (!raw) {
-                throw CorruptCubinError("cubin '" + path.string() + "' is larger than the limit of " +
+                throw CorruptCubinError("cubin '" + path.string() +
+                                            "' is larger than the limit of " +
                                             limit_text(kMaxCubinBytes),
                                         path);
             }

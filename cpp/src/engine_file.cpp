@@ -132,8 +132,8 @@ std::vector<std::byte> encode_engine_prefix(EngineHeader const& header) {
     };
     if (std::size_t const depth = json_depth(json); depth > kMaxJsonDepth) {
         throw InvalidArgument("engine header nests " + std::to_string(depth) +
-                              " levels deep, beyond the limit of " +
-                              std::to_string(kMaxJsonDepth) + " levels");
+                              " levels deep, beyond the limit of " + std::to_string(kMaxJsonDepth) +
+                              " levels");
     }
     std::string const text = canonical_json(json);
     if (text.size() > kMaxHeaderBytes) {
@@ -164,8 +164,8 @@ std::uint64_t engine_prefix_bytes(std::span<std::byte const> preamble) {
     return kEnginePreambleBytes + header_length;
 }
 
-DecodedHeader decode_engine_header(std::span<std::byte const> bytes, std::uint64_t file_size,
-                                   std::filesystem::path const& path) {
+std::uint64_t check_engine_preamble(std::span<std::byte const> bytes, std::uint64_t file_size,
+                                    std::filesystem::path const& path) {
     if (bytes.size() > file_size) {
         throw InvalidArgument("decode_engine_header: " + std::to_string(bytes.size()) +
                               " bytes given for a file of " + std::to_string(file_size) +
@@ -202,7 +202,19 @@ DecodedHeader decode_engine_header(std::span<std::byte const> bytes, std::uint64
                           std::to_string(kMaxHeaderBytes) + " bytes");
     }
     std::uint64_t const plan_offset = kEnginePreambleBytes + header_length;
-    if (plan_offset > file_size || plan_offset > bytes.size()) {
+    if (plan_offset > file_size) {
+        corrupt(path, "truncated: header length " + std::to_string(header_length) + " needs " +
+                          std::to_string(plan_offset) + " bytes, the file has " +
+                          std::to_string(file_size));
+    }
+    return plan_offset;
+}
+
+DecodedHeader decode_engine_prefix(std::span<std::byte const> bytes, std::uint64_t file_size,
+                                   std::filesystem::path const& path) {
+    std::uint64_t const plan_offset = check_engine_preamble(bytes, file_size, path);
+    std::uint64_t const header_length = plan_offset - kEnginePreambleBytes;
+    if (plan_offset > bytes.size()) {
         corrupt(path, "truncated: header length " + std::to_string(header_length) + " needs " +
                           std::to_string(plan_offset) + " bytes, the file has " +
                           std::to_string(file_size));
@@ -229,7 +241,13 @@ DecodedHeader decode_engine_header(std::span<std::byte const> bytes, std::uint64
         corrupt(path, "the header is not in canonical JSON form (sorted keys, no white space, "
                       "no duplicate keys)");
     }
-    std::uint64_t const remaining = file_size - plan_offset;
+    return decoded;
+}
+
+DecodedHeader decode_engine_header(std::span<std::byte const> bytes, std::uint64_t file_size,
+                                   std::filesystem::path const& path) {
+    DecodedHeader decoded = decode_engine_prefix(bytes, file_size, path);
+    std::uint64_t const remaining = file_size - decoded.plan_offset;
     if (decoded.header.plan_size != remaining) {
         corrupt(path, "the header records a plan of " + std::to_string(decoded.header.plan_size) +
                           " bytes but " + std::to_string(remaining) + " bytes follow the header" +

@@ -17,8 +17,8 @@ using Check = std::function<std::optional<std::string>(Json const& value, std::s
 // Reports "<at> is a JSON <type>, expected <expected>" through `where`.
 std::optional<std::string> refuse(Json const& value, std::string const& at, std::string& where,
                                   std::string expected) {
-    where = at + " is a JSON " + std::string(value.type_name()) + ", expected " +
-            std::move(expected);
+    where =
+        at + " is a JSON " + std::string(value.type_name()) + ", expected " + std::move(expected);
     return where;
 }
 
@@ -156,8 +156,8 @@ Check references_schema() {
         {"mode", string(), true},
         {"dtype", string(), true},
         {"shape", dimensions(), true},
-        {"location", string(), true},
-        {"format", string(), true},
+        {"location", string()},
+        {"format", string()},
         {"profile", profile(true)},
     });
     Check const difference = object_of({{"key", string(), true}, {"description", string()}});
@@ -177,8 +177,7 @@ Check references_schema() {
 
 } // namespace
 
-std::optional<std::string> header_schema_violation(Json const& conditions,
-                                                   Json const& references) {
+std::optional<std::string> header_schema_violation(Json const& conditions, Json const& references) {
     static Check const kConditions = conditions_schema();
     static Check const kReferences = references_schema();
     std::string where;

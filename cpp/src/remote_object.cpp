@@ -110,4 +110,43 @@ RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string
     return result;
 }
 
+std::uint64_t check_remote_prefix(std::span<std::byte const> prefix, std::uint64_t object_size,
+                                  std::string_view object_name, EngineIdentity const* expected,
+                                  bool header) {
+    std::filesystem::path const label{std::string(object_name)};
+    auto const refuse = [&](std::string const& reason) {
+        throw CorruptEngineError(
+            "remote engine '" + std::string(object_name) + "' is unusable: " + reason, label);
+    };
+    if (object_size < kEnginePreambleBytes) {
+        refuse("an object of " + std::to_string(object_size) + " bytes is shorter than the " +
+               std::to_string(kEnginePreambleBytes) + "-byte preamble of an engine file");
+    }
+    if (prefix.size() < kEnginePreambleBytes) {
+        return kEnginePreambleBytes;
+    }
+    std::uint64_t const needed =
+        check_engine_preamble(prefix.first(kEnginePreambleBytes), object_size, label);
+    if (!header) {
+        return 0;
+    }
+    if (prefix.size() < needed) {
+        return needed;
+    }
+    DecodedHeader const decoded = decode_engine_prefix(prefix.first(needed), object_size, label);
+    std::uint64_t const engine = decoded.plan_offset + decoded.header.plan_size;
+    bool const fits = decoded.header.plan_size <= object_size &&
+                      (object_size == engine || object_size == engine + kSignatureTrailerBytes);
+    if (!fits) {
+        refuse(std::string(object_size < engine ? "truncated: " : "") +
+               "its header announces an engine of " + std::to_string(engine) +
+               " bytes (with a signature " + std::to_string(engine + kSignatureTrailerBytes) +
+               "), but the object holds " + std::to_string(object_size));
+    }
+    if (expected != nullptr) {
+        check_conditions(decoded.header.conditions, expected->conditions, label);
+    }
+    return 0;
+}
+
 } // namespace tensoracle

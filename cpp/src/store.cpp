@@ -5,6 +5,7 @@
 #include "tensoracle/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/plan_checksum.hpp"
+#include "tensoracle/utf8_text.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -33,6 +34,8 @@ std::string shortened(nlohmann::json const* value) {
     }
     return text;
 }
+
+} // namespace
 
 void check_conditions(nlohmann::json const& saved, nlohmann::json const& requested,
                       std::filesystem::path const& path) {
@@ -65,6 +68,8 @@ void check_conditions(nlohmann::json const& saved, nlohmann::json const& request
             "' was built under other conditions; differing keys: " + differences,
         path);
 }
+
+namespace {
 
 struct FileDescriptor {
     int fd = -1;
@@ -101,8 +106,22 @@ DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdenti
     return decoded;
 }
 
+namespace {
+
+// The cache folder's name becomes part of messages and of Python's str: refuse bytes that are
+// not text at once, naming the variable, rather than fail later elsewhere.
+void check_text_variable(char const* name, std::string const& value) {
+    if (!is_valid_utf8(value)) {
+        throw InvalidArgument(std::string(name) + "='" + escape_invalid_utf8(value) +
+                              "' is not valid UTF-8; set it to a directory whose name is text");
+    }
+}
+
+} // namespace
+
 std::filesystem::path default_cache_directory() {
     std::string const xdg = environment("XDG_CACHE_HOME");
+    check_text_variable("XDG_CACHE_HOME", xdg);
     if (!xdg.empty()) {
         return std::filesystem::path(xdg) / "tensoracle";
     }
@@ -113,6 +132,7 @@ std::filesystem::path default_cache_directory() {
     std::string const home = environment("HOME");
     char const* home_variable = "HOME";
 #endif
+    check_text_variable(home_variable, home);
     if (home.empty()) {
         throw InvalidArgument(
             std::string("cannot locate the cache directory: XDG_CACHE_HOME and ") + home_variable +

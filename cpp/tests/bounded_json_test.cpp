@@ -70,10 +70,12 @@ TEST(JsonDepth, ScalarsAreZeroContainersCountTheirLevels) {
 TEST(Utf8Text, EscapesOnlyWhatIsNotWellFormed) {
     EXPECT_TRUE(is_valid_utf8("m\xc3\xbcnchen \xf0\x9f\x98\x80"));
     EXPECT_EQ(escape_invalid_utf8("m\xc3\xbcnchen"), "m\xc3\xbcnchen");
-    EXPECT_EQ(escape_invalid_utf8("a\xff" "b\xc3"), "a\\xffb\\xc3");
-    EXPECT_EQ(escape_invalid_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80"); // a surrogate
+    EXPECT_EQ(escape_invalid_utf8("a\xff"
+                                  "b\xc3"),
+              "a\\xffb\\xc3");
+    EXPECT_EQ(escape_invalid_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");          // a surrogate
     EXPECT_EQ(escape_invalid_utf8("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80"); // > U+10FFFF
-    EXPECT_FALSE(is_valid_utf8("\xe0\x80\xaf"));                                 // overlong
+    EXPECT_FALSE(is_valid_utf8("\xe0\x80\xaf"));                                // overlong
 }
 
 } // namespace

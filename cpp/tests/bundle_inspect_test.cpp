@@ -198,8 +198,7 @@ TEST_F(BundleInspect, ACubinLinkedOutsideTheBundleIsRefused) {
         cubin::inspect_bundle(bundle());
         FAIL() << "a link outside the bundle was followed";
     } catch (CorruptCubinError const& error) {
-        EXPECT_NE(std::string{error.what()}.find("outside the bundle directory"),
-                  std::string::npos)
+        EXPECT_NE(std::string{error.what()}.find("outside the bundle directory"), std::string::npos)
             << error.what();
     }
     // The same through a linked SM folder.

@@ -140,8 +140,8 @@ TEST(BundleManifest, RepeatedKernelsTargetsAndCubinsAreRefused) {
 TEST(BundleManifest, DeepNestingIsRefusedAsNotJson) {
     json document = valid_manifest();
     std::string text = document.dump();
-    text.insert(text.size() - 1, R"(,"extra":)" + std::string(20'000, '[') +
-                                     std::string(20'000, ']'));
+    text.insert(text.size() - 1,
+                R"(,"extra":)" + std::string(20'000, '[') + std::string(20'000, ']'));
     try {
         parse_bundle_manifest(text, "bundle/bundle.json");
         FAIL() << "accepted";

@@ -55,8 +55,8 @@ TEST(CacheLinks, ASymlinkedEntryIsCorruptAndItsTargetUntouched) {
     // Saving again replaces the link itself; the file it pointed to keeps its bytes.
     auto const before = testing::read_all(target);
     store.save(id, json::object(), testing::random_bytes(50, 2));
-    EXPECT_TRUE(std::filesystem::is_regular_file(
-        std::filesystem::symlink_status(store.entry_path(id))));
+    EXPECT_TRUE(
+        std::filesystem::is_regular_file(std::filesystem::symlink_status(store.entry_path(id))));
     EXPECT_EQ(testing::read_all(target), before);
     EXPECT_TRUE(store.read(id).has_value());
 }

@@ -211,9 +211,8 @@ TEST(EngineFile, MisTypedKnownMembersAreCorrupt) {
     EngineHeader header = sample_header(plan);
     header.references = {{"io", json::array({1, 2})}};
     // Written by hand: encode_engine_prefix refuses such a header.
-    std::string const text =
-        R"({"conditions":{"name":"m"},"plan":{"size":16,"xxh3_128":")" +
-        plan_checksum_hex(plan) + R"("},"references":{"io":[1,2]}})";
+    std::string const text = R"({"conditions":{"name":"m"},"plan":{"size":16,"xxh3_128":")" +
+                             plan_checksum_hex(plan) + R"("},"references":{"io":[1,2]}})";
     auto const message = decode_error(assemble(1, text.size(), text, plan));
     EXPECT_TRUE(contains(message, "references.io is a JSON array, expected an object")) << message;
     EXPECT_THROW(encode_engine_prefix(header), InvalidArgument);

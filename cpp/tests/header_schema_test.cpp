@@ -9,9 +9,12 @@ namespace {
 using nlohmann::json;
 
 json good_references() {
-    json const tensor = {{"name", "x"},         {"mode", "INPUT"},
-                         {"dtype", "FLOAT"},    {"shape", {1, -1}},
-                         {"location", "DEVICE"}, {"format", "LINEAR"},
+    json const tensor = {{"name", "x"},
+                         {"mode", "INPUT"},
+                         {"dtype", "FLOAT"},
+                         {"shape", {1, -1}},
+                         {"location", "DEVICE"},
+                         {"format", "LINEAR"},
                          {"profile", {{"min", {1, 1}}, {"opt", {1, 4}}, {"max", {1, 8}}}}};
     return {{"workspace_limit", nullptr},
             {"shape_tensor_outputs", json::array()},

@@ -187,9 +187,8 @@ TEST(RemoteObject, AnUnsignedObjectIsRefusedBeforeItsHeaderIsDecoded) {
     });
     EXPECT_NE(untrusted.find("is not signed"), std::string::npos) << untrusted;
     // Without a key the same object is decoded, and refused for its depth.
-    std::string const corrupt = message_of<CorruptEngineError>([&] {
-        verify_remote_object(object, kObject, entry.identity.file_name, nullptr, nullptr);
-    });
+    std::string const corrupt = message_of<CorruptEngineError>(
+        [&] { verify_remote_object(object, kObject, entry.identity.file_name, nullptr, nullptr); });
     EXPECT_NE(corrupt.find("deeper than the limit of 64"), std::string::npos) << corrupt;
 }
 

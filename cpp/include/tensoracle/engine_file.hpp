@@ -56,6 +56,18 @@ std::uint64_t engine_prefix_bytes(std::span<std::byte const> preamble);
 DecodedHeader decode_engine_header(std::span<std::byte const> bytes, std::uint64_t file_size,
                                    std::filesystem::path const& path);
 
+// The checks of the preamble alone (magic, version, header length within kMaxHeaderBytes and
+// within `file_size`), on at least its first kEnginePreambleBytes bytes; returns the plan offset
+// (preamble and header length). Throws CorruptEngineError as decode_engine_header does.
+std::uint64_t check_engine_preamble(std::span<std::byte const> bytes, std::uint64_t file_size,
+                                    std::filesystem::path const& path);
+
+// Every check of decode_engine_header but the last (plan_size equal to what follows the header),
+// for the first bytes of an object of `file_size` bytes that may hold more than the engine (a
+// download that has not finished, or an object with a signature trailer).
+DecodedHeader decode_engine_prefix(std::span<std::byte const> bytes, std::uint64_t file_size,
+                                   std::filesystem::path const& path);
+
 // Reads and validates only the header of the file at `path` (the plan body is not read).
 DecodedHeader read_engine_header(std::filesystem::path const& path);
 

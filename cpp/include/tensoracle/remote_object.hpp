@@ -61,4 +61,15 @@ RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string
                                   std::string_view file_name, EngineIdentity const* expected,
                                   VerifyKey const* trusted);
 
+// The checks a download makes before the rest of an object of `object_size` bytes is fetched, on
+// its first bytes `prefix`. Returns how many bytes from the start it needs: the preamble's 20, then
+// the preamble and the header. With all of them it decodes the header (bounded, as every header
+// is), requires the object to hold exactly the engine it announces, with or without a signature
+// trailer, and, when `expected` is given, the conditions asked for; then returns 0. With a verify
+// key configured, call it with `header` false: only the preamble is judged, and the header waits
+// for the signature (verify_remote_object). Throws CorruptEngineError or EngineConditionError.
+std::uint64_t check_remote_prefix(std::span<std::byte const> prefix, std::uint64_t object_size,
+                                  std::string_view object_name, EngineIdentity const* expected,
+                                  bool header);
+
 } // namespace tensoracle

@@ -38,6 +38,11 @@ std::filesystem::path default_cache_directory();
 // directories are left as they are. Throws FileError naming the directory that failed.
 void create_private_directories(std::filesystem::path const& directory);
 
+// Throws EngineConditionError naming `path` and each differing key (saved and requested values)
+// unless `saved` equals `requested`.
+void check_conditions(nlohmann::json const& saved, nlohmann::json const& requested,
+                      std::filesystem::path const& path);
+
 // The checks Store::read makes, on the complete bytes of an engine file wherever they come from
 // (a remote cache downloads into memory): header, plan length, plan checksum, and conditions
 // equal to identity.conditions. `path` names the bytes in messages. Throws CorruptEngineError or

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from tensoracle.field_checks import check_int64, check_text
+
 Shape = tuple[int, ...]
 
 # The range every supported backend accepts for builder_optimization_level.
@@ -24,6 +26,7 @@ def _shape(field_name: str, value: Any) -> Shape:
     for dim in dims:
         if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
             raise ValueError(f"{field_name} must hold positive integers; {value!r} holds {dim!r}")
+        check_int64(field_name, dim)
     return dims
 
 
@@ -130,6 +133,8 @@ class BuilderSettings:
             raise ValueError(
                 f"BuilderSettings.workspace_limit must be positive (bytes) or None, not {limit}"
             )
+        if limit is not None:
+            check_int64("BuilderSettings.workspace_limit", limit)
         level = self.optimization_level
         if (
             isinstance(level, bool)
@@ -163,6 +168,7 @@ class EngineBuild:
         for name, shape in self.inputs.items():
             if not isinstance(name, str) or not name:
                 raise ValueError(f"EngineBuild.inputs has an invalid input name {name!r}")
+            check_text("EngineBuild.inputs name", name)
             if not isinstance(shape, InputShape):
                 raise ValueError(
                     f"EngineBuild.inputs[{name!r}] must be an InputShape, not {shape!r}"

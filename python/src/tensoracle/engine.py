@@ -22,6 +22,7 @@ from tensoracle.backends import Backend, backend
 from tensoracle.build import Graph, build_plan, check_arguments
 from tensoracle.declaration import EngineBuild
 from tensoracle.errors import CorruptEngineError
+from tensoracle.field_checks import check_conditions_size, check_text
 from tensoracle.io import EngineIO, check_io, signature_from_engine
 from tensoracle.plugins import load_plugins
 from tensoracle.remote import fleet
@@ -202,14 +203,17 @@ def _check_open_arguments(
     check_arguments(graph, declaration)
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty string, not {name!r}")
+    check_text("name", name)
     if not isinstance(graph_version, str) or not graph_version:
         raise ValueError(f"graph_version must be a non-empty string, not {graph_version!r}")
+    check_text("graph_version", graph_version)
     if isinstance(weights, str | bytes | os.PathLike) or not isinstance(weights, Sequence):
         raise ValueError(f"weights must be a sequence of paths, not {weights!r}")
     paths: list[Path] = []
     for entry in weights:
         if not isinstance(entry, str | os.PathLike) or not os.fspath(entry):
             raise ValueError(f"weights holds {entry!r}, which is not a path")
+        check_text("weights path", os.fsdecode(entry))
         paths.append(Path(os.fspath(entry)).absolute())
     if not isinstance(io, EngineIO):
         raise ValueError(f"io must be an EngineIO, not {io!r}")
@@ -245,7 +249,9 @@ def _request(
         gpu=device,
         targets=chosen.adapter.planned_targets(device, declaration.settings.targets),
     )
-    return _Request(chosen, store, _core.make_identity(identity.to_json(conditions)))
+    text = identity.to_json(conditions)
+    check_conditions_size(text, conditions)
+    return _Request(chosen, store, _core.make_identity(text))
 
 
 def _obtain(

@@ -16,6 +16,7 @@ from typing import Any
 
 from tensoracle.declaration import EngineBuild
 from tensoracle.errors import EngineIOError
+from tensoracle.field_checks import check_int64, check_text
 
 Signature = dict[str, Any]
 
@@ -48,6 +49,7 @@ class TensorSpec:
                 raise ValueError(
                     f"TensorSpec.shape must hold integers >= -1; {self.shape!r} holds {dim!r}"
                 )
+            check_int64("TensorSpec.shape", dim)
         object.__setattr__(self, "shape", dims)
         if self.location is not None:
             _enum_name("TensorSpec.location", self.location, "TensorLocation")
@@ -72,6 +74,7 @@ class EngineIO:
             for name, spec in value.items():
                 if not isinstance(name, str) or not name:
                     raise ValueError(f"EngineIO.{field_name} has an invalid tensor name {name!r}")
+                check_text(f"EngineIO.{field_name} name", name)
                 if not isinstance(spec, TensorSpec):
                     raise ValueError(
                         f"EngineIO.{field_name}[{name!r}] must be a TensorSpec, not {spec!r}"
@@ -192,9 +195,9 @@ def check_io(
             expected_profile = declaration.inputs[name].conditions()
             checks.append(("profile", entry.get("profile"), expected_profile))
         if spec.location is not None:
-            checks.append(("location", entry["location"], spec.location.name))
+            checks.append(("location", entry.get("location"), spec.location.name))
         if spec.format is not None:
-            checks.append(("format", entry["format"], spec.format.name))
+            checks.append(("format", entry.get("format"), spec.format.name))
         for field, seen, wanted in checks:
             if seen != wanted:
                 _mismatch(path, source, name, field, seen, wanted)

@@ -21,8 +21,8 @@ from tensoracle.cli.remote_cache import (
     run,
 )
 from tensoracle.errors import EngineCacheError
-from tensoracle.remote.fleet import load_keys, save_verified
-from tensoracle.remote.objects import RemoteObjects, engine_key
+from tensoracle.remote.fleet import download, load_keys, save_verified
+from tensoracle.remote.objects import RemoteObjects, TooLarge, engine_key
 
 USAGE = "tensoracle cache pull [ENTRY...] [--remote URL] [--cache-dir DIR]"
 
@@ -52,13 +52,13 @@ def _pull(args: list[str], prog: str) -> int:
             present.append({"file_name": name})
             continue
         key = engine_key(name)
-        found = objects.get(key)
-        if found is None:
-            refused.append({"file_name": name, "reason": f"{objects.url(key)} does not exist"})
-            continue
         try:
+            found = download(objects, key, None, verify)
+            if found is None:
+                refused.append({"file_name": name, "reason": f"{objects.url(key)} does not exist"})
+                continue
             verified = _core.verify_remote_object(found, objects.url(key), name, None, verify)
-        except EngineCacheError as error:
+        except (EngineCacheError, TooLarge) as error:
             refused.append({"file_name": name, "reason": str(error)})
             continue
         with store.lock(verified.identity, True):

@@ -23,6 +23,7 @@ WAIT_SECONDS = "TENSORACLE_REMOTE_WAIT_SECONDS"
 TIMEOUT_SECONDS = "TENSORACLE_REMOTE_TIMEOUT_SECONDS"
 CONNECT_SECONDS = "TENSORACLE_REMOTE_CONNECT_SECONDS"
 RETRIES = "TENSORACLE_REMOTE_RETRIES"
+MAX_ENGINE_BYTES = "TENSORACLE_REMOTE_MAX_ENGINE_BYTES"
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class RemoteConfig:
     timeout_seconds: float = 120.0  # one request, transfer included
     connect_seconds: float = 5.0
     retries: int = 2  # per request, for errors that are safe to retry
+    # The largest object accepted as an engine; a larger one is refused before its body is read.
+    max_engine_bytes: int = 64 << 30
 
     def object_url(self, key: str) -> str:
         return f"s3://{self.bucket}/{self.prefix + '/' if self.prefix else ''}{key}"
@@ -87,6 +90,7 @@ def configure(remote: str | None = None) -> RemoteConfig | None:
         ("timeout_seconds", TIMEOUT_SECONDS, False),
         ("connect_seconds", CONNECT_SECONDS, False),
         ("retries", RETRIES, True),
+        ("max_engine_bytes", MAX_ENGINE_BYTES, True),
     ):
         value = os.environ.get(name, "")
         if value:

@@ -2,8 +2,12 @@
 
 Under the identity's local exclusive lock, after the local store missed:
 
-1. GET ``engines/<entry>``. Found: verify it exactly as a local file is verified (format,
-   header, plan checksum, conditions), then its signature when a verify key is configured; save
+1. GET ``engines/<entry>``, judged while it arrives (``download``): its size against
+   ``max_engine_bytes`` and its preamble from the first 20 bytes; without a verify key also its
+   header (bounded), which must announce exactly the object's size and the conditions asked
+   for, before the plan is read. Then verify it whole: the signature first when a verify key is
+   configured (no header byte of an unsigned object is decoded), then exactly as a local file is
+   verified (format, header, plan checksum, conditions); save
    it locally through the store's atomic save and return it: the graph is not called. A refused
    object (damaged, truncated, other conditions, unsigned, wrongly signed) is reported with its
    key in one RemoteCacheWarning, never saved locally and never overwritten; the node builds.
@@ -31,7 +35,7 @@ from tensoracle import _core
 from tensoracle.errors import EngineCacheError, RemoteCacheWarning
 from tensoracle.remote import lease as leases
 from tensoracle.remote.config import SIGNING_KEY, VERIFY_KEY, RemoteConfig, configure
-from tensoracle.remote.objects import RemoteObjects, RemoteUnavailable, engine_key
+from tensoracle.remote.objects import RemoteObjects, RemoteUnavailable, TooLarge, engine_key
 
 _FIRST_POLL = 0.1
 _LONGEST_POLL = 2.0
@@ -58,6 +62,18 @@ def load_keys(config: RemoteConfig) -> tuple[Any, Any]:
     except ValueError as error:
         raise ValueError(f"{error} (set by {SIGNING_KEY} or {VERIFY_KEY})") from error
     return signing, verify
+
+
+def download(objects: RemoteObjects, key: str, identity: Any, verify: Any) -> bytearray | None:
+    """The object at ``key``, or None when there is none. Refused before its plan is read (with
+    ``EngineCacheError`` or ``TooLarge``) when its size, preamble or, without a verify key, its
+    header and conditions (``identity``, or None for a pull by name) do not fit."""
+    url = objects.url(key)
+
+    def judge(first: memoryview, size: int) -> int:
+        return int(_core.check_remote_prefix(first, size, url, identity, verify is None))
+
+    return objects.get_judged(key, judge, objects.config.max_engine_bytes)
 
 
 def save_verified(store: Any, verified: Any, found: Any) -> tuple[Path, memoryview]:
@@ -145,7 +161,17 @@ class FleetSession:
         delay = _FIRST_POLL
         waited_for: str | None = None
         while True:
-            found = objects.get(key)
+            try:
+                found = download(objects, key, self._identity, self._verify)
+            except (EngineCacheError, TooLarge) as error:
+                self._refused = True
+                self._warn(
+                    f"refused the remote engine {objects.url(key)}, building locally: {error}"
+                )
+                if self._lease is not None:
+                    self._lease.release()
+                    self._lease = None
+                return None
             if found is not None:
                 if self._lease is not None:  # published between our GET and our lease
                     self._lease.release()

@@ -29,6 +29,7 @@ releases (which deletes every generation it saw).
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import threading
@@ -37,10 +38,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from tensoracle.remote.objects import LEASES, RemoteObjects, RemoteUnavailable
+from tensoracle.remote.objects import LEASES, RemoteObjects, RemoteUnavailable, TooLarge
 
 _GENERATION_DIGITS = 10
 _READ_ATTEMPTS = 5
+# A lease object is about 100 bytes of JSON; a larger one is not read.
+_MAX_LEASE_BYTES = 4096
 
 
 def holder_name() -> str:
@@ -103,13 +106,21 @@ def newest(objects: RemoteObjects, file_name: str) -> LeaseState | None:
         if not listed:
             return None
         generation, key = max(listed)
-        body = objects.get(key)
+        try:
+            body = objects.get_small(key, _MAX_LEASE_BYTES)
+        except TooLarge:
+            return LeaseState(generation, "(unreadable lease)", 0.0)
         if body is None:
             continue
         try:
-            document: Any = json.loads(bytes(body))
-            return LeaseState(generation, str(document["holder"]), float(document["expires_at"]))
-        except (ValueError, KeyError, TypeError):
+            # At most _MAX_LEASE_BYTES of JSON: a nesting deep enough to exhaust the parser is a
+            # RecursionError, and the lease is as unreadable as any other malformed one.
+            document: Any = json.loads(body)
+            holder, expires_at = document["holder"], float(document["expires_at"])
+            if not isinstance(holder, str) or not math.isfinite(expires_at):
+                raise ValueError("holder must be a string and expires_at a finite number")
+            return LeaseState(generation, holder, expires_at)
+        except (ValueError, KeyError, TypeError, RecursionError):
             return LeaseState(generation, "(unreadable lease)", 0.0)
     return None  # released while we looked (the engine is published, or its holder gave up)
 

@@ -15,7 +15,7 @@ as ``RemoteUnavailable``; "not found" and "already exists" are answers, not fail
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,6 +28,14 @@ LEASES = "leases/"
 
 class RemoteUnavailable(RuntimeError):
     """The store did not answer, or refused the request (credentials, bucket, server error)."""
+
+
+class TooLarge(ValueError):
+    """An object holds more bytes than this node accepts for its kind."""
+
+
+# Downloads are copied into one buffer of the announced size as they arrive, in chunks of this.
+_CHUNK_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -90,14 +98,51 @@ class RemoteObjects:
             text = text[:400] + "..."
         return RemoteUnavailable(f"{action} {self.url(key)} failed: {type(error).__name__}: {text}")
 
-    def get(self, key: str) -> Any | None:
-        """The object's bytes (a zero-copy buffer), or None when there is none."""
+    def get_judged(
+        self, key: str, judge: Callable[[memoryview, int], int], max_bytes: int
+    ) -> bytearray | None:
+        """The object's bytes, downloaded only as far as ``judge`` lets them: None when there is
+        no object, ``TooLarge`` past ``max_bytes`` (known from the response, before its body).
+        ``judge(first_bytes, object_size)`` is called as the bytes arrive; it raises to refuse
+        the object, returns how many bytes it needs next, or 0 once satisfied. A refused
+        object costs what was read until then, never the whole body."""
         try:
-            return self._obstore.get(self._store, key).bytes()
+            result = self._obstore.get(self._store, key)
+            size = int(result.meta["size"])
         except FileNotFoundError:  # obstore.exceptions.NotFoundError
             return None
         except Exception as error:
             raise self._failure("GET", key, error) from error
+        if size > max_bytes:
+            raise TooLarge(
+                f"{self.url(key)} holds {size} bytes, more than the limit of {max_bytes} bytes"
+            )
+        buffer = bytearray(size)
+        view = memoryview(buffer)
+        filled = 0
+        needed = judge(view[:0], size)
+        chunks = iter(result.stream(min_chunk_size=_CHUNK_BYTES))
+        while filled < size:
+            try:
+                chunk = next(chunks, None)
+            except Exception as error:
+                raise self._failure("GET", key, error) from error
+            if chunk is None:
+                raise self._failure("GET", key, EOFError(f"{filled} of {size} bytes arrived"))
+            count = len(chunk)
+            if filled + count > size:
+                raise TooLarge(f"{self.url(key)} sent more than the {size} bytes it announced")
+            view[filled : filled + count] = memoryview(chunk).cast("B")
+            filled += count
+            while needed and filled >= needed:
+                needed = judge(view[:filled], size)
+        return buffer
+
+    def get_small(self, key: str, max_bytes: int) -> bytes | None:
+        """The bytes of an object expected to be small (a lease), or None when there is none;
+        ``TooLarge`` (before the body is read) when it holds more than ``max_bytes``."""
+        found = self.get_judged(key, lambda _view, _size: 0, max_bytes)
+        return None if found is None else bytes(found)
 
     def get_range(self, key: str, start: int, end: int) -> Any | None:
         try:

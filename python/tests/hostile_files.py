@@ -1,0 +1,46 @@
+"""Test helper: saved-engine files crafted as someone with write access to a cache folder or to
+the fleet's bucket would, to make a reader crash or misbehave. Written as bytes by hand, since
+the JSON cannot be produced by a serializer (too deep, not UTF-8, mistyped members)."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from engine_files import FORMAT_VERSION, MAGIC, canonical_json, plan_checksum_hex
+
+
+def engine_with_header_text(conditions: dict[str, Any], references: bytes, plan: bytes) -> bytes:
+    """An engine file whose header holds ``conditions`` and the raw JSON text ``references``,
+    in the canonical member order, so that only what ``references`` holds is wrong."""
+    plan_member = canonical_json({"size": len(plan), "xxh3_128": plan_checksum_hex(plan)})
+    header = (
+        b'{"conditions":'
+        + canonical_json(conditions)
+        + b',"plan":'
+        + plan_member
+        + b',"references":'
+        + references
+        + b"}"
+    )
+    return MAGIC + struct.pack("<IQ", FORMAT_VERSION, len(header)) + header + plan
+
+
+def nested_references(depth: int = 20_000) -> bytes:
+    """A 40 KB references object nested ``depth`` levels deep."""
+    return b'{"a":' + b"[" * depth + b"]" * depth + b"}"
+
+
+def invalid_utf8_references() -> bytes:
+    return b'{"built_at":"2026-12-01\xff\xfe"}'
+
+
+def mistyped_io_references() -> bytes:
+    return b'{"io":"FLOAT"}'
+
+
+HOSTILE = {
+    "nested 20,000 levels": nested_references,
+    "invalid UTF-8": invalid_utf8_references,
+    "references.io of the wrong type": mistyped_io_references,
+}
