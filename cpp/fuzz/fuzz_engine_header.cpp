@@ -2,6 +2,7 @@
 // CorruptEngineError; what it accepts must re-encode to exactly the same prefix.
 #include "tensoracle/engine_file.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/utf8_text.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -25,8 +26,12 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         if (again.plan_offset != decoded.plan_offset) {
             std::abort();
         }
-    } catch (tensoracle::CorruptEngineError const&) {
-        // The expected outcome for damaged input; every other exception is a finding.
+    } catch (tensoracle::CorruptEngineError const& error) {
+        // The expected outcome for damaged input; every other exception is a finding, and so is
+        // a message that Python could not turn into a str.
+        if (!tensoracle::is_valid_utf8(error.what())) {
+            std::abort();
+        }
     }
     return 0;
 }

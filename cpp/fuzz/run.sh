@@ -8,6 +8,10 @@
 # into the repository's corpus.
 # The seeds are written by $PYTHON (python3 by default), which needs the `xxhash` package for the
 # plan checksums; `make fuzz` passes the project's .venv interpreter.
+# The JSON parsers (engine header, weight record, bundle manifest) get inputs of up to 1 MiB and
+# dictionaries of their member names and of JSON's tricky tokens (cpp/fuzz/dictionaries), and
+# start from seeds that hold the hostile cases of docs/fuzzing.md: a header nested 20,000 levels
+# deep, strings that are not UTF-8, members of the wrong type.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -52,6 +56,13 @@ def engine(plan, conditions, references, version=1):
     }).encode()
     return b"TSRCLENG" + struct.pack("<IQ", version, len(header)) + header + plan
 
+def raw_engine(plan, references):
+    """An engine whose references are the JSON text given, which no serializer would write."""
+    header = (b'{"conditions":{"name":"m"},"plan":' + canonical(
+        {"size": len(plan), "xxh3_128": xxhash.xxh3_128_hexdigest(plan)}).encode()
+        + b',"references":' + references + b"}")
+    return b"TSRCLENG" + struct.pack("<IQ", 1, len(header)) + header + plan
+
 def record(path, size, mtime_ns, inode, sha):
     fields = {"inode": inode, "mtime_ns": mtime_ns, "path": path, "sha256": sha, "size": size}
     fields["record_sha256"] = hashlib.sha256(canonical(fields).encode()).hexdigest()
@@ -65,6 +76,12 @@ seeds = {
         "unicode": engine(b"\x00\x01", {"name": "gr\u00fc\u00df"}, {"w": 1 << 40}),
         "newer": engine(b"p", {"name": "m"}, {}, version=2),
         "bare_magic": b"TSRCLENG",
+        "nested_20000": raw_engine(b"p", b'{"a":' + b"[" * 20000 + b"]" * 20000 + b"}"),
+        "not_utf8": raw_engine(b"p", b'{"built_at":"\xff\xfe"}'),
+        "io_mistyped": engine(b"p", {"name": "m"}, {"io": "FLOAT"}),
+        "io_tensor": engine(b"", {"name": "m", "gpu": None, "targets": ["sm89"]}, {"io": {
+            "tensors": [{"name": "x", "mode": "INPUT", "dtype": "FLOAT", "shape": [1, -1],
+                         "profile": {"min": [1, 1], "opt": [1, 2], "max": [1, 4]}}]}}),
     },
     "weight": {
         "valid": record("/models/m.safetensors", 123, 1700000000123456789, 42, "ab" * 32),
@@ -94,8 +111,14 @@ for target in "${targets[@]}"; do
     if [ -d "$kept/$target" ]; then seeds+=("$kept/$target"); fi
     corpus=$work/corpus/$target
     mkdir -p "$corpus"
+    options=()
+    dictionary=$(cd "$(dirname "$0")" && pwd)/dictionaries/$target.dict
+    if [ -f "$dictionary" ]; then
+        cat "$dictionary" "$(dirname "$dictionary")/json.dict" > "$work/$target.dict"
+        options+=(-dict="$work/$target.dict" -max_len=1048576)
+    fi
     echo "== $target: ${per_target}s (corpus $corpus)"
-    if ! "$binary" -max_total_time="$per_target" -print_final_stats=1 \
+    if ! "$binary" -max_total_time="$per_target" -print_final_stats=1 "${options[@]}" \
         -artifact_prefix="$work/$target-" "$corpus" "${seeds[@]}"; then
         echo "FUZZ FAILURE in $target; the crashing input is under $work/$target-*" >&2
         status=1

@@ -1,191 +1,273 @@
 // Type checks of the known members of a saved header (see header_schema.hpp).
 #include "tensoracle/header_schema.hpp"
 
-#include <functional>
-#include <initializer_list>
-#include <utility>
+#include <string_view>
 
 namespace tensoracle {
 namespace {
 
 using Json = nlohmann::json;
+using Problem = std::optional<std::string>;
 
-// A check returns what it expected when `value` does not fit, else std::nullopt.
-using Check = std::function<std::optional<std::string>(Json const& value, std::string const& at,
-                                                       std::string& where)>;
-
-// Reports "<at> is a JSON <type>, expected <expected>" through `where`.
-std::optional<std::string> refuse(Json const& value, std::string const& at, std::string& where,
-                                  std::string expected) {
-    where =
-        at + " is a JSON " + std::string(value.type_name()) + ", expected " + std::move(expected);
-    return where;
+Problem mistyped(Json const& value, std::string const& at, std::string_view expected) {
+    std::string text = at;
+    text += " is a JSON ";
+    text += value.type_name();
+    text += ", expected ";
+    text += expected;
+    return text;
 }
 
-Check string() {
-    return [](Json const& value, std::string const& at, std::string& where) {
-        return value.is_string() ? std::nullopt : refuse(value, at, where, "a string");
-    };
+Problem lacks(std::string const& at, std::string_view name) {
+    std::string text = at;
+    text += " lacks the member \"";
+    text += name;
+    text += '"';
+    return text;
 }
 
-Check non_empty_string() {
-    return [](Json const& value, std::string const& at, std::string& where) {
-        if (value.is_string() && !value.get_ref<std::string const&>().empty()) {
-            return std::optional<std::string>{};
+std::string member_path(std::string const& at, std::string_view name) {
+    std::string text = at;
+    text += '.';
+    text += name;
+    return text;
+}
+
+std::string index_path(std::string const& at, std::size_t index) {
+    std::string text = at;
+    text += '[';
+    text += std::to_string(index);
+    text += ']';
+    return text;
+}
+
+Problem check_string(Json const& value, std::string const& at) {
+    return value.is_string() ? Problem{} : mistyped(value, at, "a string");
+}
+
+Problem check_integer(Json const& value, std::string const& at) {
+    return value.is_number_integer() ? Problem{} : mistyped(value, at, "an integer");
+}
+
+// An array whose items are all strings (`strings`) or all integers.
+Problem check_array(Json const& value, std::string const& at, bool strings) {
+    if (!value.is_array()) {
+        return mistyped(value, at, strings ? "an array of strings" : "an array of integers");
+    }
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        Problem found = strings ? check_string(value[i], index_path(at, i))
+                                : check_integer(value[i], index_path(at, i));
+        if (found) {
+            return found;
         }
-        return refuse(value, at, where, "a non-empty string");
-    };
+    }
+    return {};
 }
 
-Check integer() {
-    return [](Json const& value, std::string const& at, std::string& where) {
-        return value.is_number_integer() ? std::nullopt : refuse(value, at, where, "an integer");
-    };
+// Calls `check(member, path)` for the member `name` of `object` when present; when it is absent,
+// a problem only if `required`.
+template <typename Check>
+Problem member(Json const& object, std::string const& at, char const* name, bool required,
+               Check const& check) {
+    auto const found = object.find(name);
+    if (found == object.end()) {
+        return required ? lacks(at, name) : Problem{};
+    }
+    return check(*found, member_path(at, name));
 }
 
-Check boolean() {
-    return [](Json const& value, std::string const& at, std::string& where) {
-        return value.is_boolean() ? std::nullopt : refuse(value, at, where, "true or false");
-    };
-}
-
-Check array_of(Check item, std::string const& items) {
-    return [item = std::move(item), items](Json const& value, std::string const& at,
-                                           std::string& where) -> std::optional<std::string> {
-        if (!value.is_array()) {
-            return refuse(value, at, where, "an array of " + items);
-        }
-        for (std::size_t i = 0; i < value.size(); ++i) {
-            if (auto found = item(value[i], at + "[" + std::to_string(i) + "]", where)) {
-                return found;
-            }
-        }
-        return std::nullopt;
-    };
-}
-
-Check or_null(Check check, std::string const& expected) {
-    return [check = std::move(check), expected](Json const& value, std::string const& at,
-                                                std::string& where) -> std::optional<std::string> {
-        if (value.is_null()) {
-            return std::nullopt;
-        }
-        if (check(value, at, where)) {
-            return refuse(value, at, where, expected + " or null");
-        }
-        return std::nullopt;
-    };
-}
-
-struct Member {
-    char const* name;
-    Check check;
-    bool required = false;
+auto const kString = [](Json const& value, std::string const& at) {
+    return check_string(value, at);
+};
+auto const kInteger = [](Json const& value, std::string const& at) {
+    return check_integer(value, at);
+};
+auto const kStrings = [](Json const& value, std::string const& at) {
+    return check_array(value, at, true);
+};
+auto const kIntegers = [](Json const& value, std::string const& at) {
+    return check_array(value, at, false);
 };
 
-Check object_of(std::vector<Member> members) {
-    return [members = std::move(members)](Json const& value, std::string const& at,
-                                          std::string& where) -> std::optional<std::string> {
-        if (!value.is_object()) {
-            return refuse(value, at, where, "an object");
+Problem check_profile(Json const& value, std::string const& at) {
+    if (!value.is_object()) {
+        return mistyped(value, at, "an object");
+    }
+    for (char const* name : {"min", "opt", "max"}) {
+        if (Problem found = member(value, at, name, true, kIntegers)) {
+            return found;
         }
-        for (Member const& member : members) {
-            auto const found = value.find(member.name);
-            std::string const inner = at + "." + member.name;
-            if (found == value.end()) {
-                if (member.required) {
-                    where = at + " lacks the member \"" + member.name + "\"";
-                    return where;
-                }
-                continue;
-            }
-            if (auto problem = member.check(*found, inner, where)) {
-                return problem;
-            }
-        }
-        return std::nullopt;
-    };
+    }
+    return {};
 }
 
-Check map_of(Check item, std::string const& items) {
-    return [item = std::move(item), items](Json const& value, std::string const& at,
-                                           std::string& where) -> std::optional<std::string> {
-        if (!value.is_object()) {
-            return refuse(value, at, where, "an object of " + items);
+Problem check_conditions(Json const& conditions) {
+    std::string const at = "conditions";
+    for (char const* name : {"graph_version", "backend", "backend_version", "os", "arch"}) {
+        if (Problem found = member(conditions, at, name, false, kString)) {
+            return found;
         }
-        for (auto const& [key, member] : value.items()) {
-            if (auto found = item(member, at + "[\"" + key + "\"]", where)) {
+    }
+    for (char const* name : {"weights", "plugins", "targets"}) {
+        if (Problem found = member(conditions, at, name, false, kStrings)) {
+            return found;
+        }
+    }
+    Problem found = member(conditions, at, "name", false, [](Json const& value, auto const& path) {
+        bool const ok = value.is_string() && !value.get_ref<std::string const&>().empty();
+        return ok ? Problem{} : mistyped(value, path, "a non-empty string");
+    });
+    if (!found) {
+        found = member(conditions, at, "optimization_level", false, kInteger);
+    }
+    if (!found) {
+        found = member(conditions, at, "tf32", false, [](Json const& value, auto const& path) {
+            return value.is_boolean() ? Problem{} : mistyped(value, path, "true or false");
+        });
+    }
+    if (!found) {
+        found = member(conditions, at, "inputs", false, [](Json const& value, auto const& path) {
+            if (!value.is_object()) {
+                return mistyped(value, path, "an object of input profiles");
+            }
+            for (auto const& [name, profile] : value.items()) {
+                std::string inner = path;
+                inner += "[\"";
+                inner += name;
+                inner += "\"]";
+                if (Problem problem = check_profile(profile, inner)) {
+                    return problem;
+                }
+            }
+            return Problem{};
+        });
+    }
+    if (!found) {
+        found = member(conditions, at, "gpu", false, [](Json const& value, auto const& path) {
+            if (value.is_null()) {
+                return Problem{};
+            }
+            if (!value.is_object()) {
+                return mistyped(value, path, "an object or null");
+            }
+            return member(value, path, "name", false, kString);
+        });
+    }
+    return found;
+}
+
+Problem check_tensor(Json const& tensor, std::string const& at) {
+    if (!tensor.is_object()) {
+        return mistyped(tensor, at, "a tensor object");
+    }
+    for (char const* name : {"name", "mode", "dtype"}) {
+        if (Problem found = member(tensor, at, name, true, kString)) {
+            return found;
+        }
+    }
+    for (char const* name : {"location", "format"}) {
+        if (Problem found = member(tensor, at, name, false, kString)) {
+            return found;
+        }
+    }
+    if (Problem found = member(tensor, at, "shape", true, kIntegers)) {
+        return found;
+    }
+    return member(tensor, at, "profile", false,
+                  [](Json const& value, auto const& path) { return check_profile(value, path); });
+}
+
+Problem check_io(Json const& io, std::string const& at) {
+    if (!io.is_object()) {
+        return mistyped(io, at, "an object");
+    }
+    return member(io, at, "tensors", true, [](Json const& value, auto const& path) {
+        if (!value.is_array()) {
+            return mistyped(value, path, "an array of tensor objects");
+        }
+        for (std::size_t i = 0; i < value.size(); ++i) {
+            if (Problem found = check_tensor(value[i], index_path(path, i))) {
                 return found;
             }
         }
-        return std::nullopt;
-    };
-}
-
-Check dimensions() {
-    return array_of(integer(), "integers");
-}
-
-Check profile(bool required) {
-    return object_of({{"min", dimensions(), required},
-                      {"opt", dimensions(), required},
-                      {"max", dimensions(), required}});
-}
-
-Check conditions_schema() {
-    return object_of({
-        {"name", non_empty_string()},
-        {"graph_version", string()},
-        {"backend", string()},
-        {"backend_version", string()},
-        {"inputs", map_of(profile(true), "input profiles")},
-        {"optimization_level", integer()},
-        {"tf32", boolean()},
-        {"weights", array_of(string(), "strings")},
-        {"plugins", array_of(string(), "strings")},
-        {"os", string()},
-        {"arch", string()},
-        {"gpu", or_null(object_of({{"name", string()}}), "an object")},
-        {"targets", array_of(string(), "strings")},
+        return Problem{};
     });
 }
 
-Check references_schema() {
-    Check const tensor = object_of({
-        {"name", string(), true},
-        {"mode", string(), true},
-        {"dtype", string(), true},
-        {"shape", dimensions(), true},
-        {"location", string()},
-        {"format", string()},
-        {"profile", profile(true)},
+Problem check_rebuild_reason(Json const& reason, std::string const& at) {
+    if (!reason.is_object()) {
+        return mistyped(reason, at, "an object");
+    }
+    if (Problem found = member(reason, at, "compared_with", true, kString)) {
+        return found;
+    }
+    return member(reason, at, "differences", true, [](Json const& value, auto const& path) {
+        if (!value.is_array()) {
+            return mistyped(value, path, "an array of difference objects");
+        }
+        for (std::size_t i = 0; i < value.size(); ++i) {
+            std::string const item = index_path(path, i);
+            if (!value[i].is_object()) {
+                return mistyped(value[i], item, "a difference object");
+            }
+            Problem found = member(value[i], item, "key", true, kString);
+            if (!found) {
+                found = member(value[i], item, "description", false, kString);
+            }
+            if (found) {
+                return found;
+            }
+        }
+        return Problem{};
     });
-    Check const difference = object_of({{"key", string(), true}, {"description", string()}});
-    return object_of({
-        {"workspace_limit", or_null(integer(), "an integer")},
-        {"shape_tensor_outputs", array_of(string(), "strings")},
-        {"io", object_of({{"tensors", array_of(tensor, "tensor objects"), true}})},
-        {"targets", array_of(string(), "strings")},
-        {"tensoracle_version", string()},
-        {"built_at", string()},
-        {"build_milliseconds", integer()},
-        {"rebuild_reason",
-         object_of({{"compared_with", string(), true},
-                    {"differences", array_of(difference, "difference objects"), true}})},
-    });
+}
+
+Problem check_references(Json const& references) {
+    std::string const at = "references";
+    for (char const* name : {"tensoracle_version", "built_at"}) {
+        if (Problem found = member(references, at, name, false, kString)) {
+            return found;
+        }
+    }
+    for (char const* name : {"shape_tensor_outputs", "targets"}) {
+        if (Problem found = member(references, at, name, false, kStrings)) {
+            return found;
+        }
+    }
+    Problem found = member(references, at, "build_milliseconds", false, kInteger);
+    if (!found) {
+        found = member(references, at, "workspace_limit", false,
+                       [](Json const& value, auto const& path) {
+                           return value.is_null() || value.is_number_integer()
+                                      ? Problem{}
+                                      : mistyped(value, path, "an integer or null");
+                       });
+    }
+    if (!found) {
+        found = member(references, at, "io", false,
+                       [](Json const& value, auto const& path) { return check_io(value, path); });
+    }
+    if (!found) {
+        found = member(
+            references, at, "rebuild_reason", false,
+            [](Json const& value, auto const& path) { return check_rebuild_reason(value, path); });
+    }
+    return found;
 }
 
 } // namespace
 
 std::optional<std::string> header_schema_violation(Json const& conditions, Json const& references) {
-    static Check const kConditions = conditions_schema();
-    static Check const kReferences = references_schema();
-    std::string where;
-    if (kConditions(conditions, "conditions", where) ||
-        kReferences(references, "references", where)) {
-        return where;
+    if (!conditions.is_object()) {
+        return mistyped(conditions, "conditions", "an object");
     }
-    return std::nullopt;
+    if (!references.is_object()) {
+        return mistyped(references, "references", "an object");
+    }
+    if (Problem found = check_conditions(conditions)) {
+        return found;
+    }
+    return check_references(references);
 }
 
 } // namespace tensoracle
