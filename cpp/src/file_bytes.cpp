@@ -2,6 +2,7 @@
 // file's even when the path is replaced meanwhile).
 #include "tensoracle/file_bytes.hpp"
 
+#include "tensoracle/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <algorithm>
@@ -13,8 +14,9 @@
 namespace tensoracle {
 
 std::optional<std::vector<char>> read_file_bytes(std::filesystem::path const& path,
-                                                 std::uint64_t max_bytes) {
-    int const fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+                                                 std::uint64_t max_bytes, Links links) {
+    int const fd = links == Links::refuse ? open_cache_file(path, O_RDONLY)
+                                          : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         throw_file_error("cannot open", path, errno);
     }

@@ -3,23 +3,21 @@
 
 #include "tensoracle/atomic_file.hpp"
 #include "tensoracle/bounded_json.hpp"
-#include "tensoracle/cache_file.hpp"
 #include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/file_bytes.hpp"
 #include "tensoracle/hash.hpp"
 #include "tensoracle/store.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <fcntl.h>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <sys/stat.h>
-#include <unistd.h>
 
 namespace tensoracle {
 namespace {
@@ -100,38 +98,15 @@ std::string sha_member(nlohmann::json const& json, char const* name) {
 // A record file's text; std::nullopt when it is missing, too large, unreadable, or not a regular
 // file (a symbolic link planted in the cache is not followed).
 std::optional<std::string> read_small_file(std::filesystem::path const& path) {
-    int const fd = open_cache_file(path, O_RDONLY);
-    if (fd < 0) {
-        return std::nullopt;
-    }
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } const closer{fd};
-    struct stat status {};
-    if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
-        return std::nullopt;
-    }
-    std::string text(kMaxRecordBytes + 1, '\0');
-    std::size_t filled = 0;
-    while (filled < text.size()) {
-        ssize_t const count = ::read(fd, text.data() + filled, text.size() - filled);
-        if (count < 0 && errno == EINTR) {
-            continue;
-        }
-        if (count < 0) {
+    try {
+        auto const bytes = read_file_bytes(path, kMaxRecordBytes, Links::refuse);
+        if (!bytes) {
             return std::nullopt;
         }
-        if (count == 0) {
-            break;
-        }
-        filled += static_cast<std::size_t>(count);
-    }
-    if (filled > kMaxRecordBytes) {
+        return std::string(bytes->begin(), bytes->end());
+    } catch (FileError const&) {
         return std::nullopt;
     }
-    text.resize(filled);
-    return text;
 }
 
 } // namespace

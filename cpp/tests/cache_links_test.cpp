@@ -1,5 +1,6 @@
 // The cache directory is tensoracle's alone: links planted there are refused, never followed,
 // and a cache that cannot be written still serves its intact entries.
+#include "cache_test_support.hpp"
 #include "tensoracle/cache_listing.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/file_lock.hpp"
@@ -21,24 +22,13 @@ EngineIdentity identity() {
     return make_identity({{"name", "model"}, {"graph_version", "1"}});
 }
 
-std::int64_t mtime_seconds(std::filesystem::path const& path) {
-    struct stat status {};
-    EXPECT_EQ(::stat(path.c_str(), &status), 0);
-    return status.st_mtim.tv_sec;
-}
-
-void set_old_mtime(std::filesystem::path const& path) {
-    struct timespec times[2] = {{1'000'000'000, 0}, {1'000'000'000, 0}};
-    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
-}
-
 TEST(CacheLinks, ASymlinkedEntryIsCorruptAndItsTargetUntouched) {
     testing::TemporaryDirectory dir;
     Store const store(dir.path() / "cache");
     Store const elsewhere(dir.path() / "elsewhere");
     auto const id = identity();
     auto const target = elsewhere.save(id, json::object(), testing::random_bytes(100, 1));
-    set_old_mtime(target);
+    testing::set_mtime(target, 1'000'000'000'000'000'000);
     std::filesystem::create_symlink(target, store.entry_path(id));
 
     EXPECT_FALSE(store.contains(id));
@@ -49,7 +39,7 @@ TEST(CacheLinks, ASymlinkedEntryIsCorruptAndItsTargetUntouched) {
         EXPECT_NE(std::string(error.what()).find("is a symbolic link"), std::string::npos)
             << error.what();
     }
-    EXPECT_EQ(mtime_seconds(target), 1'000'000'000);
+    EXPECT_EQ(testing::mtime_ns(target), 1'000'000'000'000'000'000);
     EXPECT_THROW(read_engine_header(store.entry_path(id)), CorruptEngineError);
 
     // Saving again replaces the link itself; the file it pointed to keeps its bytes.
