@@ -31,7 +31,7 @@ def numpy_compare(
     return {
         "candidate_nonfinite_count": int(np.count_nonzero(~np.isfinite(c))),
         "reference_nonfinite_count": int(np.count_nonzero(~np.isfinite(r))),
-        "max_abs_error": float(np.max(error)),
+        "max_absolute_error": float(np.max(error)),
         "relative_l2_error": float(
             np.sqrt(np.sum(error * error)) / np.sqrt(np.sum(r * r))
         ),

@@ -63,7 +63,9 @@ def test_declared_rank_must_match_the_graph_input(graph):
 
 def test_declared_shape_must_match_fixed_dimensions(graph):
     declaration = EngineBuild({"features": InputShape.ranged((1, 1, 3), (1, 2, 3), (1, 4, 3))})
-    with pytest.raises(ValueError, match=r"'features'\]\.min=\(1, 1, 3\).*dimension 2 \(size 2"):
+    with pytest.raises(
+        ValueError, match=r"'features'\]\.minimum=\(1, 1, 3\).*dimension 2 \(size 2"
+    ):
         build_serialized_engine(graph, declaration)
 
 

@@ -32,7 +32,7 @@ def reference_measures(candidate, reference, atol=None, rtol=None) -> dict:
     expected = {
         "candidate_nonfinite_count": int(np.count_nonzero(~np.isfinite(c))),
         "reference_nonfinite_count": int(np.count_nonzero(~np.isfinite(r))),
-        "max_abs_error": None,
+        "max_absolute_error": None,
         "relative_l2_error": None,
         "cosine_similarity": None,
         "outside_tolerance_count": None,
@@ -42,14 +42,14 @@ def reference_measures(candidate, reference, atol=None, rtol=None) -> dict:
         return expected
     with np.errstate(over="ignore"):  # a difference may exceed the float64 range: inf
         error = np.abs(c - r)
-    expected["max_abs_error"] = float(np.max(error))
+    expected["max_absolute_error"] = float(np.max(error))
     if atol is not None:
         outside = int(np.count_nonzero(~(error <= atol + rtol * np.abs(r))))
         expected["outside_tolerance_count"] = outside
         expected["outside_tolerance_fraction"] = outside / c.size
     c_exponent, r_exponent = power_of_two_scale(c), power_of_two_scale(r)
     cs, rs = np.ldexp(c, -c_exponent), np.ldexp(r, -r_exponent)
-    if np.isfinite(expected["max_abs_error"]):
+    if np.isfinite(expected["max_absolute_error"]):
         d_exponent = power_of_two_scale(error)
         ds = np.ldexp(c - r, -d_exponent)
     else:  # the difference overflows: scale both sides alike first
@@ -68,7 +68,7 @@ def reference_measures(candidate, reference, atol=None, rtol=None) -> dict:
 def assert_matches(result: OutputComparison, expected: dict) -> None:
     for name in ("candidate_nonfinite_count", "reference_nonfinite_count"):
         assert getattr(result, name) == expected[name], name
-    for name in ("max_abs_error", "outside_tolerance_count", "outside_tolerance_fraction"):
+    for name in ("max_absolute_error", "outside_tolerance_count", "outside_tolerance_fraction"):
         assert getattr(result, name) == expected[name], name
     if expected["relative_l2_error"] is None:
         assert result.relative_l2_error is None
@@ -182,7 +182,7 @@ def test_a_nonfinite_value_anywhere_empties_every_float_measure(position, value,
     result = compare_outputs(candidate, reference, atol=1.0, rtol=1.0, statistics=True)
     counts = (result.candidate_nonfinite_count, result.reference_nonfinite_count)
     assert counts == ((1, 0) if side == "candidate" else (0, 1))
-    assert result.max_abs_error is None
+    assert result.max_absolute_error is None
     assert result.relative_l2_error is None
     assert result.cosine_similarity is None
     assert result.outside_tolerance_count is None
@@ -194,14 +194,18 @@ def test_zero_norms():
     zeros = np.zeros(4, np.float32)
     ones = np.ones(4, np.float16)
     zero_reference = compare_outputs(ones, zeros)
-    assert zero_reference.max_abs_error == 1.0
+    assert zero_reference.max_absolute_error == 1.0
     assert zero_reference.relative_l2_error is None
     assert zero_reference.cosine_similarity is None
     zero_candidate = compare_outputs(zeros, ones)
     assert zero_candidate.relative_l2_error == 1.0
     assert zero_candidate.cosine_similarity is None
     both = compare_outputs(zeros, -zeros)
-    assert (both.max_abs_error, both.relative_l2_error, both.cosine_similarity) == (0, None, None)
+    assert (both.max_absolute_error, both.relative_l2_error, both.cosine_similarity) == (
+        0,
+        None,
+        None,
+    )
 
 
 def test_tolerance_bound_is_inclusive_and_counted():
@@ -246,7 +250,7 @@ def test_integer_and_boolean_mismatches_are_exact(data):
     assert result.mismatch_count == expected
     assert result.mismatch_fraction == expected / candidate.size
     assert (result.candidate_nonfinite_count, result.reference_nonfinite_count) == (0, 0)
-    assert result.max_abs_error is None
+    assert result.max_absolute_error is None
     assert result.outside_tolerance_count is None
 
 
@@ -271,7 +275,7 @@ def test_every_code_decodes_like_ml_dtypes(dtype):
     # The comparison itself reads every finite code exactly.
     finite = np.isfinite(expected)
     narrow = codes.view(np.dtype(getattr(ml_dtypes, dtype, None) or dtype))[finite]
-    assert compare_outputs(narrow, expected[finite]).max_abs_error == 0.0
+    assert compare_outputs(narrow, expected[finite]).max_absolute_error == 0.0
 
 
 @pytest.mark.parametrize(
@@ -299,7 +303,7 @@ def test_long_double_is_compared_in_float64():
     reference = np.array([1.0, 2.0, 3.0])
     candidate = np.array([1.0, 2.5, 3.0], dtype=np.longdouble)
     result = compare_outputs(candidate, reference)
-    assert result.max_abs_error == 0.5
+    assert result.max_absolute_error == 0.5
     assert result.relative_l2_error == pytest.approx(0.5 / math.sqrt(14), rel=1e-15)
 
 
@@ -319,7 +323,7 @@ def test_byte_swapped_and_read_only_arrays():
     swapped = reference.astype(">f8")
     swapped.flags.writeable = False
     result = compare_outputs(swapped, reference + 1)
-    assert result.max_abs_error == 1.0
+    assert result.max_absolute_error == 1.0
 
 
 def test_statistics_match_numpy():
@@ -330,7 +334,7 @@ def test_statistics_match_numpy():
     result = compare_outputs(candidate, reference, statistics=True, histogram_bins=12)
     stats = result.statistics
     assert isinstance(stats, ErrorStatistics)
-    assert stats.mean_abs_error == pytest.approx(np.mean(error), rel=1e-12)
+    assert stats.mean_absolute_error == pytest.approx(np.mean(error), rel=1e-12)
     expected = np.percentile(error, [50, 90, 99, 99.9])
     assert [stats.p50, stats.p90, stats.p99, stats.p999] == pytest.approx(expected, rel=1e-12)
     counts, edges = np.histogram(error, bins=12, range=(0, error.max()))
@@ -342,7 +346,7 @@ def test_statistics_match_numpy():
 def test_statistics_of_identical_arrays():
     values = np.ones(5, np.float32)
     stats = compare_outputs(values, values, statistics=True, histogram_bins=2).statistics
-    assert (stats.mean_abs_error, stats.p50, stats.p999) == (0.0, 0.0, 0.0)
+    assert (stats.mean_absolute_error, stats.p50, stats.p999) == (0.0, 0.0, 0.0)
     assert stats.histogram_edges == (0.0, 0.5, 1.0)
     assert stats.histogram_counts == (5, 0)
 
@@ -350,26 +354,28 @@ def test_statistics_of_identical_arrays():
 def test_summary_and_repr():
     result = compare_outputs(np.array([3.0, 4.5]), np.array([3.0, 4.0]), atol=0.1, rtol=0)
     assert result.summary() == (
-        "floating point, 2 elements: max_abs_error=0.5 relative_l2_error=0.1 "
+        "floating point, 2 elements: max_absolute_error=0.5 relative_l2_error=0.1 "
         "cosine_similarity=0.99846 outside_tolerance=1 (50%) at atol=0.1 rtol=0"
     )
     assert str(result) == result.summary()
     assert repr(result).startswith(
-        "OutputComparison(kind='floating', element_count=2, candidate_nonfinite_count=0, "
-        "reference_nonfinite_count=0, max_abs_error=0.5, relative_l2_error=0.1, "
+        "OutputComparison(candidate_nonfinite_count=0, reference_nonfinite_count=0, "
+        "max_absolute_error=0.5, relative_l2_error=0.1, "
     )
+    assert repr(result).endswith("kind='floating', element_count=2, atol=0.1, rtol=0.0)")
     assert "mismatch_count" not in repr(result)
     integers = compare_outputs(np.array([1, 2, 3]), np.array([1, 2, 4]))
     assert str(integers) == "integer, 3 elements: mismatch_count=1 (33.33%)"
     assert repr(integers) == (
-        "OutputComparison(kind='integer', element_count=3, candidate_nonfinite_count=0, "
-        "reference_nonfinite_count=0, mismatch_count=1, mismatch_fraction=0.3333333333333333)"
+        "OutputComparison(candidate_nonfinite_count=0, reference_nonfinite_count=0, "
+        "mismatch_count=1, mismatch_fraction=0.3333333333333333, kind='integer', "
+        "element_count=3)"
     )
     nonfinite = compare_outputs(np.array([np.nan, 1.0]), np.array([1.0, np.inf]))
     assert str(nonfinite) == (
         "floating point, 2 elements: non-finite values (candidate 1, reference 1); no measures"
     )
-    assert "max_abs_error=None" in repr(nonfinite)
+    assert "max_absolute_error=None" in repr(nonfinite)
 
 
 @pytest.mark.parametrize(
@@ -438,9 +444,16 @@ def test_summary_and_repr():
         (
             np.zeros(2),
             np.zeros(2),
-            {"atol": "0.1", "rtol": 0.0},
-            TypeError,
-            "atol must be a real number, got str",
+            {"atol": "a tenth", "rtol": 0.0},
+            ValueError,
+            "atol must be a number (anything float() accepts), got 'a tenth'",
+        ),
+        (
+            np.zeros(2),
+            np.zeros(2),
+            {"atol": 0.1, "rtol": [0.0]},
+            ValueError,
+            "rtol must be a number (anything float() accepts), got [0.0]",
         ),
         (
             np.zeros(2),
@@ -471,6 +484,13 @@ def test_errors_name_the_field_and_value(candidate, reference, kwargs, error, me
     with pytest.raises(error) as raised:
         compare_outputs(candidate, reference, **kwargs)
     assert str(raised.value) == message
+
+
+def test_tolerances_go_through_float_as_in_1x():
+    candidate, reference = np.array([1.0, 1.5]), np.array([1.0, 1.0])
+    as_text = compare_outputs(candidate, reference, atol="0.25", rtol=True)
+    assert (as_text.atol, as_text.rtol) == (0.25, 1.0)
+    assert as_text.outside_tolerance_count == 0  # 0.5 <= 0.25 + 1.0 * 1.0
 
 
 def test_large_non_contiguous_views_cross_blocks_and_rows():

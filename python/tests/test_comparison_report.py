@@ -64,7 +64,7 @@ def test_plot_draws_the_core_statistics_and_the_tolerance():
         "p90": statistics.p90,
         "p99": statistics.p99,
         "p99.9": statistics.p999,
-        "max": comparison.max_abs_error,
+        "max": comparison.max_absolute_error,
         "atol": 0.004,
     }
     assert axes.get_yscale() == "log"

@@ -9,15 +9,15 @@ from tensoracle import BuilderSettings, EngineBuild, InputShape
 
 def test_fixed_shape_is_its_own_range():
     shape = InputShape.fixed((1, 64, 2))
-    assert (shape.min, shape.opt, shape.max) == ((1, 64, 2),) * 3
+    assert (shape.minimum, shape.optimum, shape.maximum) == ((1, 64, 2),) * 3
     assert shape.is_fixed
 
 
 def test_ranged_shape_keeps_each_bound_and_accepts_lists():
     shape = InputShape.ranged([1, 1, 2], (1, 64, 2), (1, 448, 2))
-    assert shape.min == (1, 1, 2)
-    assert shape.opt == (1, 64, 2)
-    assert shape.max == (1, 448, 2)
+    assert shape.minimum == (1, 1, 2)
+    assert shape.optimum == (1, 64, 2)
+    assert shape.maximum == (1, 448, 2)
     assert not shape.is_fixed
     assert shape.conditions() == {"min": [1, 1, 2], "opt": [1, 64, 2], "max": [1, 448, 2]}
 
@@ -25,14 +25,14 @@ def test_ranged_shape_keeps_each_bound_and_accepts_lists():
 @pytest.mark.parametrize(
     ("bounds", "words"),
     [
-        (((1, 0, 2), (1, 1, 2), (1, 2, 2)), ["InputShape.min", "0"]),
-        (((1, 1, 2), (1, -1, 2), (1, 2, 2)), ["InputShape.opt", "-1"]),
-        (((1, 1, 2), (1, 1, 2), (1, 2.5, 2)), ["InputShape.max", "2.5"]),
-        (((1, True, 2), (1, 1, 2), (1, 2, 2)), ["InputShape.min", "True"]),
-        (((1, 1), (1, 1, 2), (1, 2, 2)), ["same rank", "min=(1, 1)"]),
-        (((1, 8, 2), (1, 4, 2), (1, 9, 2)), ["dimension 1", "min=8", "opt=4"]),
-        (((1, 1, 2), (1, 9, 2), (1, 8, 2)), ["dimension 1", "opt=9", "max=8"]),
-        (("abc", (1,), (1,)), ["InputShape.min", "'abc'"]),
+        (((1, 0, 2), (1, 1, 2), (1, 2, 2)), ["InputShape.minimum", "0"]),
+        (((1, 1, 2), (1, -1, 2), (1, 2, 2)), ["InputShape.optimum", "-1"]),
+        (((1, 1, 2), (1, 1, 2), (1, 2.5, 2)), ["InputShape.maximum", "2.5"]),
+        (((1, True, 2), (1, 1, 2), (1, 2, 2)), ["InputShape.minimum", "True"]),
+        (((1, 1), (1, 1, 2), (1, 2, 2)), ["same rank", "minimum=(1, 1)"]),
+        (((1, 8, 2), (1, 4, 2), (1, 9, 2)), ["dimension 1", "minimum=8", "optimum=4"]),
+        (((1, 1, 2), (1, 9, 2), (1, 8, 2)), ["dimension 1", "optimum=9", "maximum=8"]),
+        (("abc", (1,), (1,)), ["InputShape.minimum", "'abc'"]),
     ],
 )
 def test_invalid_ranges_name_field_and_value(bounds, words):

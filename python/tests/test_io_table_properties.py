@@ -103,7 +103,7 @@ def test_an_address_that_is_not_an_int_is_a_type_error(data):
     addresses[name] = value
     kind = type(value).__name__
     text = f"device addresses must be positive ints; got {name!r}: {value!r} ({kind})"
-    with pytest.raises(TypeError, match=f"^{re.escape(text)}$"):
+    with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
         table.check_enqueue(addresses, 0)
 
 
@@ -132,19 +132,28 @@ def test_negative_streams_are_value_errors(table, stream):
 
 @settings(max_examples=100, deadline=None)
 @given(st.data())
-def test_every_ranged_input_with_its_rank_and_nonnegative_dims_is_accepted(data):
+def test_every_ranged_input_with_its_rank_and_dims_in_its_profile_is_accepted(data):
     table = data.draw(tables())
-    shapes = {
-        name: data.draw(
-            st.lists(
-                st.integers(0, 2**31),
-                min_size=len(table.tensors[name].shape),
-                max_size=len(table.tensors[name].shape),
-            )
-        )
-        for name in table.ranged
-    }
+    shapes = {}
+    for name in table.ranged:
+        low, _, high = table.tensors[name].profile
+        shapes[name] = [data.draw(st.integers(a, b)) for a, b in zip(low, high, strict=True)]
     assert table.check_shapes(shapes) == {name: tuple(shapes[name]) for name in table.ranged}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_a_dimension_outside_the_profile_is_named_with_the_range(data):
+    table = data.draw(tables())
+    if not table.ranged:
+        return
+    name = data.draw(st.sampled_from(table.ranged))
+    low, _, high = table.tensors[name].profile
+    axis = data.draw(st.integers(0, len(low) - 1))
+    shapes = {other: list(table.tensors[other].profile[0]) for other in table.ranged}
+    shapes[name][axis] = high[axis] + data.draw(st.integers(1, 2**20))
+    with pytest.raises(ValueError, match=re.escape(f"{name!r}: shape {tuple(shapes[name])}")):
+        table.check_shapes(shapes)
 
 
 @settings(max_examples=100, deadline=None)

@@ -78,7 +78,7 @@ def test_an_invalid_shape_of_rank_minus_one_is_an_error_not_a_scalar():
 def test_shape_inference_failures_and_unspecified_tensors_are_named():
     assert shape_inference_error([], None) is None
     error = shape_inference_error([], "infer_shapes error code: -1; broadcast dimensions differ")
-    assert isinstance(error, ValueError)
+    assert isinstance(error, RuntimeError)
     assert str(error) == (
         "TensorRT shape inference rejected the input shapes: infer_shapes error code: -1; "
         "broadcast dimensions differ"

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any
 
 from tensoracle import gpu, log
 from tensoracle import progress as build_progress
 from tensoracle.backends import Backend, backend
 from tensoracle.declaration import EngineBuild
-from tensoracle.errors import ShapeTensorOutputWarning, caller_stacklevel
+from tensoracle.errors import ShapeTensorOutputWarning, caller_stacklevel, shape_output_message
 from tensoracle.io import Signature, signature_from_network
+from tensoracle.memory import release_freed_heap
 from tensoracle.plugins import load_plugins
 from tensoracle.target_support import check_target_support
 
@@ -55,15 +59,15 @@ def _check_inputs(network: Any, declaration: EngineBuild) -> None:
                 f"(declared: {sorted(declaration.inputs)})"
             )
         dims = [int(dim) for dim in tensor.shape]
-        if len(dims) != len(declared.min):
+        if len(dims) != len(declared.minimum):
             raise ValueError(
-                f"EngineBuild.inputs[{tensor.name!r}] has rank {len(declared.min)} "
-                f"(min={declared.min}), but the graph input has shape {tuple(dims)}"
+                f"EngineBuild.inputs[{tensor.name!r}] has rank {len(declared.minimum)} "
+                f"(minimum={declared.minimum}), but the graph input has shape {tuple(dims)}"
             )
         for axis, dim in enumerate(dims):
             if dim == -1:
                 continue
-            for field in ("min", "opt", "max"):
+            for field in ("minimum", "optimum", "maximum"):
                 value = getattr(declared, field)
                 if value[axis] != dim:
                     raise ValueError(
@@ -98,7 +102,7 @@ def _configure(
     applied = chosen.adapter.apply_targets(trt, config, targets, settings.targets)
     profile = builder.create_optimization_profile()
     for name, shape in declaration.inputs.items():
-        profile.set_shape(name, shape.min, shape.opt, shape.max)
+        profile.set_shape(name, shape.minimum, shape.optimum, shape.maximum)
     config.add_optimization_profile(profile)
     return config, applied
 
@@ -114,7 +118,39 @@ def build_plan(
     """Calls ``graph`` on a fresh network, checks its inputs against the declaration and builds.
 
     Raises ValueError for declarations that do not fit the graph and RuntimeError, with the
-    backend's logged errors, when the backend cannot build the network."""
+    backend's logged errors, when the backend cannot build the network. Whatever the outcome,
+    the builder's objects are dropped and the heap they freed is given back to the operating
+    system (``tensoracle.memory``)."""
+    try:
+        return _build_plan(chosen, graph, declaration, targets, logger, progress)
+    except BaseException as error:
+        # The traceback keeps the frames' locals (builder, network, config) alive: clear those
+        # of tensoracle's own frames, so that their memory is freed now rather than when the
+        # caller drops the exception. The caller's frames (the graph function's) keep theirs.
+        _clear_own_frames(error.__traceback__)
+        raise
+    finally:
+        release_freed_heap()
+
+
+def _clear_own_frames(trace: TracebackType | None) -> None:
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    while trace is not None:
+        frame = trace.tb_frame
+        if frame.f_code.co_filename.startswith(package):
+            with contextlib.suppress(RuntimeError):  # a running frame (build_plan's) cannot be
+                frame.clear()
+        trace = trace.tb_next
+
+
+def _build_plan(
+    chosen: Backend,
+    graph: Graph,
+    declaration: EngineBuild,
+    targets: list[str],
+    logger: Any,
+    progress: Any,
+) -> BuildResult:
     trt = chosen.module
     started = time.monotonic()
     with log.capture(logger) as errors:
@@ -134,10 +170,7 @@ def build_plan(
     shape_outputs = [tensor.name for tensor in outputs if tensor.is_shape_tensor]
     if shape_outputs:
         warnings.warn(
-            ShapeTensorOutputWarning(
-                f"the engine has outputs marked as shape tensors ({', '.join(shape_outputs)}); "
-                "create_execution() cannot handle such engines"
-            ),
+            ShapeTensorOutputWarning(shape_output_message(shape_outputs)),
             stacklevel=caller_stacklevel(),
         )
     return BuildResult(
@@ -150,15 +183,21 @@ def build_plan(
 
 
 def build_serialized_engine(
-    graph: Graph, declaration: EngineBuild, plugins: Iterable[Any] = (), progress: Any = None
+    graph: Graph,
+    declaration: EngineBuild,
+    *,
+    plugins: Iterable[Any] = (),
+    logger: Any = None,
+    progress: Any = None,
 ) -> bytes:
     """Builds the graph with the declared input shapes and settings; returns the plan bytes.
 
     Invalid declarations raise ValueError; a failed build raises RuntimeError carrying the
-    backend's logged errors; plugin library problems raise PluginLibraryError. ``progress``: see
-    ``open_engine``."""
+    backend's logged errors; plugin library problems raise PluginLibraryError. ``logger`` (a
+    TensorRT ``ILogger``) receives the backend's messages; ``progress``: see ``open_engine``."""
     check_arguments(graph, declaration, progress)
     chosen = backend()
-    load_plugins(plugins, chosen)
+    load_plugins(plugins, chosen, logger)
     targets = chosen.adapter.planned_targets(gpu.properties(), declaration.settings.targets)
-    return bytes(build_plan(chosen, graph, declaration, targets, progress=progress).plan)
+    plan = build_plan(chosen, graph, declaration, targets, logger=logger, progress=progress).plan
+    return bytes(plan)

@@ -56,7 +56,7 @@ class ErrorStatistics:
     from 0 to 1 when every error is 0.
     """
 
-    mean_abs_error: float
+    mean_absolute_error: float
     p50: float
     p90: float
     p99: float
@@ -65,32 +65,35 @@ class ErrorStatistics:
     histogram_counts: tuple[int, ...]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class OutputComparison:
     """Measurements of a candidate array against a reference array.
 
     For floating point arrays (``kind == "floating"``): the non-finite count of each side, and,
-    when both sides are entirely finite, ``max_abs_error``, ``relative_l2_error`` (difference
-    norm over reference norm; None for a zero reference norm) and ``cosine_similarity`` (None
-    when either norm is zero). ``outside_tolerance_count`` and ``outside_tolerance_fraction``
-    are set only when both ``atol`` and ``rtol`` were given. ``mismatch_count`` and
-    ``mismatch_fraction`` are None.
+    when both sides are entirely finite, ``max_absolute_error``, ``relative_l2_error``
+    (difference norm over reference norm; None for a zero reference norm) and
+    ``cosine_similarity`` (None when either norm is zero). ``outside_tolerance_count`` and
+    ``outside_tolerance_fraction`` are set only when both ``atol`` and ``rtol`` were given.
+    ``mismatch_count`` and ``mismatch_fraction`` are None.
 
     For integer and boolean arrays: ``mismatch_count`` and ``mismatch_fraction`` count elements
     that are not exactly equal; the non-finite counts are 0 and the floating point measures None.
+
+    The first nine fields are tensoracle 1.x's, in its order; ``kind``, ``element_count``, the
+    tolerances used and the error ``statistics`` follow.
     """
 
-    kind: Kind
-    element_count: int
     candidate_nonfinite_count: int
     reference_nonfinite_count: int
-    max_abs_error: float | None
-    relative_l2_error: float | None
-    cosine_similarity: float | None
-    outside_tolerance_count: int | None
-    outside_tolerance_fraction: float | None
-    mismatch_count: int | None
-    mismatch_fraction: float | None
+    max_absolute_error: float | None = None
+    relative_l2_error: float | None = None
+    cosine_similarity: float | None = None
+    outside_tolerance_count: int | None = None
+    outside_tolerance_fraction: float | None = None
+    mismatch_count: int | None = None
+    mismatch_fraction: float | None = None
+    kind: Kind = "floating"
+    element_count: int = 0
     atol: float | None = None
     rtol: float | None = None
     statistics: ErrorStatistics | None = None
@@ -98,7 +101,7 @@ class OutputComparison:
     def summary(self) -> str:
         """One line for logs and notebooks.
 
-        For example ``floating point, 1024 elements: max_abs_error=0.00195 ...`` or
+        For example ``floating point, 1024 elements: max_absolute_error=0.00195 ...`` or
         ``integer, 8 elements: mismatch_count=1 (12.5%)``.
         """
         head = f"{_KIND_TEXT[self.kind]}, {self.element_count} elements"
@@ -112,7 +115,7 @@ class OutputComparison:
                 f"reference {self.reference_nonfinite_count}); no measures"
             )
         parts = [
-            f"max_abs_error={_number(self.max_abs_error)}",
+            f"max_absolute_error={_number(self.max_absolute_error)}",
             f"relative_l2_error={_number(self.relative_l2_error)}",
             f"cosine_similarity={_number(self.cosine_similarity)}",
         ]
@@ -124,7 +127,7 @@ class OutputComparison:
             )
         if self.statistics is not None:
             parts.append(
-                f"mean_abs_error={_number(self.statistics.mean_abs_error)} "
+                f"mean_absolute_error={_number(self.statistics.mean_absolute_error)} "
                 f"p99={_number(self.statistics.p99)}"
             )
         return f"{head}: " + " ".join(parts)
@@ -151,7 +154,7 @@ class OutputComparison:
         return f"OutputComparison({', '.join(shown)})"
 
 
-_FLOATING_FIELDS = frozenset({"max_abs_error", "relative_l2_error", "cosine_similarity"})
+_FLOATING_FIELDS = frozenset({"max_absolute_error", "relative_l2_error", "cosine_similarity"})
 
 
 def compare_outputs(
@@ -181,9 +184,10 @@ def compare_outputs(
         An ``OutputComparison``; the function does not decide whether the candidate passes.
 
     Raises:
-        TypeError: An argument is not a NumPy array, or a tolerance is not a real number.
+        TypeError: An argument is not a NumPy array.
         ValueError: Shapes differ, kinds differ, the arrays are empty, a dtype is not
-            supported, or a tolerance is given alone, negative or not finite.
+            supported, or a tolerance is given alone, is not a number for ``float()``, or is
+            negative or not finite.
     """
     candidate = _as_array(candidate, "candidate")
     reference = _as_array(reference, "reference")
@@ -220,7 +224,7 @@ def compare_outputs(
             element_count=count,
             candidate_nonfinite_count=0,
             reference_nonfinite_count=0,
-            max_abs_error=None,
+            max_absolute_error=None,
             relative_l2_error=None,
             cosine_similarity=None,
             outside_tolerance_count=None,
@@ -244,7 +248,7 @@ def compare_outputs(
         element_count=count,
         candidate_nonfinite_count=measured["candidate_nonfinite_count"],
         reference_nonfinite_count=measured["reference_nonfinite_count"],
-        max_abs_error=measured["max_abs_error"],
+        max_absolute_error=measured["max_abs_error"],
         relative_l2_error=measured["relative_l2_error"],
         cosine_similarity=measured["cosine_similarity"],
         outside_tolerance_count=outside,
@@ -292,9 +296,13 @@ def _tolerance(atol: float | None, rtol: float | None) -> tuple[float, float] | 
         )
     values = []
     for name, value in (("atol", atol), ("rtol", rtol)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-        number = float(value)
+        # As in tensoracle 1.x, anything float() takes is a tolerance ("1e-3" and True too).
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(
+                f"{name} must be a number (anything float() accepts), got {value!r}"
+            ) from None
         if not math.isfinite(number) or number < 0:
             raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
         values.append(number)
@@ -323,7 +331,7 @@ def _statistics(described: dict | None) -> ErrorStatistics | None:
         return None
     percentiles = dict(described["percentiles"])
     return ErrorStatistics(
-        mean_abs_error=described["mean_abs_error"],
+        mean_absolute_error=described["mean_abs_error"],
         p50=percentiles[_PERCENTILES[0]],
         p90=percentiles[_PERCENTILES[1]],
         p99=percentiles[_PERCENTILES[2]],

@@ -34,28 +34,30 @@ def _shape(field_name: str, value: Any) -> Shape:
 class InputShape:
     """The minimum, optimum and maximum shape of one input (one optimization profile)."""
 
-    min: Shape
-    opt: Shape
-    max: Shape
+    minimum: Shape
+    optimum: Shape
+    maximum: Shape
 
     def __post_init__(self) -> None:
-        minimum = _shape("InputShape.min", self.min)
-        optimum = _shape("InputShape.opt", self.opt)
-        maximum = _shape("InputShape.max", self.max)
+        minimum = _shape("InputShape.minimum", self.minimum)
+        optimum = _shape("InputShape.optimum", self.optimum)
+        maximum = _shape("InputShape.maximum", self.maximum)
+        if not minimum:
+            raise ValueError("InputShape.minimum is empty; an input has at least one dimension")
         if not len(minimum) == len(optimum) == len(maximum):
             raise ValueError(
-                "InputShape.min, opt and max must have the same rank; got "
-                f"min={minimum}, opt={optimum}, max={maximum}"
+                "InputShape.minimum, optimum and maximum must have the same rank; got "
+                f"minimum={minimum}, optimum={optimum}, maximum={maximum}"
             )
         for axis, (low, mid, high) in enumerate(zip(minimum, optimum, maximum, strict=True)):
             if not low <= mid <= high:
                 raise ValueError(
-                    f"InputShape needs min <= opt <= max in every dimension; dimension {axis} "
-                    f"has min={low}, opt={mid}, max={high}"
+                    "InputShape needs minimum <= optimum <= maximum in every dimension; "
+                    f"dimension {axis} has minimum={low}, optimum={mid}, maximum={high}"
                 )
-        object.__setattr__(self, "min", minimum)
-        object.__setattr__(self, "opt", optimum)
-        object.__setattr__(self, "max", maximum)
+        object.__setattr__(self, "minimum", minimum)
+        object.__setattr__(self, "optimum", optimum)
+        object.__setattr__(self, "maximum", maximum)
 
     @classmethod
     def fixed(cls, shape: Iterable[int]) -> InputShape:
@@ -64,16 +66,19 @@ class InputShape:
         return cls(dims, dims, dims)
 
     @classmethod
-    def ranged(cls, min: Iterable[int], opt: Iterable[int], max: Iterable[int]) -> InputShape:
+    def ranged(
+        cls, minimum: Iterable[int], optimum: Iterable[int], maximum: Iterable[int]
+    ) -> InputShape:
         """A range of sizes; put ``-1`` in each varying dimension of the graph input."""
-        return cls(min, opt, max)  # type: ignore[arg-type]  # validated and converted
+        return cls(minimum, optimum, maximum)  # type: ignore[arg-type]  # validated, converted
 
     @property
     def is_fixed(self) -> bool:
-        return self.min == self.opt == self.max
+        return self.minimum == self.optimum == self.maximum
 
     def conditions(self) -> dict[str, list[int]]:
-        return {"min": list(self.min), "opt": list(self.opt), "max": list(self.max)}
+        """The profile as the saved header records it (keys ``min``, ``opt``, ``max``)."""
+        return {"min": list(self.minimum), "opt": list(self.optimum), "max": list(self.maximum)}
 
 
 def _targets(value: Any) -> tuple[str, ...] | None:

@@ -1,4 +1,4 @@
-"""Opening engines through the cache: ``open_engine``, ``prepare_engine`` and ``EngineHandle``.
+"""Opening engines through the cache: ``open_engine``, ``prepare_engine``, ``EngineHandle``.
 
 Protocol per identity (the same as the C++ store's users): take the shared lock and read the
 entry; on a miss (or with ``force_rebuild``) take the exclusive lock, look again (unless
@@ -11,7 +11,7 @@ import json
 import os
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -38,13 +38,42 @@ def _version() -> str:
         return "unknown"
 
 
+@dataclass(frozen=True)
 class EngineHandle:
-    """A saved engine: its path, plan, runtime and (deserialized on first use) engine.
+    """A deserialized engine, the runtime that owns it, and the file it came from.
 
-    Keep the handle (it owns ``runtime``) alive while using ``engine``. Deserialization needs a
-    CUDA device: where none is present ``open_engine`` still builds, saves and checks IO, and
-    ``engine`` raises RuntimeError saying so. After deserialization the plan's file mapping is
-    released (``plan`` becomes None) so that the saved file is not held open.
+    Keep the handle alive while using ``engine``. Construct one yourself to wrap an engine built
+    or deserialized elsewhere (``EngineHandle(engine, runtime, path)``), then call
+    ``create_execution()``. ``open_engine`` returns a ``SavedEngineHandle``, which is an
+    ``EngineHandle`` that also knows how the engine was obtained.
+    """
+
+    engine: Any
+    runtime: Any
+    path: Path
+    _shape_tensor_outputs: tuple[str, ...] = field(default=(), repr=False)
+
+    @property
+    def shape_tensor_outputs(self) -> list[str]:
+        """Outputs marked as shape tensors (an execution unit warns about them)."""
+        return list(self._shape_tensor_outputs)
+
+    def create_execution(self) -> Any:
+        """A new ``tensoracle.EngineExecution`` on this handle's engine."""
+        from tensoracle.execution import EngineExecution
+
+        return EngineExecution(self)
+
+
+class SavedEngineHandle(EngineHandle):
+    """The handle ``open_engine`` returns: an ``EngineHandle`` for a saved engine, deserialized
+    on first use of ``engine``, with its path, plan, backend, recorded references, and whether
+    this call built it.
+
+    Deserialization needs a CUDA device: where none is present ``open_engine`` still builds,
+    saves and checks IO, and ``engine`` raises RuntimeError saying so. After deserialization the
+    plan's file mapping is released (``plan`` becomes None) so that the saved file is not held
+    open. Handles compare by identity.
     """
 
     def __init__(
@@ -60,20 +89,28 @@ class EngineHandle:
         built: bool,
         logger: Any,
     ) -> None:
-        self._backend = chosen
-        self._path = path
-        self._plan = plan
-        self._keep = keep  # owner of the plan's memory (a SavedEngine mapping or IHostMemory)
-        self._io = io
-        self._declaration = declaration
-        self._references = references
-        self._built = built
-        self._logger = logger
-        self._lock = threading.Lock()
-        self._engine: Any = None
-        self._runtime = chosen.module.Runtime(log.trt_logger(chosen))
+        shape_outputs = tuple(references.get("shape_tensor_outputs", ()))
+        for name, value in (
+            ("_backend", chosen),
+            ("_path", path),
+            ("_plan", plan),
+            ("_keep", keep),  # owner of the plan's memory (a SavedEngine mapping or IHostMemory)
+            ("_io", io),
+            ("_declaration", declaration),
+            ("_references", references),
+            ("_built", built),
+            ("_logger", logger),
+            ("_lock", threading.Lock()),
+            ("_engine", None),
+            ("_runtime", chosen.module.Runtime(log.trt_logger(chosen))),
+            ("_shape_tensor_outputs", shape_outputs),
+        ):
+            object.__setattr__(self, name, value)
 
-    @property
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    @property  # type: ignore[override]
     def path(self) -> Path:
         return self._path
 
@@ -106,34 +143,24 @@ class EngineHandle:
         return self._references
 
     @property
-    def shape_tensor_outputs(self) -> list[str]:
-        return list(self._references.get("shape_tensor_outputs", []))
-
-    @property
     def plan(self) -> memoryview | None:
         """The serialized plan (read-only, not copied) until the engine is deserialized."""
         with self._lock:
             return None if self._plan is None else memoryview(self._plan)
 
-    @property
+    @property  # type: ignore[override]
     def runtime(self) -> Any:
         return self._runtime
 
-    @property
+    @property  # type: ignore[override]
     def engine(self) -> Any:
         """The deserialized ``ICudaEngine`` (deserialized and IO-checked on first access)."""
         with self._lock:
             if self._engine is None:
-                self._engine = self._deserialize()
-                self._plan = None
-                self._keep = None
+                object.__setattr__(self, "_engine", self._deserialize())
+                object.__setattr__(self, "_plan", None)
+                object.__setattr__(self, "_keep", None)
             return self._engine
-
-    def create_execution(self) -> Any:
-        """A new ``tensoracle.execution.EngineExecution`` on this handle's engine."""
-        from tensoracle.execution import EngineExecution
-
-        return EngineExecution(self)
 
     def _deserialize(self) -> Any:
         trt = self._backend.module
@@ -172,7 +199,7 @@ class EngineHandle:
 
     def __repr__(self) -> str:
         state = "deserialized" if self._engine is not None else "not deserialized"
-        return f"EngineHandle(path={str(self._path)!r}, backend={self._backend!r}, {state})"
+        return f"SavedEngineHandle(path={str(self._path)!r}, backend={self._backend!r}, {state})"
 
 
 @dataclass(frozen=True)
@@ -352,7 +379,7 @@ def open_engine(
         request, graph, declaration, force_rebuild, logger, progress, remote
     )
     _check_header_io(io, declaration, references, path)
-    handle = EngineHandle(
+    handle = SavedEngineHandle(
         chosen=request.chosen,
         path=path,
         plan=plan,

@@ -82,7 +82,7 @@ def error_figure(comparison: OutputComparison, title: str | None = None) -> Figu
         ("p99.9", statistics.p999, (0, (5, 1))),
     ):
         axes.axvline(value, color=_PERCENTILE, linestyle=style, label=f"{name} = {_number(value)}")
-    maximum = comparison.max_abs_error
+    maximum = comparison.max_absolute_error
     if maximum is not None:
         axes.axvline(maximum, color=_MAXIMUM, label=f"max = {_number(maximum)}")
     right = edges[-1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 
 
 class EngineCacheError(ValueError):
@@ -26,7 +27,7 @@ class UntrustedEngineError(EngineCacheError):
     """A remote engine is unsigned, or not signed by the key this node is configured to trust."""
 
 
-class PluginLibraryError(RuntimeError):
+class PluginLibraryError(ValueError):
     """A plugin library is missing, unreadable, incompatible, or changed after loading."""
 
 
@@ -36,6 +37,16 @@ class BuildCancelledError(RuntimeError):
 
 class ShapeTensorOutputWarning(UserWarning):
     """The engine has outputs marked as shape tensors, which execution units cannot handle."""
+
+
+def shape_output_message(names: Sequence[str]) -> str:
+    """The ShapeTensorOutputWarning text, at build time and when an execution unit is created,
+    for an engine whose outputs ``names`` are shape tensors."""
+    listed = ", ".join(repr(n) for n in names)
+    return (
+        f"engine outputs {listed} are shape tensors; execution units (create_execution()) "
+        "cannot handle them, and running such an engine may crash the process"
+    )
 
 
 class RemoteCacheWarning(UserWarning):

@@ -9,14 +9,13 @@ from types import TracebackType
 from typing import Any
 
 from tensoracle import log
-from tensoracle.errors import ShapeTensorOutputWarning, caller_stacklevel
+from tensoracle.errors import ShapeTensorOutputWarning, caller_stacklevel, shape_output_message
 from tensoracle.io_table import (
     IOTable,
     IOTensor,
     capture_problem,
     shape_inference_error,
     shape_of,
-    shape_output_message,
     shape_outputs,
 )
 
@@ -255,7 +254,7 @@ class EngineExecution:
             raise inference
         self._blocked = None
 
-    def _infer_shapes(self) -> ValueError | None:
+    def _infer_shapes(self) -> RuntimeError | None:
         """Runs TensorRT's shape inference; the error naming what it reports, or None."""
         with log.capture() as errors:
             try:

@@ -41,7 +41,7 @@ def shape_of(value: Any, what: str) -> Shape:
     return tuple(int(value[index]) for index in range(rank))
 
 
-def shape_inference_error(insufficient: Sequence[str], failure: str | None) -> ValueError | None:
+def shape_inference_error(insufficient: Sequence[str], failure: str | None) -> RuntimeError | None:
     """The error for a failed shape inference after input shapes were set, or None.
 
     ``insufficient`` are the tensors TensorRT's ``infer_shapes`` names as not specified enough;
@@ -49,10 +49,10 @@ def shape_inference_error(insufficient: Sequence[str], failure: str | None) -> V
     each other, such as different lengths into an elementwise sum).
     """
     if failure is not None:
-        return ValueError(f"TensorRT shape inference rejected the input shapes: {failure}")
+        return RuntimeError(f"TensorRT shape inference rejected the input shapes: {failure}")
     if insufficient:
         listed = ", ".join(repr(n) for n in insufficient)
-        return ValueError(f"TensorRT shape inference reports tensors not specified: {listed}")
+        return RuntimeError(f"TensorRT shape inference reports tensors not specified: {listed}")
     return None
 
 
@@ -86,19 +86,10 @@ def shape_outputs(tensors: Iterable[IOTensor]) -> tuple[str, ...]:
     return tuple(t.name for t in tensors if t.mode == "OUTPUT" and t.is_shape_io)
 
 
-def shape_output_message(names: Sequence[str]) -> str:
-    """The ShapeTensorOutputWarning text for an engine whose header lists shape-tensor outputs."""
-    listed = ", ".join(repr(n) for n in names)
-    return (
-        f"engine outputs {listed} are shape tensors; "
-        "execution units cannot handle them and enqueue may crash the process"
-    )
-
-
 def reject_stream(stream: object) -> None:
     """Raises the error for a ``stream`` that is not a nonnegative int (bool is not an int)."""
     if type(stream) is not int:
-        raise TypeError(
+        raise ValueError(
             f"stream must be a nonnegative int CUDA stream handle, got {stream!r} "
             f"({type(stream).__name__})"
         )
@@ -300,18 +291,28 @@ class IOTable:
                     "nonnegative ints"
                 )
                 continue
+            profile = self.tensors[name].profile
+            if profile is not None and not all(
+                low <= dim <= high
+                for low, dim, high in zip(profile[0], dims, profile[2], strict=True)
+            ):
+                problems.append(
+                    f"{name!r}: shape {dims} is outside profile 0, which allows "
+                    f"{self.profile_range(name)}"
+                )
+                continue
             checked[name] = dims
         if problems:
             raise ValueError("invalid input shapes: " + "; ".join(problems))
         return checked
 
-    def rejection_error(self, rejected: Iterable[tuple[str, Shape, str]]) -> ValueError:
+    def rejection_error(self, rejected: Iterable[tuple[str, Shape, str]]) -> RuntimeError:
         """The error for shapes TensorRT refused: (input name, shape, TensorRT's reason) each."""
         described = [
             f"{name!r} {dims} (profile 0 allows {self.profile_range(name)}): {reason}"
             for name, dims, reason in rejected
         ]
-        return ValueError(
+        return RuntimeError(
             "TensorRT rejected the shape of "
             + "; ".join(described)
             + "; input shapes stay incomplete until set_input_shapes succeeds"
@@ -368,7 +369,7 @@ class IOTable:
                     f"(TensorRT needs {ADDRESS_ALIGNMENT}-byte aligned tensors)"
                 )
         if wrong_type:
-            raise TypeError("device addresses must be positive ints; got " + "; ".join(wrong_type))
+            raise ValueError("device addresses must be positive ints; got " + "; ".join(wrong_type))
         for output, source in self.aliases:
             if output in addresses and source in addresses:
                 shared, given = addresses[source], addresses[output]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import pickle
 import re
 import tempfile
 from collections.abc import Container, Mapping
@@ -40,9 +41,13 @@ def pth_to_safetensors(source: str | os.PathLike[str], destination: str | os.Pat
 
     Raises:
         ImportError: torch (or safetensors' torch support) is not installed.
-        CheckpointConversionError: The checkpoint cannot be loaded safely, holds something other
-            than string-keyed mappings of dense tensors, or two keys flatten to the same name.
-        OSError: A file cannot be read or written.
+        TypeError: The checkpoint is not a mapping, a key is not a string, or a value is neither
+            a tensor nor a mapping.
+        CheckpointConversionError: (a ValueError) The checkpoint cannot be unpickled safely, a
+            mapping contains itself, two keys flatten to the same name, or a tensor is not a
+            plain dense tensor safetensors can store.
+        OSError, RuntimeError: torch cannot read the file (missing, or not a checkpoint); such
+            errors come unchanged from ``torch.load``.
     """
     torch, save_file = _import_torch()
     source_path = Path(source)
@@ -62,20 +67,18 @@ def pth_to_safetensors(source: str | os.PathLike[str], destination: str | os.Pat
         )
     try:
         checkpoint = torch.load(source_path, map_location="cpu", weights_only=True)
-    except OSError:
-        raise
-    except Exception as error:  # torch reports refused pickles with several exception types
+    except pickle.UnpicklingError as error:  # what weights_only refuses: code, other globals
         raise CheckpointConversionError(
             f"'{source_path}' cannot be loaded with torch.load(weights_only=True): "
             f"{_load_failure_reason(error)}"
         ) from error
     if not isinstance(checkpoint, Mapping):
-        raise CheckpointConversionError(
+        raise TypeError(
             f"'{source_path}' holds a value of type {type(checkpoint).__name__}, "
             "not a mapping of tensors"
         )
     tensors: dict[str, Any] = {}
-    _flatten(torch, _storable_dtypes(torch), checkpoint, "", tensors)
+    _flatten(torch, _storable_dtypes(torch), checkpoint, "", tensors, set())
     _write_atomically(save_file, tensors, destination_path)
 
 
@@ -121,19 +124,23 @@ def _flatten(
     mapping: Mapping[Any, Any],
     prefix: str,
     out: dict[str, Any],
+    enclosing: set[int],
 ) -> None:
+    enclosing.add(id(mapping))
     for key, value in mapping.items():
         if not isinstance(key, str):
             where = f" in '{prefix[:-1]}'" if prefix else ""
-            raise CheckpointConversionError(
-                f"key {key!r}{where} is of type {type(key).__name__}, not a string"
-            )
+            raise TypeError(f"key {key!r}{where} is of type {type(key).__name__}, not a string")
         name = prefix + key
         if isinstance(value, Mapping):
-            _flatten(torch, storable, value, name + ".", out)
+            if id(value) in enclosing:
+                raise CheckpointConversionError(
+                    f"'{name}' is a mapping that contains itself; it cannot be flattened"
+                )
+            _flatten(torch, storable, value, name + ".", out, enclosing)
             continue
         if not isinstance(value, torch.Tensor):
-            raise CheckpointConversionError(
+            raise TypeError(
                 f"'{name}' holds a value of type {type(value).__name__}, "
                 "not a tensor or a mapping of tensors"
             )
@@ -156,6 +163,7 @@ def _flatten(
             )
         # An independent contiguous copy: shared storage and strides do not reach the file.
         out[name] = value.detach().clone(memory_format=torch.contiguous_format)
+    enclosing.discard(id(mapping))
 
 
 def _write_atomically(save_file: Any, tensors: dict[str, Any], destination: Path) -> None:

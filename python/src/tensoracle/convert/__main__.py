@@ -1,7 +1,7 @@
 """Command line: ``python -m tensoracle.convert SOURCE DESTINATION`` (also ``tensoracle convert``).
 
-Exits 0 on success, 1 when the conversion fails (one line on stderr naming the reason and key),
-and 2 on misuse of the command line.
+Exits 0 on success, 1 when the conversion fails (one line on stderr, ``<prog>: <reason>``, naming
+the key where there is one), and 2 on misuse of the command line.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import argparse
 import sys
 
 from tensoracle.convert import pth_to_safetensors
-from tensoracle.errors import CheckpointConversionError
 
 
 def main(argv: list[str] | None = None, prog: str = "python -m tensoracle.convert") -> int:
@@ -23,8 +22,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m tensoracle.conver
     arguments = parser.parse_args(argv)
     try:
         pth_to_safetensors(arguments.source, arguments.destination)
-    except (CheckpointConversionError, ImportError, OSError) as error:
-        print(f"error: {error}", file=sys.stderr)
+    except (ImportError, OSError, TypeError, ValueError, RuntimeError) as error:
+        print(f"{parser.prog}: {error}", file=sys.stderr)
         return 1
     return 0
 
