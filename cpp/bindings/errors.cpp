@@ -55,7 +55,19 @@ void translate(std::exception_ptr const& error, void* /*payload*/) {
     } catch (InvalidArgument const& e) {
         set_error(PyExc_ValueError, e.what());
     } catch (FileError const& e) {
-        set_error(PyExc_OSError, e.what());
+        if (e.error_number() == 0) {
+            set_error(PyExc_OSError, e.what());
+            return;
+        }
+        // OSError(errno, text) is created as the errno's subclass (FileNotFoundError, ...);
+        // its str() is "[Errno N] text".
+        std::string const text = escape_invalid_utf8(e.what());
+        PyObject* error =
+            PyObject_CallFunction(PyExc_OSError, "is", e.error_number(), text.c_str());
+        if (error != nullptr) {
+            PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error)), error);
+            Py_DECREF(error);
+        }
     }
 }
 

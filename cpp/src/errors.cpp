@@ -12,7 +12,7 @@ void throw_file_error(std::string_view what, std::filesystem::path const& path, 
     message += path.string();
     message += "': ";
     message += std::strerror(error_number);
-    throw FileError(message, path);
+    throw FileError(message, path, error_number);
 }
 
 } // namespace tensoracle

@@ -9,10 +9,13 @@ skips with the runtime's own diagnosis.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+
+from tensoracle import EngineHandle
 
 
 def backend_module() -> Any:
@@ -32,15 +35,6 @@ def logger(trt: Any) -> Any:
     chosen = backend()
     assert chosen.module is trt
     return log.trt_logger(chosen)
-
-
-class DirectHandle:
-    """An engine with its runtime, held the way tensoracle's EngineHandle holds them."""
-
-    def __init__(self, engine: Any, runtime: Any, shape_tensor_outputs: tuple[str, ...] = ()):
-        self.engine = engine
-        self.runtime = runtime
-        self.shape_tensor_outputs = shape_tensor_outputs
 
 
 class BuildFailed(RuntimeError):
@@ -77,7 +71,7 @@ def build_plan(
     return bytes(plan)
 
 
-def open_plan(plan: bytes) -> DirectHandle:
+def open_plan(plan: bytes) -> EngineHandle:
     """Deserializes a plan on this GPU, skipping when the backend cannot run it here at all."""
     from tensoracle import log
 
@@ -87,14 +81,15 @@ def open_plan(plan: bytes) -> DirectHandle:
     with log.capture() as errors:
         engine = runtime.deserialize_cuda_engine(plan)
     assert engine is not None, f"the test engine did not deserialize: {errors}"
-    return DirectHandle(engine, runtime)
+    # Wrapped as a user wraps an engine built elsewhere (the 1.x way): EngineHandle(e, r, path).
+    return EngineHandle(engine, runtime, Path("built-in-memory.engine"))
 
 
 def build_handle(
     populate: Populate,
     profile: dict[str, tuple[tuple[int, ...], ...]] | None = None,
     shape_values: dict[str, tuple[tuple[int, ...], ...]] | None = None,
-) -> DirectHandle:
+) -> EngineHandle:
     """Builds a test engine and opens it on this GPU."""
     return open_plan(build_plan(populate, profile, shape_values))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import warnings
 import weakref
@@ -217,8 +218,10 @@ def test_shape_tensor_inputs_are_rejected_at_creation():
 
 
 def test_recorded_shape_tensor_outputs_warn_and_can_stop_creation():
-    handle = build_handle(shape_output, SHAPE_OUTPUT_PROFILE)
-    handle.shape_tensor_outputs = ("size",)
+    # As open_engine records them from a saved header (EngineHandle's private field in 1.x).
+    handle = dataclasses.replace(
+        build_handle(shape_output, SHAPE_OUTPUT_PROFILE), _shape_tensor_outputs=("size",)
+    )
     with warnings.catch_warnings():
         warnings.filterwarnings("error", category=ShapeTensorOutputWarning)
         with pytest.raises(ShapeTensorOutputWarning, match="'size'"):

@@ -20,15 +20,19 @@ public:
     using Error::Error;
 };
 
-// A filesystem operation failed; the message names the path and the OS reason (Python: OSError).
+// A filesystem operation failed; the message names the path and the OS reason (Python: OSError,
+// or the subclass of its errno, such as FileNotFoundError for ENOENT).
 class FileError : public Error {
 public:
-    FileError(std::string const& what, std::filesystem::path path)
-        : Error(what), path_(std::move(path)) {}
+    FileError(std::string const& what, std::filesystem::path path, int error_number = 0)
+        : Error(what), path_(std::move(path)), error_number_(error_number) {}
     std::filesystem::path const& path() const noexcept { return path_; }
+    // The errno of the failed call; 0 when the failure is not one of the operating system's.
+    int error_number() const noexcept { return error_number_; }
 
 private:
     std::filesystem::path path_;
+    int error_number_;
 };
 
 // Base of the saved-engine errors (Python: tensoracle.EngineCacheError, a ValueError).
