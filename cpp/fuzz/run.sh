@@ -115,7 +115,8 @@ for target in "${targets[@]}"; do
     dictionary=$(cd "$(dirname "$0")" && pwd)/dictionaries/$target.dict
     if [ -f "$dictionary" ]; then
         cat "$dictionary" "$(dirname "$dictionary")/json.dict" > "$work/$target.dict"
-        options+=(-dict="$work/$target.dict" -max_len=1048576)
+        # -len_control=0: mutations may reach max_len at once, not only after a long run.
+        options+=(-dict="$work/$target.dict" -max_len=1048576 -len_control=0)
     fi
     echo "== $target: ${per_target}s (corpus $corpus)"
     if ! "$binary" -max_total_time="$per_target" -print_final_stats=1 "${options[@]}" \
