@@ -245,7 +245,10 @@ std::string inspect_bundle_report(std::string const& directory,
     if (plugin) {
         library = *plugin;
     }
-    return inspect_bundle(directory, library).to_json().dump();
+    // Paths are bytes on POSIX: one that is not UTF-8 is shown with U+FFFD, never refused.
+    return inspect_bundle(directory, library)
+        .to_json()
+        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 } // namespace tensoracle::cubin

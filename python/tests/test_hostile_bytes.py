@@ -255,3 +255,30 @@ def test_a_large_garbage_object_is_refused_from_its_first_bytes(
     with pytest.raises(CorruptEngineError, match="not a tensoracle engine file"):
         download(objects, key, None, None)
     assert seen[-1] <= 16 << 20  # refused from the first chunk, not after 64 MiB
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 2000 + b"]" * 2000,  # within 4 KiB, deeper than Python's recursion limit
+        b'{"holder":"h","expires_at":' + b"9" * 400 + b"}",  # beyond a float
+        b'{"holder":["h"],"expires_at":1}',
+        b'{"holder":"h","expires_at":' + b"1" * 5000 + b"}",  # over the 4 KiB limit
+    ],
+    ids=["nested", "huge number", "mistyped holder", "oversized"],
+)
+def test_a_hostile_lease_object_reads_as_an_expired_lease(
+    fleet: Any, monkeypatch: pytest.MonkeyPatch, body: bytes
+):
+    from tensoracle.remote import lease as leases
+    from tensoracle.remote.config import configure
+    from tensoracle.remote.objects import RemoteObjects
+
+    for name, value in fleet.server.environment().items():
+        monkeypatch.setenv(name, value)
+    objects = RemoteObjects(configure(fleet.url))
+    fleet.replace(leases.lease_key("entry-0.engine", 3), body)
+    state = leases.newest(objects, "entry-0.engine")
+    assert state == leases.LeaseState(3, "(unreadable lease)", 0.0)
+    assert state.expired(1.0)

@@ -44,19 +44,22 @@ int run_inspect(InspectOptions const& options) {
         plugin = options.plugin;
     }
     try {
-        std::cout << cubin::inspect_bundle(options.directory, plugin).to_json().dump(2) << '\n';
+        std::cout << cubin::inspect_bundle(options.directory, plugin)
+                         .to_json()
+                         .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                  << '\n';
         return kExitSuccess;
     } catch (BundleError const& error) {
         nlohmann::json const report = {{"ok", false},
                                        {"error", error_kind(error)},
                                        {"message", error.what()},
                                        {"path", error.path().string()}};
-        std::cout << report.dump(2) << '\n';
+        std::cout << report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
         return kExitFailure;
     } catch (Error const& error) {
         nlohmann::json const report = {
             {"ok", false}, {"error", "Error"}, {"message", error.what()}};
-        std::cout << report.dump(2) << '\n';
+        std::cout << report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
         return kExitFailure;
     }
 }

@@ -120,7 +120,7 @@ def newest(objects: RemoteObjects, file_name: str) -> LeaseState | None:
             if not isinstance(holder, str) or not math.isfinite(expires_at):
                 raise ValueError("holder must be a string and expires_at a finite number")
             return LeaseState(generation, holder, expires_at)
-        except (ValueError, KeyError, TypeError, RecursionError):
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError):
             return LeaseState(generation, "(unreadable lease)", 0.0)
     return None  # released while we looked (the engine is published, or its holder gave up)
 
