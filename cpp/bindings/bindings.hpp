@@ -13,6 +13,7 @@ void bind_gpu(nanobind::module_& module);
 void bind_compare(nanobind::module_& module);
 // Cubin bundle inspection (see bundle.cpp).
 void bind_bundle(nanobind::module_& module);
+void bind_library_exports(nanobind::module_& module);
 // The nearest saved entry and how its conditions differ (see condition_difference.cpp).
 void bind_condition_difference(nanobind::module_& module);
 // Remote cache keys, signatures and object verification (see remote.cpp).

@@ -8,6 +8,7 @@ NB_MODULE(_core, module) {
     bind_gpu(module);
     bind_compare(module);
     bind_bundle(module);
+    bind_library_exports(module);
     bind_condition_difference(module);
     bind_remote(module);
 }

@@ -13,6 +13,10 @@
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
+#ifndef _WIN32
+#include <pwd.h>
+#endif
 
 namespace tensoracle {
 namespace {
@@ -108,6 +112,21 @@ DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdenti
 
 namespace {
 
+#ifndef _WIN32
+// The home directory of this process's user in the password database, or "" when it has none.
+std::string password_database_home() {
+    long const suggested = ::sysconf(_SC_GETPW_R_SIZE_MAX);
+    std::vector<char> buffer(suggested > 0 ? static_cast<std::size_t>(suggested) : 16384);
+    struct passwd entry {};
+    struct passwd* found = nullptr;
+    if (::getpwuid_r(::getuid(), &entry, buffer.data(), buffer.size(), &found) != 0 ||
+        found == nullptr || found->pw_dir == nullptr) {
+        return {};
+    }
+    return found->pw_dir;
+}
+#endif
+
 // The cache folder's name becomes part of messages and of Python's str: refuse bytes that are
 // not text at once, naming the variable, rather than fail later elsewhere.
 void check_text_variable(char const* name, std::string const& value) {
@@ -129,14 +148,17 @@ std::filesystem::path default_cache_directory() {
     std::string const home = environment("USERPROFILE");
     char const* home_variable = "USERPROFILE";
 #else
-    std::string const home = environment("HOME");
+    std::string home = environment("HOME");
     char const* home_variable = "HOME";
+    if (home.empty()) {
+        home = password_database_home(); // as Python's Path.home() does without HOME
+    }
 #endif
     check_text_variable(home_variable, home);
     if (home.empty()) {
         throw InvalidArgument(
             std::string("cannot locate the cache directory: XDG_CACHE_HOME and ") + home_variable +
-            " are both unset or empty");
+            " are both unset or empty, and the user has no home directory");
     }
     return std::filesystem::path(home) / ".cache" / "tensoracle";
 }

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <optional>
+#include <pwd.h>
 #include <sys/stat.h>
 
 namespace tensoracle {
@@ -91,9 +92,26 @@ TEST(DefaultCacheDirectory, FollowsXdgThenHome) {
         EXPECT_EQ(default_cache_directory(), "/home/v/.cache/tensoracle");
     }
     {
+        // Without HOME, the user's home directory in the password database (as Python's
+        // Path.home() finds it): a service started without HOME still finds its cache.
         ScopedEnvironment xdg("XDG_CACHE_HOME", std::nullopt);
         ScopedEnvironment home("HOME", std::nullopt);
-        EXPECT_THROW(default_cache_directory(), InvalidArgument);
+        struct passwd const* entry = ::getpwuid(::getuid());
+        ASSERT_NE(entry, nullptr);
+        EXPECT_EQ(default_cache_directory(),
+                  std::filesystem::path(entry->pw_dir) / ".cache" / "tensoracle");
+    }
+}
+
+TEST(DefaultCacheDirectory, NamesAVariableThatIsNotText) {
+    ScopedEnvironment xdg("XDG_CACHE_HOME", std::string("/x/\xff"));
+    try {
+        (void)default_cache_directory();
+        FAIL() << "a non-UTF-8 XDG_CACHE_HOME was accepted";
+    } catch (InvalidArgument const& error) {
+        EXPECT_NE(std::string(error.what()).find("XDG_CACHE_HOME='/x/\\xff' is not valid UTF-8"),
+                  std::string::npos)
+            << error.what();
     }
 }
 

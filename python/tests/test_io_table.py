@@ -233,7 +233,7 @@ def test_unknown_names_are_value_errors_listing_the_known_ones():
 @pytest.mark.parametrize(
     ("shapes", "problems"),
     [
-        ({"feature": (1, 4, 2)}, "'feature' is not an input of the engine; "
+        ({"feature": (1, 4, 2)}, "'feature' (given (1, 4, 2)) is not an input of the engine; "
          "missing ranged inputs 'features'"),
         ({}, "missing ranged inputs 'features'"),
         ({"features": (1, 4)}, "'features': shape (1, 4) has rank 2, expected 3"),
@@ -244,7 +244,8 @@ def test_unknown_names_are_value_errors_listing_the_known_ones():
         ({"features": [-1, 4, -2]},
          "'features': shape [-1, 4, -2] has dimensions [-1, -2] that are not nonnegative ints"),
         ({"features": 7}, "'features': shape 7 is not a sequence of ints"),
-        ({"features": (1, 4, 2), "result": (1, 4, 2)}, "'result' is not an input of the engine"),
+        ({"features": (1, 4, 2), "result": (1, 4, 2)},
+         "'result' (given (1, 4, 2)) is not an input of the engine"),
     ],
 )  # fmt: skip
 def test_invalid_shape_settings_name_every_problem(shapes, problems):
@@ -262,7 +263,7 @@ def test_fixed_and_single_point_inputs_are_not_part_of_a_setting():
 
 
 def test_shapes_must_be_a_mapping():
-    with raises_exactly(TypeError, "shapes must be a mapping of input name to shape, got list"):
+    with raises_exactly(ValueError, "shapes must be a mapping of input name to shape, got list"):
         features().check_shapes([("features", (1, 4, 2))])
 
 
@@ -319,8 +320,8 @@ def test_valid_addresses_and_streams_pass():
         ({"features": "16", "result": None}, ValueError,
          "device addresses must be positive ints; got 'features': '16' (str); "
          "'result': None (NoneType)"),
-        ([256, 512], TypeError, "addresses must map tensor names to device addresses, got list"),
-        (None, TypeError, "addresses must map tensor names to device addresses, got NoneType"),
+        ([256, 512], ValueError, "addresses must map tensor names to device addresses, got list"),
+        (None, ValueError, "addresses must map tensor names to device addresses, got NoneType"),
     ],
 )  # fmt: skip
 def test_bad_addresses_name_the_tensor_and_the_value(addresses, error, text):
@@ -338,9 +339,14 @@ def test_bad_addresses_name_the_tensor_and_the_value(addresses, error, text):
         (None, ValueError, "got None (NoneType)"),
     ],
 )
-def test_bad_streams_are_refused_before_the_addresses_are_looked_at(stream, error, text):
+def test_bad_streams_are_refused_once_the_addresses_are_right(stream, error, text):
     full = "stream must be a nonnegative int CUDA stream handle, " + text
     with raises_exactly(error, full):
+        features().check_enqueue(ADDRESSES, stream)
+    # As in tensoracle 1.x, the addresses are judged first.
+    with raises_exactly(
+        ValueError, "addresses must map tensor names to device addresses, got NoneType"
+    ):
         features().check_enqueue(None, stream)
     with raises_exactly(error, full):
         reject_stream(stream)

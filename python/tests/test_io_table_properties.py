@@ -123,11 +123,13 @@ def test_an_address_off_a_256_byte_boundary_is_named(data):
 
 
 @settings(max_examples=100, deadline=None)
-@given(table=tables(), stream=st.integers(max_value=-1))
-def test_negative_streams_are_value_errors(table, stream):
+@given(st.data())
+def test_negative_streams_are_value_errors(data):
+    table = data.draw(tables())
+    stream = data.draw(st.integers(max_value=-1))
     text = f"stream must be a nonnegative int CUDA stream handle, got {stream}"
     with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
-        table.check_enqueue({}, stream)
+        table.check_enqueue(valid_addresses(data.draw, table), stream)
 
 
 @settings(max_examples=100, deadline=None)

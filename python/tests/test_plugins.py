@@ -61,8 +61,23 @@ def test_unreadable_library_is_reported(tmp_path: Path):
 def test_file_that_is_no_shared_library_is_rejected(tmp_path: Path):
     text = tmp_path / "libtext.so"
     text.write_text("not an ELF file")
-    with pytest.raises(PluginLibraryError, match="cannot be loaded as a shared library"):
+    with pytest.raises(PluginLibraryError, match=r"is not a shared library: .*no ELF header"):
         build_serialized_engine(raising_graph, DECLARATION, plugins=[str(text)])
+
+
+def test_a_library_without_get_creators_is_refused_before_any_of_its_code_runs(tmp_path: Path):
+    marker = tmp_path / "constructor-ran"
+    source = (
+        "#include <stdio.h>\n"
+        "__attribute__((constructor)) static void planted(void) {\n"
+        f'    FILE* f = fopen("{marker}", "w"); if (f) fclose(f);\n'
+        "}\n"
+        "int tensoracle_test(void) { return 1; }\n"
+    )
+    library = compile_library(tmp_path, "planted", source)
+    with pytest.raises(PluginLibraryError, match="does not export getCreators"):
+        build_serialized_engine(raising_graph, DECLARATION, plugins=[library])
+    assert not marker.exists()
 
 
 def test_library_without_get_creators_is_rejected(tmp_path: Path):
@@ -238,5 +253,19 @@ def test_another_library_with_the_same_creator_is_refused(tmp_path: Path):
     other_directory = tmp_path / "other"
     other_directory.mkdir()
     other = compile_plugin(other_directory, "TensoracleTwice")
+    # Other bytes (a trailing byte the loader ignores), so that it is another library.
+    other.write_bytes(other.read_bytes() + b"\0")
     with pytest.raises(PluginLibraryError, match=r"rejected plugin library .*exists already"):
         build_serialized_engine(raising_graph, DECLARATION, plugins=[other])
+
+
+def test_the_same_library_at_another_path_is_not_loaded_again(tmp_path: Path):
+    # As in tensoracle 1.x: one load per content. Loading the copy would register its creator
+    # a second time, which the registry refuses (the test above).
+    first = compile_plugin(tmp_path, "TensoracleCopied")
+    copy = tmp_path / "copy" / first.name
+    copy.parent.mkdir()
+    copy.write_bytes(first.read_bytes())
+    weights = write_weights(tmp_path / "w.safetensors")
+    build_serialized_engine(make_graph(weights), DECLARATION, plugins=[first])
+    build_serialized_engine(make_graph(weights), DECLARATION, plugins=[copy])

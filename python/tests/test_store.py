@@ -6,6 +6,7 @@ import gc
 import hashlib
 import json
 import os
+import pwd
 import stat
 import subprocess
 import sys
@@ -43,8 +44,9 @@ def test_default_cache_directory_follows_xdg_then_home(monkeypatch: pytest.Monke
     assert _core.default_cache_directory() == "/home/u/.cache/tensoracle"
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.delenv("HOME")
-    with pytest.raises(ValueError, match="HOME"):
-        _core.default_cache_directory()
+    # As tensoracle 1.x's Path.home(): the user's home directory from the password database.
+    expected = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "tensoracle"
+    assert _core.default_cache_directory() == str(expected)
 
 
 def test_identity_is_the_digest_of_canonical_conditions() -> None:

@@ -143,19 +143,6 @@ class OutputComparison:
 
         return error_figure(self, title)
 
-    def __repr__(self) -> str:
-        # Fields that do not apply to this kind of array are left out.
-        shown = [
-            f"{field.name}={getattr(self, field.name)!r}"
-            for field in dataclasses.fields(self)
-            if getattr(self, field.name) is not None
-            or (self.kind == "floating" and field.name in _FLOATING_FIELDS)
-        ]
-        return f"OutputComparison({', '.join(shown)})"
-
-
-_FLOATING_FIELDS = frozenset({"max_absolute_error", "relative_l2_error", "cosine_similarity"})
-
 
 def compare_outputs(
     candidate: np.ndarray,

@@ -150,7 +150,7 @@ class BuilderSettings:
                 "BuilderSettings.optimization_level must be an integer from "
                 f"{OPTIMIZATION_LEVELS.start} to {OPTIMIZATION_LEVELS.stop - 1}, not {level!r}"
             )
-        if self.tf32 is not False:
+        if self.tf32:
             raise ValueError(
                 f"BuilderSettings.tf32 must be False (TF32 is always disabled), not {self.tf32!r}"
             )

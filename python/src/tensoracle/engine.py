@@ -285,12 +285,14 @@ def _obtain(
     request: _Request,
     graph: Graph,
     declaration: EngineBuild,
+    io: EngineIO,
     force_rebuild: bool,
     logger: Any,
     progress: Any = None,
     remote: str | None = None,
 ) -> tuple[Path, Any, Any, dict[str, Any], bool]:
-    """Returns (path, plan buffer, owner of its memory, references, built)."""
+    """Returns (path, plan buffer, owner of its memory, references, built). A fresh build whose
+    IO differs from ``io`` raises EngineIOError before anything is saved or published."""
     store, key = request.store, request.identity
     if not force_rebuild:
         with store.lock(key, False):
@@ -310,6 +312,7 @@ def _obtain(
         result = build_plan(
             request.chosen, graph, declaration, list(key_targets(key)), logger, progress
         )
+        check_io(io, declaration, result.signature, store.entry_path(key), "built engine")
         references = {
             "workspace_limit": declaration.settings.workspace_limit,
             "shape_tensor_outputs": result.shape_tensor_outputs,
@@ -376,9 +379,10 @@ def open_engine(
         declaration, name, graph_version, weight_paths, plugins, force_rebuild, logger
     )
     path, plan, keep, references, built = _obtain(
-        request, graph, declaration, force_rebuild, logger, progress, remote
+        request, graph, declaration, io, force_rebuild, logger, progress, remote
     )
-    _check_header_io(io, declaration, references, path)
+    if not built:  # a fresh build was checked before it was saved
+        _check_header_io(io, declaration, references, path)
     handle = SavedEngineHandle(
         chosen=request.chosen,
         path=path,
@@ -419,8 +423,9 @@ def prepare_engine(
         declaration, name, graph_version, weight_paths, plugins, force_rebuild, logger
     )
     path, _plan, _keep, references, built = _obtain(
-        request, graph, declaration, force_rebuild, logger, progress, remote
+        request, graph, declaration, io, force_rebuild, logger, progress, remote
     )
-    _check_header_io(io, declaration, references, path)
+    if not built:  # a fresh build was checked before it was saved
+        _check_header_io(io, declaration, references, path)
     reason = rebuild.describe(references.get("rebuild_reason"))
     return PreparedEngine(path=path, built=built, rebuild_reason=reason)

@@ -159,9 +159,9 @@ class EngineExecution:
 
     def __exit__(
         self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
     ) -> None:
         self.close()
 
@@ -297,10 +297,11 @@ class EngineExecution:
 
         Returns once TensorRT has queued the work; the caller synchronizes the stream.
         """
-        if self._blocked is not None:
-            self._check_open()
-            raise RuntimeError(f"cannot enqueue: {self._blocked}")
+        # In tensoracle 1.x's order: closed, then the arguments, then whether shapes are set.
+        self._check_open()
         self._check_enqueue(addresses, stream)
+        if self._blocked is not None:
+            raise RuntimeError(f"cannot enqueue: {self._blocked}")
         if self._capturing is not None and self._capturing(stream):
             problem = capture_problem(
                 bool(self._context.is_stream_capturable(stream)),
@@ -319,5 +320,6 @@ class EngineExecution:
                 )
         if not self._execute(stream):
             raise RuntimeError(
-                "TensorRT execute_async_v3 reported failure (see the TensorRT log for the reason)"
+                "enqueue failed: TensorRT execute_async_v3 reported failure (see the TensorRT "
+                "log for the reason)"
             )

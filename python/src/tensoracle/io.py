@@ -150,8 +150,15 @@ def _mismatch(
 ) -> None:
     raise EngineIOError(
         f"engine IO mismatch in {source} '{path}': tensor {tensor!r} field {field!r}: "
-        f"observed {observed}, expected {expected}"
+        f"observed={observed}, expected={expected}, path={path}"
     )
+
+
+def _profile(value: Any) -> tuple[tuple[int, ...], ...] | None:
+    """A recorded profile ``{"min", "opt", "max"}`` as (minimum, optimum, maximum)."""
+    if not isinstance(value, Mapping):
+        return None
+    return tuple(tuple(value.get(key, ())) for key in ("min", "opt", "max"))
 
 
 def check_io(
@@ -159,7 +166,10 @@ def check_io(
 ) -> None:
     """Raises EngineIOError naming tensor, field, observed and expected values and the path when
     ``signature`` (from the saved header or the engine: ``source`` says which) differs from
-    ``io`` and the declared input profiles."""
+    ``io`` and the declared input profiles. The checks come in tensoracle 1.x's order: names;
+    for each declared input, then output, its mode, dtype and shape, then location and format
+    where declared; the build inputs against the declared inputs; each build input's profile
+    range."""
     observed = {entry["name"]: entry for entry in signature.get("tensors", [])}
     declared: dict[str, tuple[str, TensorSpec]] = {}
     declared.update({name: ("INPUT", spec) for name, spec in io.inputs.items()})
@@ -191,9 +201,6 @@ def check_io(
             ("dtype", entry["dtype"], spec.dtype.name),
             ("shape", tuple(entry["shape"]), spec.shape),
         ]
-        if mode == "INPUT" and name in declaration.inputs:
-            expected_profile = declaration.inputs[name].conditions()
-            checks.append(("profile", entry.get("profile"), expected_profile))
         if spec.location is not None:
             checks.append(("location", entry.get("location"), spec.location.name))
         if spec.format is not None:
@@ -201,3 +208,16 @@ def check_io(
         for field, seen, wanted in checks:
             if seen != wanted:
                 _mismatch(path, source, name, field, seen, wanted)
+    for name in sorted(set(declaration.inputs) ^ set(io.inputs)):
+        side = "declaration.inputs" if name in declaration.inputs else "io.inputs"
+        _mismatch(path, source, name, "name (build input)", f"only in {side}", "in both")
+    for name, shape in declaration.inputs.items():
+        spec = io.inputs[name]
+        wanted = (
+            (shape.minimum, shape.optimum, shape.maximum)
+            if -1 in spec.shape
+            else (spec.shape, spec.shape, spec.shape)
+        )
+        seen = _profile(observed[name].get("profile"))
+        if seen is not None and seen != wanted:
+            _mismatch(path, source, name, "profile range", seen, wanted)

@@ -254,7 +254,7 @@ class IOTable:
         """Validates a set_input_shapes argument: every ranged input, each with its rank and
         nonnegative int dimensions. Returns the shapes as tuples in the engine's order."""
         if not isinstance(shapes, Mapping):
-            raise TypeError(
+            raise ValueError(
                 f"shapes must be a mapping of input name to shape, got {type(shapes).__name__}"
             )
         problems = []
@@ -266,7 +266,7 @@ class IOTable:
                     f"{name!r} is not a ranged input (its shape is fixed by the engine profile)"
                 )
             else:
-                problems.append(f"{name!r} is not an input of the engine")
+                problems.append(f"{name!r} (given {shapes[name]!r}) is not an input of the engine")
         missing = [n for n in self.ranged if n not in shapes]
         if missing:
             problems.append("missing ranged inputs " + ", ".join(repr(n) for n in missing))
@@ -324,8 +324,6 @@ class IOTable:
         """Raises unless ``stream`` is a nonnegative int and ``addresses`` maps exactly every
         input and output to a positive int (bool is refused) aligned to 256 bytes, with each
         aliased output at its input's address. Cheap when both are valid."""
-        if type(stream) is not int or stream < 0:
-            reject_stream(stream)
         try:
             if len(addresses) != self._count:
                 raise KeyError
@@ -339,11 +337,13 @@ class IOTable:
         except (KeyError, TypeError):
             self.reject_addresses(addresses)
             raise
+        if type(stream) is not int or stream < 0:
+            reject_stream(stream)
 
     def reject_addresses(self, addresses: Any) -> None:
         """Raises the error that names what is wrong with an addresses argument."""
         if not isinstance(addresses, Mapping):
-            raise TypeError(
+            raise ValueError(
                 f"addresses must map tensor names to device addresses, "
                 f"got {type(addresses).__name__}"
             )

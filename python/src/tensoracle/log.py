@@ -2,7 +2,8 @@
 
 TensorRT keeps the first logger it is given as its process-wide logger, so tensoracle creates
 exactly one per backend and forwards each message: to the caller's logger when an operation was
-given one, else (warnings and errors only) to stderr. Operations capture the error messages logged
+given one, else (errors only, as TensorRT's ``Logger(Logger.ERROR)`` that tensoracle 1.x used) to
+stderr. Operations capture the error messages logged
 while they run, so that a failed build or deserialization can say what the backend reported.
 """
 
@@ -23,7 +24,7 @@ _installers: dict[str, Any] = {}
 _captures: dict[int, list[list[str]]] = {}
 _forward_to: list[Any] = []
 _ERROR_SEVERITIES = frozenset({"INTERNAL_ERROR", "ERROR"})
-_PRINTED_SEVERITIES = frozenset({"INTERNAL_ERROR", "ERROR", "WARNING"})
+_PRINTED_SEVERITIES = _ERROR_SEVERITIES
 _SHORT = {"INTERNAL_ERROR": "F", "ERROR": "E", "WARNING": "W", "INFO": "I", "VERBOSE": "V"}
 
 

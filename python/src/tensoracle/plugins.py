@@ -1,9 +1,11 @@
 """Native plugin libraries passed as ``plugins=``: checked, registered once, and fingerprinted.
 
-Each library must export ``getCreators``. It is loaded through the backend's plugin registry and
-kept loaded for the life of the process; the SHA-256 of its bytes at load time is remembered, and
-every later call hashes the file again so that a library changed after loading is reported
-instead of silently mixing old code with a new identity.
+Each library must export ``getCreators``: on Linux its ELF dynamic symbol table is read from the
+file before anything is loaded, so no code of a library that is not a plugin runs. It is then
+loaded through the backend's plugin registry, once per content (the same bytes at another path
+are not loaded again), and kept loaded for the life of the process. The SHA-256 of its bytes at
+load time is remembered; a library that changes while it loads, or after, is reported instead of
+silently mixing old code with a new identity.
 """
 
 from __future__ import annotations
@@ -11,13 +13,14 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tensoracle import log
+from tensoracle import _core, log
 from tensoracle.backends import Backend
 from tensoracle.errors import PluginLibraryError
 
@@ -47,17 +50,39 @@ def _paths(plugins: Iterable[Any]) -> list[Path]:
     return paths
 
 
-def _digest(path: Path) -> str:
+def _read(path: Path) -> bytes:
     try:
-        with path.open("rb") as stream:
-            return hashlib.file_digest(stream, "sha256").hexdigest()
+        return path.read_bytes()
     except OSError as error:
         raise PluginLibraryError(
             f"plugin library '{path}' is missing or unreadable: {error.strerror or error}"
         ) from error
 
 
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _check_exports(path: Path, data: bytes) -> Any:
+    """Refuses a library without ``getCreators``; returns what must stay referenced (None)."""
+    if sys.platform.startswith("linux"):
+        try:
+            exported = _core.elf_exported_functions(data, str(path))
+        except ValueError as error:
+            raise PluginLibraryError(
+                f"plugin library '{path}' is not a shared library: {error}"
+            ) from error
+        if _REQUIRED_SYMBOL not in exported:
+            raise PluginLibraryError(
+                f"plugin library '{path}' does not export {_REQUIRED_SYMBOL}, so it is not a "
+                "TensorRT plugin library"
+            )
+        return None
+    return _exports_get_creators(path)
+
+
 def _exports_get_creators(path: Path) -> Any:
+    """Elsewhere than Linux: the check loads the library (ctypes) and looks the symbol up."""
     try:
         library = ctypes.CDLL(str(path))
     except OSError as error:
@@ -78,8 +103,14 @@ def load_plugins(plugins: Iterable[Any], chosen: Backend, logger: Any = None) ->
     library and for one whose bytes changed since it was loaded in this process."""
     digests: list[str] = []
     for given in _paths(plugins):
-        path = given.resolve()
-        digest = _digest(path)
+        try:
+            path = given.resolve(strict=True)
+        except OSError as error:
+            raise PluginLibraryError(
+                f"plugin library '{given}' is missing or unreadable: {error.strerror or error}"
+            ) from error
+        data = _read(path)
+        digest = _digest(data)
         with _lock:
             loaded = _loaded.get(path)
             if loaded is not None:
@@ -96,13 +127,29 @@ def load_plugins(plugins: Iterable[Any], chosen: Backend, logger: Any = None) ->
                     )
                 digests.append(digest)
                 continue
-            check = _exports_get_creators(path)
+            same = next((item for item in _loaded.values() if item.digest == digest), None)
+            if same is not None and same.backend == chosen.name:
+                # The same library at another path: its creators are registered already.
+                _loaded[path] = same
+                digests.append(digest)
+                continue
+            check = _check_exports(path, data)
             log.trt_logger(chosen)  # make sure the registry logs through tensoracle's logger
             with log.capture(logger) as errors:
-                handle = chosen.module.get_plugin_registry().load_library(str(path))
+                try:
+                    handle = chosen.module.get_plugin_registry().load_library(str(path))
+                except Exception as error:  # the registry's own refusal
+                    errors.append(str(error))
+                    handle = None
             if handle is None:
                 raise PluginLibraryError(
                     f"{chosen.name} rejected plugin library '{path}': {log.describe(errors)}"
+                )
+            now = _digest(_read(path))
+            if now != digest:
+                raise PluginLibraryError(
+                    f"plugin library '{path}' changed while it was being loaded (SHA-256 before "
+                    f"{digest}, after {now}); restart the process once the file is complete"
                 )
             _loaded[path] = _Loaded(digest, chosen.name, handle, check)
         digests.append(digest)
