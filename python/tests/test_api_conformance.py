@@ -266,3 +266,15 @@ def test_importing_tensoracle_loads_no_backend_torch_or_triton():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_declarations_pickle_and_copy_as_1x_dataclasses_do():
+    import copy
+    import pickle
+
+    declaration = EngineBuild({"x": InputShape.fixed((1, 3))}, BuilderSettings(1 << 20))
+    assert pickle.loads(pickle.dumps(declaration)) == declaration
+    assert copy.deepcopy(declaration) == declaration
+    assert dataclasses.asdict(declaration)["inputs"]["x"]["minimum"] == (1, 3)
+    io = EngineIO({}, {})
+    assert pickle.loads(pickle.dumps(io)) == io

@@ -84,8 +84,7 @@ def test_engine_build_copies_its_inputs():
     inputs["other"] = InputShape.fixed((3,))
     assert list(declaration.inputs) == ["features"]
     assert declaration.settings == BuilderSettings()
-    with pytest.raises(TypeError):
-        declaration.inputs["x"] = InputShape.fixed((1,))  # type: ignore[index]
+    assert type(declaration.inputs) is dict  # picklable, as 1.x's dataclass fields are
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from tensoracle.field_checks import check_int64, check_text
@@ -183,4 +182,5 @@ class EngineBuild:
             raise ValueError(
                 f"EngineBuild.settings must be a BuilderSettings, not {self.settings!r}"
             )
-        object.__setattr__(self, "inputs", MappingProxyType(copied))
+        # A plain dict (a copy): declarations pickle and deep-copy, as in tensoracle 1.x.
+        object.__setattr__(self, "inputs", copied)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 from tensoracle.declaration import EngineBuild
@@ -79,7 +78,8 @@ class EngineIO:
                     raise ValueError(
                         f"EngineIO.{field_name}[{name!r}] must be a TensorSpec, not {spec!r}"
                     )
-            object.__setattr__(self, field_name, MappingProxyType(dict(value)))
+            # A plain dict (a copy): it pickles and deep-copies, as in tensoracle 1.x.
+            object.__setattr__(self, field_name, dict(value))
         both = sorted(set(self.inputs) & set(self.outputs))
         if both:
             raise ValueError(f"EngineIO names {both[0]!r} both as an input and as an output")
