@@ -21,16 +21,6 @@ constexpr std::array<std::string_view, 2> supported_hidden = {"global_scratch", 
 // A plugin library is searched whole for the bundle it embeds.
 constexpr std::uint64_t kMaxPluginBytes = std::uint64_t{2} << 30;
 
-std::vector<char> read_cubin(std::filesystem::path const& path) {
-    auto bytes = read_file_bytes(path, kMaxCubinBytes);
-    if (!bytes) {
-        throw CorruptCubinError("cubin '" + path.string() + "' is larger than the limit of " +
-                                    std::to_string(kMaxCubinBytes) + " bytes",
-                                path);
-    }
-    return std::move(*bytes);
-}
-
 void check_abi(ManifestKernel const& kernel, std::filesystem::path const& manifest_path) {
     bool const hidden_ok = std::equal(kernel.hidden_args.begin(), kernel.hidden_args.end(),
                                       supported_hidden.begin(), supported_hidden.end());
@@ -50,21 +40,11 @@ void check_abi(ManifestKernel const& kernel, std::filesystem::path const& manife
     }
 }
 
+// Judges the bytes of `cubin`, read by read_bundle_cubin, against its manifest entry.
 CubinCheck check_cubin(std::filesystem::path const& directory, ManifestKernel const& kernel,
-                       ManifestCubin const& cubin) {
+                       ManifestCubin const& cubin, std::vector<char> const& bytes) {
     std::filesystem::path const path = directory / cubin.path;
     std::string const shown = path.string();
-    if (!std::filesystem::is_regular_file(path)) {
-        throw MissingCubinError("cubin '" + shown + "' of kernel '" + kernel.name + "' (sm" +
-                                    std::to_string(cubin.sm) + ") is missing",
-                                path);
-    }
-    if (!resolves_inside(path, directory)) {
-        throw CorruptCubinError("cubin '" + shown + "' of kernel '" + kernel.name +
-                                    "' is a link to a file outside the bundle directory",
-                                path);
-    }
-    std::vector<char> const bytes = read_cubin(path);
     if (bytes.size() != cubin.size) {
         throw CorruptCubinError("cubin '" + shown + "' is " + std::to_string(bytes.size()) +
                                     " bytes, bundle.json records " + std::to_string(cubin.size),
@@ -120,8 +100,10 @@ bool contains(std::vector<char> const& haystack, std::string_view needle) {
     return std::search(haystack.begin(), haystack.end(), searcher) != haystack.end();
 }
 
+// `contents[i]` holds the bytes of `cubins[i]`, as check_cubin judged them.
 void check_plugin(std::filesystem::path const& directory, std::filesystem::path const& plugin,
-                  BundleManifest const& manifest, std::vector<CubinCheck>& cubins) {
+                  BundleManifest const& manifest, std::vector<CubinCheck>& cubins,
+                  std::vector<std::vector<char>> const& contents) {
     if (!std::filesystem::is_regular_file(plugin)) {
         throw PluginBundleMismatchError("plugin library '" + plugin.string() + "' does not exist",
                                         plugin);
@@ -156,8 +138,9 @@ void check_plugin(std::filesystem::path const& directory, std::filesystem::path 
                                             "' is bundle " + manifest.sha256,
                                         plugin);
     }
-    for (CubinCheck& cubin : cubins) {
-        std::vector<char> const bytes = read_cubin(directory / cubin.path);
+    for (std::size_t i = 0; i < cubins.size(); ++i) {
+        CubinCheck& cubin = cubins[i];
+        std::vector<char> const& bytes = contents[i];
         if (!contains(library, std::string_view{bytes.data(), bytes.size()})) {
             throw PluginBundleMismatchError("plugin library '" + plugin.string() +
                                                 "' does not embed the bytes of cubin '" +
@@ -174,6 +157,7 @@ BundleInspection inspect_bundle(std::filesystem::path const& directory,
                                 std::optional<std::filesystem::path> const& plugin) {
     BundleInspection result{directory, read_bundle_manifest(directory), {}, plugin};
     std::filesystem::path const manifest_path = directory / manifest_file_name;
+    std::vector<std::vector<char>> contents; // each cubin read once, for both checks
     for (ManifestKernel const& kernel : result.manifest.kernels) {
         check_abi(kernel, manifest_path);
         for (std::uint32_t target : result.manifest.targets) {
@@ -187,11 +171,12 @@ BundleInspection inspect_bundle(std::filesystem::path const& directory,
             }
         }
         for (ManifestCubin const& cubin : kernel.cubins) {
-            result.cubins.push_back(check_cubin(directory, kernel, cubin));
+            contents.push_back(read_bundle_cubin(directory, kernel, cubin));
+            result.cubins.push_back(check_cubin(directory, kernel, cubin, contents.back()));
         }
     }
     if (plugin) {
-        check_plugin(directory, *plugin, result.manifest, result.cubins);
+        check_plugin(directory, *plugin, result.manifest, result.cubins, contents);
     }
     return result;
 }

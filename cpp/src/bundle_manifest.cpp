@@ -226,6 +226,29 @@ BundleManifest parse_bundle_manifest(std::span<char const> bytes,
     return manifest;
 }
 
+std::vector<char> read_bundle_cubin(std::filesystem::path const& directory,
+                                    ManifestKernel const& kernel, ManifestCubin const& cubin) {
+    std::filesystem::path const path = directory / cubin.path;
+    std::string const shown = path.string();
+    if (!std::filesystem::is_regular_file(path)) {
+        throw MissingCubinError("cubin '" + shown + "' of kernel '" + kernel.name + "' (sm" +
+                                    std::to_string(cubin.sm) + ") is missing",
+                                path);
+    }
+    if (!resolves_inside(path, directory)) {
+        throw CorruptCubinError("cubin '" + shown + "' of kernel '" + kernel.name +
+                                    "' is a link to a file outside the bundle directory",
+                                path);
+    }
+    auto bytes = read_file_bytes(path, kMaxCubinBytes);
+    if (!bytes) {
+        throw CorruptCubinError("cubin '" + shown + "' is larger than the limit of " +
+                                    limit_text(kMaxCubinBytes),
+                                path);
+    }
+    return std::move(*bytes);
+}
+
 LoadedBundle::LoadedBundle(std::filesystem::path const& directory)
     : manifest_(read_bundle_manifest(directory)) {
     for (ManifestKernel const& kernel : manifest_.kernels) {
@@ -236,25 +259,8 @@ LoadedBundle::LoadedBundle(std::filesystem::path const& directory)
         args_.push_back(std::move(args));
         std::vector<CubinImage> images;
         for (ManifestCubin const& cubin : kernel.cubins) {
-            std::filesystem::path const path = directory / cubin.path;
-            if (!std::filesystem::is_regular_file(path)) {
-                throw MissingCubinError("cubin '" + path.string() + "' of kernel '" + kernel.name +
-                                            "' is missing",
-                                        path);
-            }
-            if (!resolves_inside(path, directory)) {
-                throw CorruptCubinError("cubin '" + path.string() + "' of kernel '" + kernel.name +
-                                            "' is a link to a file outside the bundle directory",
-                                        path);
-            }
-            auto const raw = read_file_bytes(path, kMaxCubinBytes);
-            if (!raw) {
-                throw CorruptCubinError("cubin '" + path.string() +
-                                            "' is larger than the limit of " +
-                                            limit_text(kMaxCubinBytes),
-                                        path);
-            }
-            bytes_.emplace_back(raw->begin(), raw->end());
+            std::vector<char> const raw = read_bundle_cubin(directory, kernel, cubin);
+            bytes_.emplace_back(raw.begin(), raw.end());
             images.push_back(
                 CubinImage{cubin.sm, cubin.sha256, std::span{bytes_.back()}, cubin.shared_bytes});
         }

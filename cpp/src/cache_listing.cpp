@@ -161,7 +161,8 @@ CacheScan scan_cache(std::filesystem::path const& directory, bool read_headers) 
         entry.inode = static_cast<std::uint64_t>(status.st_ino);
         entry.temporary = temporary;
         if (link) {
-            // Never followed: listed so that `cache verify` reports it and `prune` removes it.
+            // Never followed: listed as unrecognized, so `cache verify` reports it and `prune`
+            // leaves it alone like any other file it cannot judge.
             entry.status = EntryStatus::unrecognized;
             entry.reason = link_refusal(directory / name);
         } else if (temporary || entry.size_bytes == 0) {

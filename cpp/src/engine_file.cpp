@@ -5,6 +5,7 @@
 #include "tensoracle/cache_file.hpp"
 #include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/file_bytes.hpp"
 #include "tensoracle/header_schema.hpp"
 #include "tensoracle/plan_checksum.hpp"
 
@@ -278,22 +279,8 @@ DecodedHeader read_engine_header(std::filesystem::path const& path) {
     auto const file_size = static_cast<std::uint64_t>(status.st_size);
     auto read_prefix = [&](std::uint64_t wanted) {
         std::vector<std::byte> buffer(static_cast<std::size_t>(std::min(wanted, file_size)));
-        std::size_t filled = 0;
-        while (filled < buffer.size()) {
-            ssize_t const count = ::pread(fd, buffer.data() + filled, buffer.size() - filled,
-                                          static_cast<off_t>(filled));
-            if (count < 0) {
-                if (errno == EINTR) {
-                    continue;
-                }
-                throw_file_error("cannot read saved engine", path, errno);
-            }
-            if (count == 0) {
-                break; // the file shrank while we read it: decode reports the truncation
-            }
-            filled += static_cast<std::size_t>(count);
-        }
-        buffer.resize(filled);
+        // A file that shrank while we read it comes back short: decode reports the truncation.
+        buffer.resize(read_from_start(fd, buffer, path));
         return buffer;
     };
     auto preamble = read_prefix(kEnginePreambleBytes);

@@ -13,6 +13,26 @@
 
 namespace tensoracle {
 
+std::size_t read_from_start(int fd, std::span<std::byte> buffer,
+                            std::filesystem::path const& path) {
+    std::size_t filled = 0;
+    while (filled < buffer.size()) {
+        ssize_t const count =
+            ::pread(fd, buffer.data() + filled, buffer.size() - filled, static_cast<off_t>(filled));
+        if (count < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            throw_file_error("cannot read", path, errno);
+        }
+        if (count == 0) {
+            break; // the end of the file (it may have shrunk since it was measured)
+        }
+        filled += static_cast<std::size_t>(count);
+    }
+    return filled;
+}
+
 std::optional<std::vector<char>> read_file_bytes(std::filesystem::path const& path,
                                                  std::uint64_t max_bytes, Links links) {
     int const fd = links == Links::refuse ? open_cache_file(path, O_RDONLY)
@@ -37,20 +57,7 @@ std::optional<std::vector<char>> read_file_bytes(std::filesystem::path const& pa
     }
     // One byte more than the size, to see a file that grew after fstat.
     std::vector<char> bytes(static_cast<std::size_t>(size) + 1);
-    std::size_t filled = 0;
-    while (filled < bytes.size()) {
-        ssize_t const count = ::read(fd, bytes.data() + filled, bytes.size() - filled);
-        if (count < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            throw_file_error("cannot read", path, errno);
-        }
-        if (count == 0) {
-            break;
-        }
-        filled += static_cast<std::size_t>(count);
-    }
+    std::size_t const filled = read_from_start(fd, std::as_writable_bytes(std::span(bytes)), path);
     if (filled > max_bytes) {
         return std::nullopt;
     }

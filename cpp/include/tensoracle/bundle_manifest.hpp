@@ -68,6 +68,12 @@ BundleManifest read_bundle_manifest(std::filesystem::path const& directory);
 BundleManifest parse_bundle_manifest(std::span<char const> bytes,
                                      std::filesystem::path const& file);
 
+// The bytes of `cubin` (an entry of `kernel`) in the bundle `directory`. Throws MissingCubinError
+// when it is absent, CorruptCubinError when its path resolves outside the directory (a link) or
+// it holds more than kMaxCubinBytes. Its contents are not judged here (inspect_bundle does).
+std::vector<char> read_bundle_cubin(std::filesystem::path const& directory,
+                                    ManifestKernel const& kernel, ManifestCubin const& cubin);
+
 // Maps Triton's argument spelling to the runtime's kinds; throws BundleAbiError for others.
 ArgType parse_arg_type(std::string const& triton_type, std::filesystem::path const& where);
 

@@ -2,12 +2,18 @@
 // manifests, cubins, plugin libraries): the size is checked before anything is read.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace tensoracle {
+
+// Fills `buffer` from the start of the open file `fd` (pread, offset 0), stopping early at the
+// end of the file; returns how many bytes were read. Throws FileError naming `path`.
+std::size_t read_from_start(int fd, std::span<std::byte> buffer, std::filesystem::path const& path);
 
 enum class Links { follow, refuse };
 
