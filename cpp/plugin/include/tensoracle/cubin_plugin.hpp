@@ -1,239 +1,272 @@
-// The common part of a cubin plugin for TensorRT: typed fields, the IPluginV3 lifecycle and the
-// tensor declaration, on top of the cubin runtime (cubin_runtime.hpp) that loads and launches
-// the bundle compiled into the same library.
+// tensoracle's cubin plugin SDK (C++17): owned plugin fields, a TensorRT IPluginV3 base class for
+// single-output plugins with a fixed type/format declaration, and the kernel images a generated
+// bundle.cpp embeds, with a launcher that loads each image once per CUDA context.
 //
-// A model package derives one class from PluginBase per plugin, implements execute() (and, where
-// needed, validate_shape() or the V3 methods the declaration cannot express), and lists one
-// PluginCreator per plugin in its exported getCreators(). Everything TensorRT calls is noexcept:
-// a failure is reported through TensorRT's logger (and the error recorder of the context, when
-// TensorRT attached one) with a message naming the plugin, the field or tensor, the value and what
-// was expected; the call then returns TensorRT's failure value and the process carries on.
-//
-// The library links no TensorRT library: TensorRT reaches it through the interfaces it passes in,
-// so the same plugin loads into the full, the lean and the dispatch runtime. The CUDA driver is
-// loaded when the first kernel launches, so creators register on machines without a GPU.
+// The SDK is this header and src/cubin_plugin.cpp, compiled into the plugin library together with
+// the plugin's own sources and the bundle's bundle.cpp (see tensoracle_add_cubin_plugin). It
+// exports no symbol itself; the plugin exports getCreators (and usually setLoggerFinder, which can
+// forward to set_logger_finder below). Calls TensorRT makes are noexcept: a refused call reports
+// why (plugin, tensor or field, the value given and the value expected) through the error
+// recorder TensorRT attached, else TensorRT's logger, else standard error, and returns TensorRT's
+// failure value.
 #pragma once
 
-#include "tensoracle/cubin_runtime.hpp"
+#include "NvInfer.h"
 
-#include <NvInferRuntime.h>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
-#include <memory>
-#include <span>
+#include <cuda.h>
+#include <map>
+#include <mutex>
 #include <string>
-#include <string_view>
+#include <utility>
 #include <vector>
-
-// Marks getCreators (and the SDK's setLoggerFinder) as the library's only exported symbols.
-#define TENSORACLE_PLUGIN_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace tensoracle::cubin {
 
-// One tensor's data type and storage format, as TensorRT negotiates them.
-struct TensorSpec {
-    nvinfer1::DataType type = nvinfer1::DataType::kFLOAT;
-    nvinfer1::TensorFormat format = nvinfer1::TensorFormat::kLINEAR;
+// --- fields ----------------------------------------------------------------------------------
+
+// One plugin field with its values copied: `length` elements of `type`, `bytes` holding
+// length × element size bytes.
+struct FieldValue {
+    std::string name;
+    nvinfer1::PluginFieldType type;
+    std::int32_t length;
+    std::vector<std::uint8_t> bytes;
 };
 
-// The plugin's inputs in network order, its single output, and the input whose shape the output
-// copies. The default is one fp32 / LINEAR input and output shaped like input 0.
+// The fields of one plugin, in the order TensorRT gave them, owning every name and value.
+class Fields {
+public:
+    // Copies `source` into `result` and returns true; returns false (leaving `result` as it was)
+    // for a malformed collection or an unsupported field type. Supported: kFLOAT32, kINT32,
+    // kFLOAT16, kINT16, kINT8, kCHAR.
+    static bool parse(nvinfer1::PluginFieldCollection const* source, Fields& result) noexcept;
+
+    Fields() = default;
+    Fields(Fields const& other);
+    Fields& operator=(Fields const& other);
+    Fields(Fields&& other) noexcept;
+    Fields& operator=(Fields&& other) noexcept;
+    ~Fields() = default;
+
+    // The first field called `name`, or nullptr.
+    FieldValue const* find(char const* name) const noexcept;
+    std::vector<FieldValue> const& values() const noexcept { return values_; }
+    // A view of these fields for TensorRT (getFieldsToSerialize); valid until this object is
+    // changed, moved from or destroyed.
+    nvinfer1::PluginFieldCollection const* collection() noexcept;
+
+private:
+    void point_collection_here();
+
+    std::vector<FieldValue> values_;
+    std::vector<nvinfer1::PluginField> view_;
+    nvinfer1::PluginFieldCollection collection_{0, nullptr};
+};
+
+// What a creator expects of one field, for check_fields: its name, type and element count
+// (kAnyLength: one or more).
+struct FieldRule {
+    static constexpr std::int32_t kAnyLength = -1;
+    char const* name;
+    nvinfer1::PluginFieldType type;
+    std::int32_t length;
+};
+
+// For creators: parses `source` and checks it against `rules` (every rule's field present once,
+// with that type and length; no other field). On success stores the fields in `result` and
+// returns true; otherwise reports a message naming `plugin_name`, the field, what was given and
+// what was expected (see report_error) and returns false.
+bool check_fields(char const* plugin_name, nvinfer1::PluginFieldCollection const* source,
+                  FieldRule const* rules, std::size_t rule_count, Fields& result) noexcept;
+
+// --- error reporting -------------------------------------------------------------------------
+
+// Remembers TensorRT's logger finder; a plugin's exported setLoggerFinder forwards here.
+void set_logger_finder(nvinfer1::ILoggerFinder* finder) noexcept;
+
+// Reports an error: to `recorder` when non-null, else to TensorRT's logger (set_logger_finder),
+// else to standard error.
+void report_error(nvinfer1::IErrorRecorder* recorder, char const* message) noexcept;
+
+// --- tensors and the plugin base -------------------------------------------------------------
+
+struct TensorSpec {
+    nvinfer1::DataType type{nvinfer1::DataType::kFLOAT};
+    nvinfer1::TensorFormat format{nvinfer1::TensorFormat::kLINEAR};
+};
+
+// The declared inputs (network order), the single output, and the input whose dimensions the
+// output takes.
 struct PluginIO {
     std::vector<TensorSpec> inputs{TensorSpec{}};
     TensorSpec output{};
-    std::int32_t shape_input_index = 0;
+    std::int32_t shape_input_index{0};
 };
 
-// A creator's declaration of one field: its name, TensorRT type and number of values
-// (any_length: one or more).
-struct FieldSpec {
-    static constexpr std::int32_t any_length = -1;
-    std::string name;
-    nvinfer1::PluginFieldType type;
-    std::int32_t length = 1;
-};
-
-// One typed field value, owning its bytes.
-class Field {
-public:
-    Field(std::string name, nvinfer1::PluginFieldType type, std::int32_t length,
-          std::span<std::byte const> bytes);
-
-    static Field f32(std::string name, std::vector<float> const& values);
-    static Field f64(std::string name, std::vector<double> const& values);
-    static Field i32(std::string name, std::vector<std::int32_t> const& values);
-    static Field i64(std::string name, std::vector<std::int64_t> const& values);
-    static Field text(std::string name, std::string_view value);
-
-    std::string const& name() const noexcept { return name_; }
-    nvinfer1::PluginFieldType type() const noexcept { return type_; }
-    std::int32_t length() const noexcept { return length_; }
-    std::span<std::byte const> bytes() const noexcept { return bytes_; }
-
-    // The values read as T; throws InvalidArgument unless T matches the field's type.
-    template <typename T>
-    std::vector<T> values() const;
-
-private:
-    std::string name_;
-    nvinfer1::PluginFieldType type_;
-    std::int32_t length_;
-    std::vector<std::byte> bytes_;
-};
-
-// The fields of one plugin, in the order they were given.
-class Fields {
-public:
-    Fields() = default;
-    explicit Fields(std::vector<Field> fields) : fields_(std::move(fields)) {}
-
-    std::vector<Field> const& all() const noexcept { return fields_; }
-    // The field called `name`; throws InvalidArgument naming it when absent.
-    Field const& get(std::string_view name) const;
-    // The single fp32 / i32 value of a field declared with length 1.
-    float f32(std::string_view name) const;
-    std::int32_t i32(std::string_view name) const;
-
-private:
-    std::vector<Field> fields_;
-};
-
-// The name TensorRT uses for a field type ("FLOAT32", "INT32", ...), for messages.
-char const* field_type_name(nvinfer1::PluginFieldType type) noexcept;
-// A TensorRT data type and format as text ("FLOAT", "LINEAR"), for messages.
-char const* data_type_name(nvinfer1::DataType type) noexcept;
-char const* format_name(nvinfer1::TensorFormat format) noexcept;
-// "[2, -1, 8]"
-std::string dims_text(nvinfer1::Dims const& dims);
-
-// Sends `message` to TensorRT's logger (found through setLoggerFinder) at `severity`, or to
-// standard error when TensorRT gave the library no logger.
-void log_message(nvinfer1::ILogger::Severity severity, std::string const& message) noexcept;
-
+// The IPluginV3 lifecycle of a one-output plugin. `name` and `plugin_namespace` are kept as
+// pointers (give static strings); `fields` and `io` are copied. A derived plugin implements
+// clone(), enqueue() and validate_shape().
 class PluginBase : public nvinfer1::IPluginV3,
                    public nvinfer1::IPluginV3OneCore,
                    public nvinfer1::IPluginV3OneBuild,
                    public nvinfer1::IPluginV3OneRuntime {
 public:
-    // Throws std::invalid_argument for an empty input list or a shape_input_index outside it.
-    PluginBase(std::string name, std::string plugin_namespace, Fields fields,
-               PluginIO io = PluginIO{});
-    ~PluginBase() override = default;
-    PluginBase& operator=(PluginBase const&) = delete;
-
-    Fields const& fields() const noexcept { return fields_; }
-    PluginIO const& io() const noexcept { return io_; }
+    // Throws std::invalid_argument for no inputs, too many inputs, or a shape_input_index that
+    // is not an input.
+    PluginBase(char const* name, char const* plugin_namespace, Fields fields, PluginIO io = {});
+    ~PluginBase() noexcept override = default;
 
     // IPluginV3
     nvinfer1::IPluginCapability*
     getCapabilityInterface(nvinfer1::PluginCapabilityType type) noexcept override;
-    nvinfer1::IPluginV3* clone() noexcept override;
 
     // IPluginV3OneCore
-    char const* getPluginName() const noexcept override { return name_.c_str(); }
-    char const* getPluginVersion() const noexcept override { return "1"; }
-    char const* getPluginNamespace() const noexcept override { return namespace_.c_str(); }
+    char const* getPluginName() const noexcept override;
+    char const* getPluginVersion() const noexcept override;
+    char const* getPluginNamespace() const noexcept override;
 
     // IPluginV3OneBuild
-    std::int32_t getNbOutputs() const noexcept override { return 1; }
-    bool supportsFormatCombination(std::int32_t pos, nvinfer1::DynamicPluginTensorDesc const* inOut,
-                                   std::int32_t nbInputs, std::int32_t nbOutputs) noexcept override;
-    std::int32_t getOutputDataTypes(nvinfer1::DataType* outputTypes, std::int32_t nbOutputs,
-                                    nvinfer1::DataType const* inputTypes,
-                                    std::int32_t nbInputs) const noexcept override;
-    std::int32_t getOutputShapes(nvinfer1::DimsExprs const* inputs, std::int32_t nbInputs,
-                                 nvinfer1::DimsExprs const* shapeInputs, std::int32_t nbShapeInputs,
-                                 nvinfer1::DimsExprs* outputs, std::int32_t nbOutputs,
-                                 nvinfer1::IExprBuilder& exprBuilder) noexcept override;
-    std::int32_t configurePlugin(nvinfer1::DynamicPluginTensorDesc const* in, std::int32_t nbInputs,
-                                 nvinfer1::DynamicPluginTensorDesc const* out,
-                                 std::int32_t nbOutputs) noexcept override;
+    std::int32_t getNbOutputs() const noexcept override;
+    bool supportsFormatCombination(std::int32_t position,
+                                   nvinfer1::DynamicPluginTensorDesc const* in_out,
+                                   std::int32_t input_count,
+                                   std::int32_t output_count) noexcept override;
+    std::int32_t getOutputDataTypes(nvinfer1::DataType* output_types, std::int32_t output_count,
+                                    nvinfer1::DataType const* input_types,
+                                    std::int32_t input_count) const noexcept override;
+    std::int32_t getOutputShapes(nvinfer1::DimsExprs const* inputs, std::int32_t input_count,
+                                 nvinfer1::DimsExprs const* shape_inputs,
+                                 std::int32_t shape_input_count, nvinfer1::DimsExprs* outputs,
+                                 std::int32_t output_count,
+                                 nvinfer1::IExprBuilder& builder) noexcept override;
+    std::int32_t configurePlugin(nvinfer1::DynamicPluginTensorDesc const* inputs,
+                                 std::int32_t input_count,
+                                 nvinfer1::DynamicPluginTensorDesc const* outputs,
+                                 std::int32_t output_count) noexcept override;
+    std::size_t getWorkspaceSize(nvinfer1::DynamicPluginTensorDesc const* inputs,
+                                 std::int32_t input_count,
+                                 nvinfer1::DynamicPluginTensorDesc const* outputs,
+                                 std::int32_t output_count) const noexcept override;
+    char const* getTimingCacheID() noexcept override;
+    char const* getMetadataString() noexcept override;
 
     // IPluginV3OneRuntime
-    std::int32_t onShapeChange(nvinfer1::PluginTensorDesc const* in, std::int32_t nbInputs,
-                               nvinfer1::PluginTensorDesc const* out,
-                               std::int32_t nbOutputs) noexcept override;
-    std::int32_t enqueue(nvinfer1::PluginTensorDesc const* inputDesc,
-                         nvinfer1::PluginTensorDesc const* outputDesc, void const* const* inputs,
-                         void* const* outputs, void* workspace,
-                         cudaStream_t stream) noexcept override;
+    std::int32_t onShapeChange(nvinfer1::PluginTensorDesc const* inputs, std::int32_t input_count,
+                               nvinfer1::PluginTensorDesc const* outputs,
+                               std::int32_t output_count) noexcept override;
     nvinfer1::IPluginV3*
     attachToContext(nvinfer1::IPluginResourceContext* context) noexcept override;
     nvinfer1::PluginFieldCollection const* getFieldsToSerialize() noexcept override;
 
 protected:
-    PluginBase(PluginBase const& other);
-
-    // A copy of the derived plugin (for clone and attachToContext).
-    virtual std::unique_ptr<PluginBase> copy() const = 0;
-    // Checks the dimensions of every input (declaration order) and of the output. Called by
-    // configurePlugin, where dimensions may be -1 (not known yet), and by onShapeChange.
-    virtual bool validate_shape(nvinfer1::Dims const* inputs, std::int32_t input_count,
-                                nvinfer1::Dims const& output) const noexcept;
-    // Runs the plugin on TensorRT's stream. Throw to fail the enqueue; the message is reported.
-    virtual void execute(nvinfer1::PluginTensorDesc const* input_desc,
-                         nvinfer1::PluginTensorDesc const& output_desc, void const* const* inputs,
-                         void* const* outputs, cuda::Stream stream) = 0;
-
-    // The bundle's kernel variant `name` (see CubinRuntime::kernel).
-    Kernel const& kernel(std::string_view name) const;
-    CubinRuntime& runtime() const noexcept { return *runtime_; }
-
-    // Reports `message` as an error of this plugin (prefixed with its name).
+    Fields const& fields() const noexcept { return fields_; }
+    PluginIO const& io() const noexcept { return io_; }
+    // The recorder of the execution context this plugin was attached to, or nullptr.
+    nvinfer1::IErrorRecorder* error_recorder() const noexcept { return recorder_; }
+    // Reports `message`, prefixed with the plugin's name, through error_recorder() (else the
+    // logger, else standard error).
     void report(std::string const& message) const noexcept;
 
-private:
-    // Checks tensor counts, types and formats against io_; reports and returns false otherwise.
-    template <typename Desc>
-    bool check_tensors(char const* call, Desc const* in, std::int32_t nbInputs, Desc const* out,
-                       std::int32_t nbOutputs) const noexcept;
-    bool check_count(char const* call, std::int32_t nbInputs,
-                     std::int32_t nbOutputs) const noexcept;
+    // 0 accepts the dimensions of every input (declaration order) and of the output; called by
+    // configurePlugin (dimensions may be -1) and onShapeChange. `inputs` is valid during the call.
+    virtual std::int32_t validate_shape(nvinfer1::Dims const* inputs, std::int32_t input_count,
+                                        nvinfer1::Dims const& output) const noexcept = 0;
 
-    std::string name_;
-    std::string namespace_;
+private:
+    template <typename Desc>
+    std::int32_t check_and_validate(char const* call, Desc const* inputs, std::int32_t input_count,
+                                    Desc const* outputs, std::int32_t output_count) const noexcept;
+    bool counts_match(char const* call, std::int32_t input_count,
+                      std::int32_t output_count) const noexcept;
+
+    char const* name_;
+    char const* namespace_;
     Fields fields_;
     PluginIO io_;
-    std::shared_ptr<CubinRuntime> runtime_;
-    nvinfer1::IErrorRecorder* recorder_ = nullptr;
-    std::vector<nvinfer1::PluginField> serialized_;
-    nvinfer1::PluginFieldCollection collection_{};
+    nvinfer1::IErrorRecorder* recorder_{nullptr};
 };
 
-// A creator for one plugin: declares its fields, checks the fields TensorRT passes against them
-// (unknown, missing, repeated, wrong type or count are refused with a message naming the plugin,
-// the field, what was given and what was expected) and calls `make` with the checked fields.
-class PluginCreator : public nvinfer1::IPluginCreatorV3One {
+// --- kernel images and launching -------------------------------------------------------------
+
+enum class ArgumentKind : std::uint8_t { kPointer, kInt32, kFloat32 };
+
+struct ArgumentRule {
+    ArgumentKind kind;
+    std::uint32_t divisible_by;
+};
+
+// One embedded cubin as bundle.cpp describes it. An aggregate: bundle.cpp initialises it in this
+// field order.
+struct KernelImage {
+    unsigned char const* bytes;
+    std::size_t size;
+    char const* sha256;
+    char const* entry_symbol;
+    std::int32_t target_sm;
+    std::int32_t registers_per_thread;
+    std::int32_t dynamic_shared_bytes;
+    std::int32_t global_scratch_bytes;
+    std::int32_t profile_scratch_bytes;
+    std::size_t public_argument_count;
+    ArgumentRule const* argument_rules;
+};
+
+// The image with id "sm<SM>.<name>", or nullptr. Defined by the bundle's bundle.cpp.
+KernelImage const* find_bundle_image(char const* id) noexcept;
+
+// The SHA-256 of `size` bytes as 64 lowercase hex digits.
+std::string sha256(void const* bytes, std::size_t size);
+
+// Launches one kernel image, loading it once per CUDA context (on first use in that context).
+class Kernel {
 public:
-    using Factory = std::function<std::unique_ptr<PluginBase>(Fields)>;
+    explicit Kernel(KernelImage image) noexcept;
+    Kernel(Kernel const&) = delete;
+    Kernel& operator=(Kernel const&) = delete;
+    Kernel(Kernel&&) = delete;
+    Kernel& operator=(Kernel&&) = delete;
+    ~Kernel() noexcept;
 
-    PluginCreator(std::string name, std::string version, std::string plugin_namespace,
-                  std::vector<FieldSpec> fields, Factory make);
-
-    nvinfer1::IPluginV3* createPlugin(char const* name, nvinfer1::PluginFieldCollection const* fc,
-                                      nvinfer1::TensorRTPhase phase) noexcept override;
-    nvinfer1::PluginFieldCollection const* getFieldNames() noexcept override { return &names_; }
-    char const* getPluginName() const noexcept override { return name_.c_str(); }
-    char const* getPluginVersion() const noexcept override { return version_.c_str(); }
-    char const* getPluginNamespace() const noexcept override { return namespace_.c_str(); }
-
-    // The checked fields, in the order given; throws InvalidArgument with the reason otherwise.
-    Fields parse(nvinfer1::PluginFieldCollection const* fc) const;
+    // Whether the arguments (each a pointer to the value) satisfy the image's argument rules.
+    // Makes no CUDA call.
+    bool accepts(void* const* arguments, std::size_t argument_count) const noexcept;
+    // Enqueues the kernel on `stream` in the current context; returns the first error.
+    CUresult launch(unsigned int grid, unsigned int block, void** arguments,
+                    std::size_t argument_count, CUstream stream) noexcept;
 
 private:
-    std::string name_;
-    std::string version_;
-    std::string namespace_;
-    std::vector<FieldSpec> specs_;
-    Factory make_;
-    std::vector<nvinfer1::PluginField> declared_;
-    nvinfer1::PluginFieldCollection names_{};
+    struct Loaded {
+        CUcontext context;
+        CUmodule module;
+        CUfunction function;
+    };
+    CUresult load(CUcontext context, CUfunction& function) noexcept;
+
+    KernelImage image_;
+    std::mutex mutex_;
+    bool digest_checked_{false};
+    std::map<unsigned long long, Loaded> loaded_; // by context id
 };
 
-// The number of elements of `dims`; throws InvalidArgument for a negative dimension.
-std::int64_t volume(nvinfer1::Dims const& dims);
-// `value` as an i32 kernel argument; throws InvalidArgument naming `what` when it does not fit.
-ArgValue i32_arg(std::int64_t value, std::string_view what);
+// Bytes copied to device memory once per CUDA context, on first use there.
+class DeviceBytes {
+public:
+    explicit DeviceBytes(std::vector<std::uint8_t> bytes);
+    DeviceBytes(DeviceBytes const&) = delete;
+    DeviceBytes& operator=(DeviceBytes const&) = delete;
+    DeviceBytes(DeviceBytes&&) = delete;
+    DeviceBytes& operator=(DeviceBytes&&) = delete;
+    ~DeviceBytes() noexcept;
+
+    // Sets `pointer` to this context's copy, making it first if needed.
+    CUresult for_current_context(CUdeviceptr& pointer) noexcept;
+
+private:
+    std::vector<std::uint8_t> bytes_;
+    std::mutex mutex_;
+    std::map<unsigned long long, std::pair<CUcontext, CUdeviceptr>> copies_; // by context id
+};
 
 } // namespace tensoracle::cubin
