@@ -81,12 +81,15 @@ class BundleAbiError(BundleError):
     """A kernel's parameters or scratch needs differ from what the cubin runtime supports."""
 
 
-class KernelCompileError(RuntimeError):
-    """Triton cannot compile a bundle's kernel for a target; the message names both."""
+class KernelCompileError(ValueError):
+    """Triton cannot compile a bundle's kernel for a target; the message names both.
+
+    A ValueError, as every producer refusal of a kernel is."""
 
 
 class ProducerToolError(FileNotFoundError):
-    """ptxas or cuobjdump is missing or unusable; the message names the package and the path."""
+    """ptxas or cuobjdump is not where it should be; the message names the package, the path
+    and how to fix it (an installed wheel lacking the file, or a bad explicit path)."""
 
 
 def caller_stacklevel() -> int:
