@@ -72,62 +72,52 @@ def matmul(a_ptr, b_ptr, c_ptr, m, n, k, PRECISION: tl.constexpr, TILE: tl.const
     )
 
 
-_ROW_DOT_SIGNATURE = {
-    "a_ptr": "*fp32",
-    "b_ptr": "*fp32",
-    "out_ptr": "*fp32",
-    "k": "i32",
-}
-_MATMUL_SIGNATURE = {
-    "a_ptr": "*fp32",
-    "b_ptr": "*fp32",
-    "c_ptr": "*fp32",
-    "m": "i32",
-    "n": "i32",
-    "k": "i32",
-}
+_ROW_DOT_SIGNATURE = (
+    ("a_ptr", "*fp32"),
+    ("b_ptr", "*fp32"),
+    ("out_ptr", "*fp32"),
+    ("k", "i32"),
+)
+_MATMUL_SIGNATURE = (
+    ("a_ptr", "*fp32"),
+    ("b_ptr", "*fp32"),
+    ("c_ptr", "*fp32"),
+    ("m", "i32"),
+    ("n", "i32"),
+    ("k", "i32"),
+)
 
 KERNELS: list[KernelSpec] = [
     KernelSpec(
-        name="bias_add",
-        fn=bias_add,
-        signature={
-            "x_ptr": "*fp32",
-            "bias_ptr": "*fp32",
-            "out_ptr": "*fp32",
-            "n_cols": "i32",
-        },
-        constants={"BLOCK": BLOCK},
+        "bias_add",
+        bias_add,
+        (
+            ("x_ptr", "*fp32"),
+            ("bias_ptr", "*fp32"),
+            ("out_ptr", "*fp32"),
+            ("n_cols", "i32"),
+        ),
+        {"BLOCK": BLOCK},
     ),
     KernelSpec(
-        name="scale",
-        fn=scale,
-        signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "alpha": "fp32"},
-        constants={"BLOCK": BLOCK},
+        "scale",
+        scale,
+        (("x_ptr", "*fp32"), ("out_ptr", "*fp32"), ("n", "i32"), ("alpha", "fp32")),
+        {"BLOCK": BLOCK},
     ),
     KernelSpec(
-        name="row_dot_div16",
-        fn=row_dot,
-        signature=_ROW_DOT_SIGNATURE,
-        constants={"BLOCK": DOT_BLOCK},
-        divisibility={"a_ptr": 16, "b_ptr": 16, "out_ptr": 16, "k": 16},
+        "row_dot_div16",
+        row_dot,
+        _ROW_DOT_SIGNATURE,
+        {"BLOCK": DOT_BLOCK},
+        divisible_by={"a_ptr": 16, "b_ptr": 16, "out_ptr": 16, "k": 16},
+    ),
+    KernelSpec("row_dot", row_dot, _ROW_DOT_SIGNATURE, {"BLOCK": DOT_BLOCK}),
+    # PRECISION is a string constexpr: Triton's tl.dot takes the precision by name.
+    KernelSpec(
+        "matmul_tf32", matmul, _MATMUL_SIGNATURE, {"PRECISION": "tf32", "TILE": TILE}
     ),
     KernelSpec(
-        name="row_dot",
-        fn=row_dot,
-        signature=_ROW_DOT_SIGNATURE,
-        constants={"BLOCK": DOT_BLOCK},
-    ),
-    KernelSpec(
-        name="matmul_tf32",
-        fn=matmul,
-        signature=_MATMUL_SIGNATURE,
-        constants={"PRECISION": "tf32", "TILE": TILE},
-    ),
-    KernelSpec(
-        name="matmul_ieee",
-        fn=matmul,
-        signature=_MATMUL_SIGNATURE,
-        constants={"PRECISION": "ieee", "TILE": TILE},
+        "matmul_ieee", matmul, _MATMUL_SIGNATURE, {"PRECISION": "ieee", "TILE": TILE}
     ),
 ]
