@@ -1,95 +1,64 @@
 # tensoracle_add_cubin_plugin(TARGET <name> TENSORRT_ROOT <dir> BUNDLE_ROOT <dir>
-#                             SOURCES <file>...): a shared library holding the plugin sources, the
-# bundle's generated bundle.cpp, tensoracle's common plugin code (cubin_plugin.cpp) and the cubin
-# runtime it launches kernels with.
+#                             SOURCES <file>...)
 #
-# TENSORRT_ROOT is a TensorRT SDK folder (include/NvInferRuntime.h, ...). Only its headers are
-# used: the library links no TensorRT library, so it loads into the full, lean and dispatch
-# runtimes alike. The CUDA headers come from CUDAToolkit_ROOT (see TensoracleCuda.cmake); the
-# driver itself (libcuda.so.1) is loaded when the first kernel launches, so the library also
-# loads, and its creators register, on machines without a GPU driver. Only getCreators and
-# setLoggerFinder are exported.
+# Adds the shared library <name>: the plugin's SOURCES, the SDK (src/cubin_plugin.cpp next to this
+# cmake/ folder) and the bundle's generated <BUNDLE_ROOT>/bundle.cpp, compiled as C++17 with
+# hidden visibility (the plugin exports getCreators, setLoggerFinder and the bundle's symbols
+# itself). TENSORRT_ROOT needs include/NvInfer.h and a TensorRT library in lib/ or lib64/
+# (nvinfer, or only nvinfer_lean / nvinfer_dispatch; nvinfer_11 on Windows); the CUDA headers and
+# driver come from tensoracle_find_cuda (TensoracleCuda.cmake). On Linux the TensorRT library is
+# linked --as-needed: a plugin that calls no TensorRT function does not depend on it and loads
+# into the full, lean and dispatch runtimes alike.
+cmake_minimum_required(VERSION 3.20)
 include_guard(GLOBAL)
 include("${CMAKE_CURRENT_LIST_DIR}/TensoracleCuda.cmake")
 
-# This file lives in <root>/cmake. Installed (Python wheel, CMake package) the root holds
-# include/ and src/ with everything; in the source repository the plugin folder holds only the
-# plugin part and the runtime comes from the core next to it.
-get_filename_component(_tensoracle_sdk_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
-if(EXISTS "${_tensoracle_sdk_root}/src/cubin_runtime.cpp")
-    set(_tensoracle_sdk_includes "${_tensoracle_sdk_root}/include")
-    set(_tensoracle_runtime_src "${_tensoracle_sdk_root}/src")
-else()
-    get_filename_component(_tensoracle_core "${_tensoracle_sdk_root}/.." ABSOLUTE)
-    set(_tensoracle_sdk_includes "${_tensoracle_sdk_root}/include" "${_tensoracle_core}/include")
-    set(_tensoracle_runtime_src "${_tensoracle_core}/src")
-endif()
-set(_tensoracle_sdk_sources
-    "${_tensoracle_sdk_root}/src/cubin_plugin.cpp"
-    "${_tensoracle_runtime_src}/cubin_runtime.cpp"
-    "${_tensoracle_runtime_src}/cuda_driver.cpp"
-    "${_tensoracle_runtime_src}/hash.cpp"
-    "${_tensoracle_runtime_src}/errors.cpp")
-
-# Sets `out` to TENSORRT_ROOT's include directory, or fails naming the variable and the path.
-function(_tensoracle_tensorrt_include_dir out root)
-    if("${root}" STREQUAL "")
-        message(FATAL_ERROR
-            "tensoracle: TENSORRT_ROOT is empty. Set it to a TensorRT SDK folder, the one that "
-            "holds include/NvInferRuntime.h.")
-    endif()
-    foreach(header IN ITEMS NvInferRuntime.h NvInferPluginBase.h NvInferVersion.h)
-        if(NOT EXISTS "${root}/include/${header}")
-            message(FATAL_ERROR
-                "tensoracle: TENSORRT_ROOT='${root}' is not a TensorRT SDK folder: "
-                "'${root}/include/${header}' does not exist. Set TENSORRT_ROOT to the folder "
-                "that holds include/NvInferRuntime.h.")
-        endif()
-    endforeach()
-    set(${out} "${root}/include" PARENT_SCOPE)
-endfunction()
+get_filename_component(_tensoracle_sdk_dir "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+set_property(GLOBAL PROPERTY _tensoracle_sdk_dir "${_tensoracle_sdk_dir}")
+unset(_tensoracle_sdk_dir)
 
 function(tensoracle_add_cubin_plugin)
     cmake_parse_arguments(PARSE_ARGV 0 arg "" "TARGET;TENSORRT_ROOT;BUNDLE_ROOT" "SOURCES")
-    if(arg_UNPARSED_ARGUMENTS)
+    if(NOT arg_TARGET OR NOT arg_TENSORRT_ROOT OR NOT arg_BUNDLE_ROOT OR NOT arg_SOURCES)
         message(FATAL_ERROR
-            "tensoracle_add_cubin_plugin: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+            "tensoracle_add_cubin_plugin: TARGET, TENSORRT_ROOT, BUNDLE_ROOT and SOURCES are "
+            "required (TARGET <name> TENSORRT_ROOT <dir> BUNDLE_ROOT <dir> SOURCES <file>...)")
     endif()
-    foreach(keyword IN ITEMS TARGET SOURCES)
-        if(NOT arg_${keyword})
-            message(FATAL_ERROR "tensoracle_add_cubin_plugin: ${keyword} is required")
-        endif()
-    endforeach()
-    _tensoracle_tensorrt_include_dir(tensorrt_include "${arg_TENSORRT_ROOT}")
-    if("${arg_BUNDLE_ROOT}" STREQUAL "")
-        message(FATAL_ERROR
-            "tensoracle: BUNDLE_ROOT is empty. Set it (TENSORACLE_BUNDLE_ROOT in the example) "
-            "to the bundle directory written by tensoracle.producer.compile_bundle.")
-    endif()
-    foreach(file IN ITEMS bundle.cpp bundle.json)
-        if(NOT EXISTS "${arg_BUNDLE_ROOT}/${file}")
-            message(FATAL_ERROR
-                "tensoracle: BUNDLE_ROOT='${arg_BUNDLE_ROOT}' is not a cubin bundle: "
-                "'${arg_BUNDLE_ROOT}/${file}' does not exist. Set BUNDLE_ROOT to the directory "
-                "written by tensoracle.producer.compile_bundle.")
-        endif()
-    endforeach()
-    _tensoracle_cuda_include_dir(cuda_include)
-    find_package(OpenSSL 3 REQUIRED COMPONENTS Crypto)
+    get_property(sdk GLOBAL PROPERTY _tensoracle_sdk_dir)
 
-    add_library(${arg_TARGET} SHARED ${arg_SOURCES} ${_tensoracle_sdk_sources}
+    tensoracle_find_cuda(OUT_INCLUDE_DIR cuda_include OUT_DRIVER_LIBRARY cuda_driver)
+    set(_tensoracle_cuda_root "${_tensoracle_cuda_root}" PARENT_SCOPE)
+
+    find_path(TENSORACLE_NVINFER_INCLUDE NvInfer.h
+        PATHS "${arg_TENSORRT_ROOT}/include" NO_DEFAULT_PATH REQUIRED)
+    set(names nvinfer nvinfer_lean nvinfer_dispatch)
+    if(WIN32)
+        list(PREPEND names nvinfer_11)
+    endif()
+    find_library(TENSORACLE_NVINFER_LIBRARY NAMES ${names}
+        PATHS "${arg_TENSORRT_ROOT}/lib" "${arg_TENSORRT_ROOT}/lib64" NO_DEFAULT_PATH REQUIRED)
+
+    add_library(${arg_TARGET} SHARED ${arg_SOURCES} "${sdk}/src/cubin_plugin.cpp"
         "${arg_BUNDLE_ROOT}/bundle.cpp")
-    target_include_directories(${arg_TARGET} PRIVATE ${_tensoracle_sdk_includes})
-    target_include_directories(${arg_TARGET} SYSTEM PRIVATE "${tensorrt_include}"
-        "${cuda_include}")
-    target_compile_features(${arg_TARGET} PRIVATE cxx_std_20)
+    target_compile_features(${arg_TARGET} PRIVATE cxx_std_17)
+    # Also name the standard when the compiler's default already satisfies it (GCC), so that the
+    # compile database tells clang-based tools (clang-tidy) to parse C++17 too.
+    get_target_property(standard ${arg_TARGET} CXX_STANDARD)
+    if(NOT standard)
+        set_target_properties(${arg_TARGET} PROPERTIES CXX_STANDARD 17)
+    endif()
+    if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+        target_compile_options(${arg_TARGET} PRIVATE -Wno-deprecated-declarations)
+    endif()
+    target_include_directories(${arg_TARGET} PRIVATE "${sdk}/include"
+        "${TENSORACLE_NVINFER_INCLUDE}")
+    if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+        # Link options come before the libraries on the link line, so this covers TensorRT.
+        target_link_options(${arg_TARGET} PRIVATE "LINKER:--as-needed")
+    endif()
+    target_link_libraries(${arg_TARGET} PRIVATE "${TENSORACLE_NVINFER_LIBRARY}"
+        tensoracle_cuda_driver)
     set_target_properties(${arg_TARGET} PROPERTIES
         CXX_VISIBILITY_PRESET hidden
-        VISIBILITY_INLINES_HIDDEN ON
-        POSITION_INDEPENDENT_CODE ON)
-    target_link_libraries(${arg_TARGET} PRIVATE OpenSSL::Crypto ${CMAKE_DL_LIBS})
-    if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
-        # Every symbol must resolve now: a TensorRT symbol would tie the plugin to one runtime.
-        target_link_options(${arg_TARGET} PRIVATE "LINKER:--no-undefined")
-    endif()
+        VISIBILITY_INLINES_HIDDEN YES)
 endfunction()

@@ -13,6 +13,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace tensoracle::cubin {
 namespace {
@@ -23,6 +24,21 @@ constexpr std::size_t kMaxFieldBytes = std::size_t{128} << 20U;
 constexpr std::size_t kMaxArguments = 14;
 
 std::atomic<nvinfer1::ILoggerFinder*> logger_finder{nullptr};
+
+// Decimal text of an integer. Not std::to_string: libstdc++'s one leaves a GNU-unique symbol in
+// the plugin's dynamic symbol table, which would keep the library from ever being unloaded.
+template <typename T>
+std::string number(T value) {
+    std::array<char, 24> text{};
+    if constexpr (std::is_signed_v<T>) {
+        static_cast<void>(
+            std::snprintf(text.data(), text.size(), "%lld", static_cast<long long>(value)));
+    } else {
+        static_cast<void>(std::snprintf(text.data(), text.size(), "%llu",
+                                        static_cast<unsigned long long>(value)));
+    }
+    return std::string{text.data()};
+}
 
 std::size_t element_size(PluginFieldType type) noexcept {
     switch (type) {
@@ -127,7 +143,7 @@ std::string dims_text(nvinfer1::Dims const& dims) {
     std::string text = "[";
     std::int32_t const count = std::min(std::max(dims.nbDims, 0), nvinfer1::Dims::MAX_DIMS);
     for (std::int32_t i = 0; i < count; ++i) {
-        text += (i == 0 ? "" : ", ") + std::to_string(dims.d[i]);
+        text += (i == 0 ? "" : ", ") + number(dims.d[i]);
     }
     return text + "]";
 }
@@ -144,7 +160,7 @@ bool parse_fields(nvinfer1::PluginFieldCollection const* source, std::vector<Fie
         return false;
     }
     if (source->nbFields < 0 || (source->nbFields > 0 && source->fields == nullptr)) {
-        reason = "the field collection holds " + std::to_string(source->nbFields) + " fields at " +
+        reason = "the field collection holds " + number(source->nbFields) + " fields at " +
                  (source->fields == nullptr ? "a null pointer" : "an address");
         return false;
     }
@@ -152,7 +168,7 @@ bool parse_fields(nvinfer1::PluginFieldCollection const* source, std::vector<Fie
     parsed.reserve(static_cast<std::size_t>(source->nbFields));
     for (std::int32_t i = 0; i < source->nbFields; ++i) {
         nvinfer1::PluginField const& field = source->fields[i];
-        std::string const where = "field " + std::to_string(i);
+        std::string const where = "field " + number(i);
         if (field.name == nullptr) {
             reason = where + " has no name";
             return false;
@@ -165,16 +181,16 @@ bool parse_fields(nvinfer1::PluginFieldCollection const* source, std::vector<Fie
             return false;
         }
         if (field.length < 0) {
-            reason = name + " has length " + std::to_string(field.length) + ", expected >= 0";
+            reason = name + " has length " + number(field.length) + ", expected >= 0";
             return false;
         }
         if (field.data == nullptr && field.length > 0) {
-            reason = name + " has " + std::to_string(field.length) + " values and no data";
+            reason = name + " has " + number(field.length) + " values and no data";
             return false;
         }
         auto const bytes = static_cast<std::size_t>(field.length) * size;
         if (bytes > kMaxFieldBytes) {
-            reason = name + " holds " + std::to_string(bytes) + " bytes, more than 128 MiB";
+            reason = name + " holds " + number(bytes) + " bytes, more than 128 MiB";
             return false;
         }
         for (FieldValue const& seen : parsed) {
@@ -213,7 +229,6 @@ void report_error(nvinfer1::IErrorRecorder* recorder, char const* message) noexc
         logger->log(nvinfer1::ILogger::Severity::kERROR, text);
         return;
     }
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg): the one place that writes to stderr
     static_cast<void>(std::fprintf(stderr, "tensoracle plugin: %s\n", text));
 }
 
@@ -333,9 +348,9 @@ bool check_fields(char const* plugin_name, nvinfer1::PluginFieldCollection const
                          field_type_name(rule->type);
             } else if (rule->length == FieldRule::kAnyLength ? value.length < 1
                                                              : value.length != rule->length) {
-                reason = field + " holds " + std::to_string(value.length) + " values, expected " +
+                reason = field + " holds " + number(value.length) + " values, expected " +
                          (rule->length == FieldRule::kAnyLength ? std::string{"one or more"}
-                                                                : std::to_string(rule->length));
+                                                                : number(rule->length));
             }
             if (!reason.empty()) {
                 report_error(nullptr, (who + reason).c_str());
@@ -368,14 +383,13 @@ PluginBase::PluginBase(char const* name, char const* plugin_namespace, Fields fi
     if (io_.inputs.empty() ||
         io_.inputs.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
         throw std::invalid_argument("plugin " + quoted(name_) + " declares " +
-                                    std::to_string(io_.inputs.size()) +
-                                    " inputs, expected 1 to INT32_MAX");
+                                    number(io_.inputs.size()) + " inputs, expected 1 to INT32_MAX");
     }
     if (io_.shape_input_index < 0 ||
         static_cast<std::size_t>(io_.shape_input_index) >= io_.inputs.size()) {
         throw std::invalid_argument("plugin " + quoted(name_) + ": shape_input_index is " +
-                                    std::to_string(io_.shape_input_index) + ", expected 0 to " +
-                                    std::to_string(io_.inputs.size() - 1));
+                                    number(io_.shape_input_index) + ", expected 0 to " +
+                                    number(io_.inputs.size() - 1));
     }
 }
 
@@ -424,9 +438,9 @@ bool PluginBase::counts_match(char const* call, std::int32_t input_count,
         return true;
     }
     try {
-        report(std::string{call} + ": got " + std::to_string(input_count) + " inputs and " +
-               std::to_string(output_count) + " outputs, expected " +
-               std::to_string(io_.inputs.size()) + " inputs and 1 output");
+        report(std::string{call} + ": got " + number(input_count) + " inputs and " +
+               number(output_count) + " outputs, expected " + number(io_.inputs.size()) +
+               " inputs and 1 output");
     } catch (std::exception const&) {
         report(call);
     }
@@ -461,7 +475,7 @@ std::int32_t PluginBase::getOutputDataTypes(nvinfer1::DataType* output_types,
         nvinfer1::DataType const wanted = io_.inputs[static_cast<std::size_t>(i)].type;
         if (input_types[i] != wanted) {
             try {
-                report("getOutputDataTypes: input " + std::to_string(i) + " has type " +
+                report("getOutputDataTypes: input " + number(i) + " has type " +
                        data_type_name(input_types[i]) + ", expected " + data_type_name(wanted));
             } catch (std::exception const&) {
                 report("getOutputDataTypes: an input type differs from the declaration");
@@ -485,7 +499,7 @@ std::int32_t PluginBase::getOutputShapes(nvinfer1::DimsExprs const* inputs,
     }
     if (shape_input_count != 0) {
         try {
-            report("getOutputShapes: got " + std::to_string(shape_input_count) +
+            report("getOutputShapes: got " + number(shape_input_count) +
                    " shape inputs, expected 0");
         } catch (std::exception const&) {
             report("getOutputShapes: shape inputs are not supported");
@@ -531,8 +545,7 @@ std::int32_t PluginBase::check_and_validate(char const* call, Desc const* inputs
         dims.reserve(static_cast<std::size_t>(input_count));
         for (std::int32_t i = 0; i < input_count; ++i) {
             nvinfer1::PluginTensorDesc const& given = desc_of(inputs[i]);
-            if (differs("input " + std::to_string(i), given,
-                        io_.inputs[static_cast<std::size_t>(i)])) {
+            if (differs("input " + number(i), given, io_.inputs[static_cast<std::size_t>(i)])) {
                 return -1;
             }
             dims.push_back(given.dims);
@@ -548,8 +561,7 @@ std::int32_t PluginBase::check_and_validate(char const* call, Desc const* inputs
                 shapes += (shapes.empty() ? "" : ", ") + dims_text(d);
             }
             report(std::string{call} + ": validate_shape refused inputs " + shapes +
-                   " and output " + dims_text(output.dims) + " (returned " +
-                   std::to_string(verdict) + ")");
+                   " and output " + dims_text(output.dims) + " (returned " + number(verdict) + ")");
         }
         return verdict;
     } catch (std::exception const& error) {
@@ -640,7 +652,7 @@ public:
             block_[63 - i] = static_cast<unsigned char>(bits >> (8U * i));
         }
         compress();
-        static constexpr char kDigits[] = "0123456789abcdef";
+        constexpr char const* kDigits = "0123456789abcdef";
         std::string text;
         text.reserve(64);
         for (std::uint32_t const word : state_) {
@@ -861,7 +873,7 @@ CUresult Kernel::load(CUcontext context, CUfunction& function) noexcept {
     }
     if (result == CUDA_SUCCESS) {
         try {
-            loaded_[id] = Loaded{context, module, function};
+            loaded_.emplace(id, Loaded{context, module, function});
         } catch (std::bad_alloc const&) {
             result = CUDA_ERROR_OUT_OF_MEMORY;
         }
@@ -947,7 +959,7 @@ CUresult DeviceBytes::for_current_context(CUdeviceptr& pointer) noexcept {
     result = cuMemcpyHtoD(device, bytes_.data(), bytes_.size());
     if (result == CUDA_SUCCESS) {
         try {
-            copies_[id] = std::make_pair(context, device);
+            copies_.emplace(id, std::make_pair(context, device));
         } catch (std::bad_alloc const&) {
             result = CUDA_ERROR_OUT_OF_MEMORY;
         }
