@@ -34,8 +34,8 @@ void translate(std::exception_ptr const& error, void* /*payload*/) {
         raise_python("MissingCubinError", e.what());
     } catch (CorruptCubinError const& e) {
         raise_python("CorruptCubinError", e.what());
-    } catch (FalseSmClaimError const& e) {
-        raise_python("FalseSmClaimError", e.what());
+    } catch (CubinArchitectureError const& e) {
+        raise_python("CubinArchitectureError", e.what());
     } catch (PluginBundleMismatchError const& e) {
         raise_python("PluginBundleMismatchError", e.what());
     } catch (BundleAbiError const& e) {

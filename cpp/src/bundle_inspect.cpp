@@ -1,153 +1,177 @@
 // Checks a cubin bundle directory against its manifest and a plugin library against the bundle.
 #include "tensoracle/bundle_inspect.hpp"
 
+#include "tensoracle/bounded_json.hpp"
 #include "tensoracle/bundle_report.hpp"
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/file_bytes.hpp"
 #include "tensoracle/hash.hpp"
+#include "tensoracle/library_exports.hpp"
 
 #include <algorithm>
-#include <array>
-#include <functional>
+#include <cstring>
 #include <string_view>
 
 namespace tensoracle::cubin {
 namespace {
 
-// The hidden parameters Triton 3.x appends after the public ones; both must need zero bytes.
-constexpr std::array<std::string_view, 2> supported_hidden = {"global_scratch", "profile_scratch"};
-
-// A plugin library is searched whole for the bundle it embeds.
+// A plugin library is read whole to find its exported symbols.
 constexpr std::uint64_t kMaxPluginBytes = std::uint64_t{2} << 30;
+constexpr char const* digest_symbol = "tensoracle_bundle_sha256";
+constexpr std::size_t digest_symbol_bytes = 65; // 64 hex digits and a NUL
+constexpr std::uint32_t hidden_parameter_bytes = 8;
 
-void check_abi(ManifestKernel const& kernel, std::filesystem::path const& manifest_path) {
-    bool const hidden_ok = std::equal(kernel.hidden_args.begin(), kernel.hidden_args.end(),
-                                      supported_hidden.begin(), supported_hidden.end());
-    if (!hidden_ok) {
-        throw BundleAbiError("kernel '" + kernel.name + "' in '" + manifest_path.string() +
-                                 "' declares hidden arguments other than global_scratch, "
-                                 "profile_scratch",
-                             manifest_path);
-    }
-    if (kernel.global_scratch_bytes != 0 || kernel.profile_scratch_bytes != 0) {
-        throw BundleAbiError("kernel '" + kernel.name + "' in '" + manifest_path.string() +
-                                 "' needs scratch memory (global " +
-                                 std::to_string(kernel.global_scratch_bytes) + " B, profile " +
-                                 std::to_string(kernel.profile_scratch_bytes) +
-                                 " B); only zero scratch is supported",
-                             manifest_path);
-    }
+std::string entry_label(ManifestEntry const& entry) {
+    return "entry " + std::to_string(entry.index) + " ('" + entry.file + "')";
 }
 
-// Judges the bytes of `cubin`, read by read_bundle_cubin, against its manifest entry.
-CubinCheck check_cubin(std::filesystem::path const& directory, ManifestKernel const& kernel,
-                       ManifestCubin const& cubin, std::vector<char> const& bytes) {
-    std::filesystem::path const path = directory / cubin.path;
-    std::string const shown = path.string();
-    if (bytes.size() != cubin.size) {
-        throw CorruptCubinError("cubin '" + shown + "' is " + std::to_string(bytes.size()) +
-                                    " bytes, bundle.json records " + std::to_string(cubin.size),
+// The 1.x checks of one entry's cubin bytes: length, SHA-256, then the SM of its ELF header.
+void check_cubin_bytes(std::filesystem::path const& directory, ManifestEntry const& entry,
+                       std::vector<char> const& bytes) {
+    std::filesystem::path const path = directory / entry.file;
+    std::string const where = "cubin '" + path.string() + "' of entry " +
+                              std::to_string(entry.index) + " (field /entries/" +
+                              std::to_string(entry.index);
+    if (bytes.size() != entry.bytes) {
+        throw CorruptCubinError(where + "/bytes) is " + std::to_string(bytes.size()) +
+                                    " bytes long, expected " + std::to_string(entry.bytes),
                                 path);
     }
     std::span<std::byte const> const view = std::as_bytes(std::span{bytes});
-    CubinElf const elf = read_cubin_elf(view, shown);
-    std::string const label = std::filesystem::path{cubin.path}.parent_path().string();
-    if (elf.sm != cubin.sm || label != "sm" + std::to_string(cubin.sm)) {
-        throw FalseSmClaimError("cubin '" + shown + "' of kernel '" + kernel.name +
-                                    "' is filed as " + label + " and listed as sm" +
-                                    std::to_string(cubin.sm) + ", but its ELF header says sm" +
-                                    std::to_string(elf.sm),
-                                path);
-    }
     std::string const digest = sha256_hex(view);
-    if (digest != cubin.sha256) {
-        throw CorruptCubinError("cubin '" + shown + "' has SHA-256 " + digest +
-                                    ", bundle.json records " + cubin.sha256,
-                                path);
+    if (digest != entry.sha256) {
+        throw CorruptCubinError(
+            where + "/sha256) has SHA-256 " + digest + ", expected " + entry.sha256, path);
     }
-    CubinFunction const* function = elf.function(kernel.function);
+    std::uint32_t const sm = cubin_sm(view, kSmsInspected, path.string());
+    if (sm != entry.sm) {
+        throw CubinArchitectureError(where + "/target_sm) is built for sm" + std::to_string(sm) +
+                                         ", expected " + entry.target_sm,
+                                     path);
+    }
+}
+
+// What 1.x does not check: the kernel is in the cubin, with the manifest's parameter layout.
+std::size_t check_cubin_kernel(std::filesystem::path const& directory, ManifestEntry const& entry,
+                               std::vector<char> const& bytes) {
+    std::filesystem::path const path = directory / entry.file;
+    std::string const shown = path.string();
+    CubinElf const elf = read_cubin_elf(std::as_bytes(std::span{bytes}), shown);
+    CubinFunction const* function = elf.function(entry.entry_symbol);
     if (function == nullptr) {
-        throw CorruptCubinError("cubin '" + shown + "' has no function '" + kernel.function +
-                                    "' for kernel '" + kernel.name + "'",
+        throw CorruptCubinError("cubin '" + shown + "' of entry " + std::to_string(entry.index) +
+                                    " has no kernel function '" + entry.entry_symbol +
+                                    "' (field /entries/" + std::to_string(entry.index) +
+                                    "/entry_symbol)",
                                 path);
     }
-    std::size_t const expected = kernel.args.size() + kernel.hidden_args.size();
+    std::size_t const expected = entry.signature.size() + 2;
     if (function->params.size() != expected) {
         throw BundleAbiError(
             "cubin '" + shown + "' declares " + std::to_string(function->params.size()) +
-                " parameters for kernel '" + kernel.name + "', bundle.json " +
-                std::to_string(expected) + " (" + std::to_string(kernel.args.size()) +
-                " public + " + std::to_string(kernel.hidden_args.size()) + " hidden)",
+                " parameters for kernel '" + entry.entry_symbol + "', expected " +
+                std::to_string(expected) + " (" + std::to_string(entry.signature.size()) +
+                " signature arguments and 2 scratch pointers)",
             path);
     }
-    for (std::size_t i = 0; i < kernel.args.size(); ++i) {
-        if (function->params[i].size != arg_size(kernel.args[i].kind)) {
-            throw BundleAbiError("cubin '" + shown + "' parameter " + std::to_string(i) + " ('" +
-                                     kernel.args[i].name + "') of kernel '" + kernel.name +
-                                     "' is " + std::to_string(function->params[i].size) +
-                                     " bytes, its type " + kernel.args[i].type + " needs " +
-                                     std::to_string(arg_size(kernel.args[i].kind)),
+    for (std::size_t i = 0; i < expected; ++i) {
+        bool const hidden = i >= entry.signature.size();
+        std::uint32_t const size =
+            hidden ? hidden_parameter_bytes : arg_size(entry.signature[i].kind);
+        if (function->params[i].size != size) {
+            std::string const what = hidden ? "hidden scratch parameter"
+                                            : "argument '" + entry.signature[i].name + "' (" +
+                                                  entry.signature[i].type + ")";
+            throw BundleAbiError("cubin '" + shown + "' parameter " + std::to_string(i) + ", " +
+                                     what + " of kernel '" + entry.entry_symbol + "', is " +
+                                     std::to_string(function->params[i].size) +
+                                     " bytes, expected " + std::to_string(size),
                                  path);
         }
     }
-    return CubinCheck{
-        kernel.name, cubin.sm, cubin.path, digest, bytes.size(), function->params.size(), false};
+    return function->params.size();
 }
 
-bool contains(std::vector<char> const& haystack, std::string_view needle) {
-    std::boyer_moore_horspool_searcher const searcher(needle.begin(), needle.end());
-    return std::search(haystack.begin(), haystack.end(), searcher) != haystack.end();
+[[noreturn]] void mismatch(std::filesystem::path const& plugin, std::string const& why) {
+    throw PluginBundleMismatchError("plugin library '" + plugin.string() + "' " + why, plugin);
 }
 
-// `contents[i]` holds the bytes of `cubins[i]`, as check_cubin judged them.
-void check_plugin(std::filesystem::path const& directory, std::filesystem::path const& plugin,
-                  BundleManifest const& manifest, std::vector<CubinCheck>& cubins,
-                  std::vector<std::vector<char>> const& contents) {
+void check_plugin(BundleInspection& result, std::vector<std::vector<char>> const& contents) {
+    std::filesystem::path const& plugin = *result.plugin;
     if (!std::filesystem::is_regular_file(plugin)) {
-        throw PluginBundleMismatchError("plugin library '" + plugin.string() + "' does not exist",
-                                        plugin);
+        mismatch(plugin, "does not exist or is not a file");
     }
-    auto const read = read_file_bytes(plugin, kMaxPluginBytes);
+    std::optional<std::vector<char>> read;
+    try {
+        read = read_file_bytes(plugin, kMaxPluginBytes);
+    } catch (FileError const& error) {
+        mismatch(plugin, std::string{"cannot be read: "} + error.what());
+    }
     if (!read) {
-        throw PluginBundleMismatchError("plugin library '" + plugin.string() +
-                                            "' is larger than the limit of " +
-                                            std::to_string(kMaxPluginBytes) + " bytes",
-                                        plugin);
+        mismatch(plugin,
+                 "is larger than the limit of " + std::to_string(kMaxPluginBytes) + " bytes");
     }
-    std::vector<char> const& library = *read;
-    std::string_view const view{library.data(), library.size()};
-    // Every marker followed by 64 hex digits names an embedded bundle; the prefix alone (as in a
-    // library that merely contains the inspector) names none.
-    std::vector<std::string> embedded;
-    for (std::size_t at = view.find(embedded_marker_prefix); at != std::string_view::npos;
-         at = view.find(embedded_marker_prefix, at + 1)) {
-        std::string_view const digest = view.substr(at + embedded_marker_prefix.size(), 64);
-        if (digest.size() == 64 && digest.find_first_not_of("0123456789abcdef") == digest.npos) {
-            embedded.emplace_back(digest);
+    std::span<std::byte const> const library = std::as_bytes(std::span{*read});
+    std::map<std::string, ExportedData> symbols;
+    try {
+        symbols = elf_exported_data(library, plugin.string());
+    } catch (InvalidArgument const& error) {
+        mismatch(plugin, std::string{"has no readable bundle identity: "} + error.what() +
+                             " (only ELF .dynsym tables are read; PE export tables are not "
+                             "supported)");
+    }
+    auto const bytes_of = [&](ExportedData const& data) {
+        return library.subspan(static_cast<std::size_t>(data.offset),
+                               static_cast<std::size_t>(data.size));
+    };
+    auto const identity = symbols.find(digest_symbol);
+    if (identity == symbols.end() || identity->second.size != digest_symbol_bytes) {
+        mismatch(plugin, std::string{"does not export the bundle identity '"} + digest_symbol +
+                             "' (" + std::to_string(digest_symbol_bytes) + " bytes): found " +
+                             (identity == symbols.end()
+                                  ? std::string{"no such data symbol"}
+                                  : std::to_string(identity->second.size) + " bytes"));
+    }
+    auto const raw = bytes_of(identity->second);
+    std::string value(reinterpret_cast<char const*>(raw.data()), raw.size());
+    while (!value.empty() && value.back() == '\0') {
+        value.pop_back();
+    }
+    if (value != result.digest()) {
+        mismatch(plugin, std::string{"exports "} + digest_symbol + " = '" + value +
+                             "', expected the digest of '" +
+                             (result.directory / manifest_file_name).string() +
+                             "': " + result.digest());
+    }
+    for (EntryCheck& check : result.entries) {
+        ManifestEntry const& entry = result.manifest.entries[check.index];
+        if (!entry.embedded_symbol) {
+            continue;
         }
-    }
-    if (embedded.empty()) {
-        throw PluginBundleMismatchError(
-            "plugin library '" + plugin.string() + "' embeds no tensoracle cubin bundle", plugin);
-    }
-    if (std::find(embedded.begin(), embedded.end(), manifest.sha256) == embedded.end()) {
-        throw PluginBundleMismatchError("plugin library '" + plugin.string() + "' embeds bundle " +
-                                            embedded.front() + ", but '" +
-                                            (directory / manifest_file_name).string() +
-                                            "' is bundle " + manifest.sha256,
-                                        plugin);
-    }
-    for (std::size_t i = 0; i < cubins.size(); ++i) {
-        CubinCheck& cubin = cubins[i];
-        std::vector<char> const& bytes = contents[i];
-        if (!contains(library, std::string_view{bytes.data(), bytes.size()})) {
-            throw PluginBundleMismatchError("plugin library '" + plugin.string() +
-                                                "' does not embed the bytes of cubin '" +
-                                                cubin.path + "'",
-                                            plugin);
+        std::vector<char> const& cubin = contents[check.index];
+        auto const found = symbols.find(*entry.embedded_symbol);
+        std::string const label =
+            "the embedded cubin '" + *entry.embedded_symbol + "' of " + entry_label(entry);
+        if (found == symbols.end()) {
+            mismatch(plugin, "does not export " + label + " (field /entries/" +
+                                 std::to_string(entry.index) + "/embedded_symbol)");
         }
-        cubin.in_plugin = true;
+        if (found->second.size != cubin.size()) {
+            mismatch(plugin, "exports " + label + " with " + std::to_string(found->second.size) +
+                                 " bytes, expected " + std::to_string(cubin.size()));
+        }
+        auto const embedded = bytes_of(found->second);
+        if (!std::equal(embedded.begin(), embedded.end(),
+                        reinterpret_cast<std::byte const*>(cubin.data()))) {
+            mismatch(plugin, "exports " + label + " with other bytes than the cubin file");
+        }
+        check.in_plugin = true;
+    }
+    for (EntryCheck& check : result.entries) {
+        if (!check.in_plugin) {
+            check.in_plugin = false;
+        }
     }
 }
 
@@ -155,74 +179,64 @@ void check_plugin(std::filesystem::path const& directory, std::filesystem::path 
 
 BundleInspection inspect_bundle(std::filesystem::path const& directory,
                                 std::optional<std::filesystem::path> const& plugin) {
-    BundleInspection result{directory, read_bundle_manifest(directory), {}, plugin};
-    std::filesystem::path const manifest_path = directory / manifest_file_name;
-    std::vector<std::vector<char>> contents; // each cubin read once, for both checks
-    for (ManifestKernel const& kernel : result.manifest.kernels) {
-        check_abi(kernel, manifest_path);
-        for (std::uint32_t target : result.manifest.targets) {
-            bool const listed = std::any_of(kernel.cubins.begin(), kernel.cubins.end(),
-                                            [&](ManifestCubin const& c) { return c.sm == target; });
-            if (!listed) {
-                throw MissingCubinError("kernel '" + kernel.name + "' in '" +
-                                            manifest_path.string() + "' has no cubin for sm" +
-                                            std::to_string(target) + ", a target of the bundle",
-                                        manifest_path);
-            }
-        }
-        for (ManifestCubin const& cubin : kernel.cubins) {
-            contents.push_back(read_bundle_cubin(directory, kernel, cubin));
-            result.cubins.push_back(check_cubin(directory, kernel, cubin, contents.back()));
-        }
+    std::vector<std::vector<char>> contents; // each cubin read once, for every check
+    BundleInspection result{directory, {}, {}, plugin};
+    result.manifest = read_bundle_manifest(directory, [&](ManifestEntry const& entry) {
+        contents.push_back(read_bundle_cubin(directory, entry));
+        check_cubin_bytes(directory, entry, contents.back());
+    });
+    for (ManifestEntry const& entry : result.manifest.entries) {
+        std::size_t const params = check_cubin_kernel(directory, entry, contents[entry.index]);
+        result.entries.push_back(EntryCheck{entry.index, params, std::nullopt});
     }
     if (plugin) {
-        check_plugin(directory, *plugin, result.manifest, result.cubins, contents);
+        check_plugin(result, contents);
     }
     return result;
 }
 
 nlohmann::json BundleInspection::to_json() const {
-    nlohmann::json cubin_list = nlohmann::json::array();
-    for (CubinCheck const& cubin : cubins) {
-        nlohmann::json entry = {{"kernel", cubin.kernel}, {"sm", cubin.sm},
-                                {"elf_sm", cubin.sm},     {"path", cubin.path},
-                                {"sha256", cubin.sha256}, {"bytes", cubin.size},
-                                {"params", cubin.params}};
-        if (plugin) {
-            entry["in_plugin"] = cubin.in_plugin;
-        }
-        cubin_list.push_back(std::move(entry));
-    }
-    nlohmann::json kernel_list = nlohmann::json::array();
-    for (ManifestKernel const& kernel : manifest.kernels) {
-        nlohmann::json args = nlohmann::json::array();
-        for (ManifestArg const& arg : kernel.args) {
-            args.push_back(
+    nlohmann::json list = nlohmann::json::array();
+    auto const optional = [](std::optional<std::string> const& value) {
+        return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+    };
+    for (EntryCheck const& check : entries) {
+        ManifestEntry const& entry = manifest.entries[check.index];
+        nlohmann::json signature = nlohmann::json::array();
+        for (ManifestArg const& arg : entry.signature) {
+            signature.push_back(
                 {{"name", arg.name}, {"type", arg.type}, {"divisibility", arg.divisibility}});
         }
-        kernel_list.push_back({{"name", kernel.name},
-                               {"function", kernel.function},
-                               {"source_sha256", kernel.source_sha256},
-                               {"num_warps", kernel.num_warps},
-                               {"args", std::move(args)},
-                               {"hidden_args", kernel.hidden_args},
-                               {"global_scratch_bytes", kernel.global_scratch_bytes},
-                               {"profile_scratch_bytes", kernel.profile_scratch_bytes}});
+        list.push_back(
+            {{"index", entry.index},
+             {"id", optional(entry.id)},
+             {"kernel", entry.kernel_name()},
+             {"target_sm", entry.target_sm},
+             {"file", entry.file},
+             {"bytes", entry.bytes},
+             {"sha256", entry.sha256},
+             {"entry_symbol", entry.entry_symbol},
+             {"embedded_symbol", optional(entry.embedded_symbol)},
+             {"signature", std::move(signature)},
+             {"params", check.params},
+             {"registers_per_thread", entry.resources.registers_per_thread},
+             {"compiled_shared_memory_bytes", entry.resources.compiled_shared_memory_bytes},
+             {"launch_dynamic_shared_memory_bytes",
+              entry.resources.launch_dynamic_shared_memory_bytes},
+             {"source_sha256", optional(entry.source_sha256)},
+             {"in_plugin",
+              check.in_plugin ? nlohmann::json(*check.in_plugin) : nlohmann::json(nullptr)}});
     }
     return {{"ok", true},
             {"directory", directory.string()},
-            {"bundle_sha256", manifest.sha256},
-            {"triton", manifest.triton_version},
-            {"ptxas", manifest.ptxas_version},
-            {"targets", manifest.targets},
-            {"kernels", std::move(kernel_list)},
-            {"cubins", std::move(cubin_list)},
-            {"plugin", plugin ? nlohmann::json(plugin->string()) : nlohmann::json(nullptr)}};
+            {"bundle_sha256", manifest.digest},
+            {"schema_version", 1},
+            {"producer",
+             {{"triton", optional(manifest.triton_version)},
+              {"ptxas", optional(manifest.ptxas_version)}}},
+            {"plugin", plugin ? nlohmann::json(plugin->string()) : nlohmann::json(nullptr)},
+            {"entries", std::move(list)}};
 }
-
-} // namespace tensoracle::cubin
-
-namespace tensoracle::cubin {
 
 std::string inspect_bundle_report(std::string const& directory,
                                   std::optional<std::string> const& plugin) {
@@ -234,6 +248,17 @@ std::string inspect_bundle_report(std::string const& directory,
     return inspect_bundle(directory, library)
         .to_json()
         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string bundle_sha256_of_text(std::string const& manifest) {
+    std::filesystem::path const where{"<manifest>"};
+    nlohmann::json document;
+    try {
+        document = parse_bounded_json(manifest, {.max_bytes = kMaxManifestBytes});
+    } catch (JsonLimitError const& error) {
+        throw BundleError(std::string{"bundle manifest is not JSON: "} + error.what(), where);
+    }
+    return bundle_sha256(document, where);
 }
 
 } // namespace tensoracle::cubin

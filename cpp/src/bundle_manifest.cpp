@@ -1,14 +1,16 @@
-// Reading bundle.json into typed records, and loading a whole bundle directory into memory.
+// Reading bundle.json (schema version 1) into typed records, in the order of 1.x inspection.
 #include "tensoracle/bundle_manifest.hpp"
 
 #include "tensoracle/bounded_json.hpp"
+#include "tensoracle/canonical_json.hpp"
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/file_bytes.hpp"
 #include "tensoracle/hash.hpp"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
+#include <array>
+#include <cerrno>
 #include <set>
 
 namespace tensoracle::cubin {
@@ -16,60 +18,79 @@ namespace {
 
 using nlohmann::json;
 
-std::string limit_text(std::uint64_t bytes) {
-    return std::to_string(bytes) + " bytes";
+constexpr std::uint64_t kMaxDivisor = std::uint64_t{1} << 30;
+
+// A value as it appears in a message: compact JSON, long values cut short.
+std::string shown(json const& value) {
+    std::string text = value.dump(-1, ' ', true, json::error_handler_t::replace);
+    constexpr std::size_t limit = 120;
+    if (text.size() > limit) {
+        text = text.substr(0, limit) + "...";
+    }
+    return text;
 }
 
-// Typed access to one JSON object, with errors naming the file and the field's JSON pointer.
+// Typed access to one JSON object; every failure names the file, the field's JSON pointer, the
+// value found and what was expected.
 class Fields {
 public:
     Fields(json const& object, std::string pointer, std::filesystem::path const& file)
-        : object_(object), pointer_(std::move(pointer)), file_(file) {
-        if (!object_.is_object()) {
-            fail(pointer_, "is not an object");
-        }
-    }
+        : object_(object), pointer_(std::move(pointer)), file_(file) {}
 
-    json const& at(char const* key) const {
-        auto found = object_.find(key);
-        if (found == object_.end()) {
-            fail(pointer_ + "/" + key, "is missing");
-        }
-        return *found;
+    std::string where(std::string_view key) const { return pointer_ + "/" + std::string{key}; }
+
+    json const* find(std::string_view key) const {
+        auto found = object_.find(std::string{key});
+        return found == object_.end() ? nullptr : &*found;
     }
-    std::string text(char const* key) const {
-        json const& value = at(key);
+    json const& at(std::string_view key, std::string const& expected) const {
+        json const* value = find(key);
+        if (value == nullptr) {
+            fail<BundleError>(where(key), "is missing", expected);
+        }
+        return *value;
+    }
+    std::string text(std::string_view key, std::string const& expected) const {
+        json const& value = at(key, expected);
         if (!value.is_string()) {
-            fail(pointer_ + "/" + key, "is not a string");
+            fail_value<BundleError>(where(key), value, expected);
         }
         return value.get<std::string>();
     }
-    std::uint64_t number(char const* key) const {
-        json const& value = at(key);
-        if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<long>() >= 0)) {
-            fail(pointer_ + "/" + key, "is not a non-negative integer");
+    std::optional<std::string> optional_text(std::string_view key) const {
+        json const* value = find(key);
+        if (value == nullptr) {
+            return std::nullopt;
+        }
+        if (!value->is_string()) {
+            fail_value<BundleError>(where(key), *value, "a string");
+        }
+        return value->get<std::string>();
+    }
+    // An exact JSON integer (never a boolean) of at least `minimum`.
+    std::uint64_t integer(std::string_view key, std::uint64_t minimum,
+                          std::string const& expected) const {
+        json const& value = at(key, expected);
+        bool const fits = value.is_number_unsigned() ||
+                          (value.is_number_integer() && value.get<std::int64_t>() >= 0);
+        if (!fits || value.get<std::uint64_t>() < minimum) {
+            fail_value<BundleError>(where(key), value, expected);
         }
         return value.get<std::uint64_t>();
     }
-    std::uint32_t small(char const* key) const {
-        std::uint64_t const value = number(key);
-        if (value > 0xffffffffU) {
-            fail(pointer_ + "/" + key, "is out of range");
-        }
-        return static_cast<std::uint32_t>(value);
-    }
-    json const& array(char const* key) const {
-        json const& value = at(key);
-        if (!value.is_array()) {
-            fail(pointer_ + "/" + key, "is not an array");
-        }
-        return value;
-    }
-    std::string const& pointer() const noexcept { return pointer_; }
 
-    [[noreturn]] void fail(std::string const& where, std::string const& why) const {
-        throw BundleError("bundle manifest '" + file_.string() + "': field " + where + " " + why,
-                          file_);
+    template <typename ErrorType>
+    [[noreturn]] void fail_value(std::string const& at_pointer, json const& value,
+                                 std::string const& expected) const {
+        fail<ErrorType>(at_pointer, "is " + shown(value), expected);
+    }
+    template <typename ErrorType>
+    [[noreturn]] void fail(std::string const& at_pointer, std::string const& found,
+                           std::string const& expected) const {
+        throw ErrorType("bundle manifest '" + file_.string() + "': field " +
+                            (at_pointer.empty() ? std::string{"(the document)"} : at_pointer) +
+                            " " + found + ", expected " + expected,
+                        file_);
     }
 
 private:
@@ -78,57 +99,278 @@ private:
     std::filesystem::path const& file_;
 };
 
-bool is_identifier(std::string_view name) noexcept {
-    auto const letter = [](char c) {
-        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-    };
-    if (name.empty() || !letter(name.front())) {
-        return false;
+std::string sm_names(std::span<std::uint32_t const> sms) {
+    std::string names;
+    for (std::uint32_t const sm : sms) {
+        names += (names.empty() ? "sm" : ", sm") + std::to_string(sm);
     }
-    return std::all_of(name.begin(), name.end(),
-                       [&](char c) { return letter(c) || (c >= '0' && c <= '9'); });
+    return names;
+}
+
+// The argument types of the 1.x signature and how the runtime passes them.
+std::optional<ArgType> argument_kind(std::string_view type) {
+    if (type == "*fp16" || type == "*fp32" || type == "*i8" || type == "*i32") {
+        return ArgType::pointer;
+    }
+    if (type == "i32") {
+        return ArgType::i32;
+    }
+    if (type == "fp32") {
+        return ArgType::f32;
+    }
+    return std::nullopt;
+}
+
+std::uint32_t check_target_sm(Fields const& entry) {
+    std::string const expected = "one of " + sm_names(kSmsInspected);
+    json const& value = entry.at("target_sm", "a string naming " + expected);
+    if (value.is_string()) {
+        for (std::uint32_t const sm : kSmsInspected) {
+            if (value.get<std::string>() == "sm" + std::to_string(sm)) {
+                return sm;
+            }
+        }
+    }
+    entry.fail_value<BundleError>(entry.where("target_sm"), value, expected);
+}
+
+void check_hidden_parameters(Fields const& entry) {
+    static json const expected = json::parse(R"([{"name":"global_scratch","parameter_bytes":8},)"
+                                             R"({"name":"profile_scratch","parameter_bytes":8}])");
+    json const& value = entry.at("hidden_trailing_parameters", shown(expected));
+    // Exact: 8 written as 8.0 or true is not the same parameter list.
+    bool exact = value.is_array() && value.size() == expected.size();
+    for (std::size_t i = 0; exact && i < value.size(); ++i) {
+        json const& item = value[i];
+        exact = item.is_object() && item.size() == 2 && item.contains("name") &&
+                item.contains("parameter_bytes") && item["parameter_bytes"].is_number_integer() &&
+                item == expected[i];
+    }
+    if (!exact) {
+        entry.fail_value<BundleAbiError>(entry.where("hidden_trailing_parameters"), value,
+                                         shown(expected));
+    }
+}
+
+ManifestResources check_resources(Fields const& entry, std::filesystem::path const& file) {
+    json const& value = entry.at("resources", "an object");
+    if (!value.is_object()) {
+        entry.fail_value<BundleError>(entry.where("resources"), value, "an object");
+    }
+    Fields const resources(value, entry.where("resources"), file);
+    for (char const* scratch : {"global_scratch_bytes", "profile_scratch_bytes"}) {
+        json const* size = resources.find(scratch);
+        if (size == nullptr || !size->is_number_integer() || *size != 0) {
+            std::string const found = size == nullptr ? "is missing" : "is " + shown(*size);
+            resources.fail<BundleAbiError>(resources.where(scratch), found,
+                                           "0: kernels that need scratch memory are not supported");
+        }
+    }
+    ManifestResources result{};
+    result.compiled_shared_memory_bytes =
+        resources.integer("compiled_shared_memory_bytes", 0, "an integer >= 0");
+    result.launch_dynamic_shared_memory_bytes =
+        resources.integer("launch_dynamic_shared_memory_bytes", result.compiled_shared_memory_bytes,
+                          "an integer >= compiled_shared_memory_bytes (" +
+                              std::to_string(result.compiled_shared_memory_bytes) + ")");
+    result.registers_per_thread = resources.integer("registers_per_thread", 1, "an integer >= 1");
+    constexpr std::uint64_t u32_max = 0xffffffffU;
+    for (auto const& [key, size] :
+         {std::pair{"launch_dynamic_shared_memory_bytes",
+                    result.launch_dynamic_shared_memory_bytes},
+          std::pair{"registers_per_thread", result.registers_per_thread}}) {
+        if (size > u32_max) {
+            resources.fail<BundleError>(resources.where(key), "is " + std::to_string(size),
+                                        "at most " + std::to_string(u32_max));
+        }
+    }
+    return result;
+}
+
+std::vector<ManifestArg> check_signature(Fields const& entry, std::filesystem::path const& file) {
+    json const& value = entry.at("signature", "an array of {name, type} arguments");
+    if (!value.is_array()) {
+        entry.fail_value<BundleError>(entry.where("signature"), value,
+                                      "an array of {name, type} arguments");
+    }
+    if (value.empty() || value.size() > kMaxSignatureArgs) {
+        entry.fail<BundleAbiError>(entry.where("signature"),
+                                   "holds " + std::to_string(value.size()) + " arguments",
+                                   "1 to " + std::to_string(kMaxSignatureArgs) + " arguments");
+    }
+    std::vector<ManifestArg> args;
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        std::string const pointer = entry.where("signature") + "/" + std::to_string(i);
+        if (!value[i].is_object()) {
+            entry.fail_value<BundleAbiError>(pointer, value[i], "an argument {name, type}");
+        }
+        Fields const arg(value[i], pointer, file);
+        json const& name = arg.at("name", "the argument's name (a string)");
+        if (!name.is_string() || name.get_ref<std::string const&>().empty()) {
+            arg.fail_value<BundleAbiError>(arg.where("name"), name,
+                                           "the argument's name (a non-empty string)");
+        }
+        if (!names.insert(name.get<std::string>()).second) {
+            arg.fail_value<BundleAbiError>(arg.where("name"), name,
+                                           "a name no other argument of the signature has");
+        }
+        std::string const types = "one of the argument types *fp16, *fp32, *i8, *i32, i32, fp32";
+        json const& type = arg.at("type", types);
+        std::optional<ArgType> const kind =
+            type.is_string() ? argument_kind(type.get_ref<std::string const&>()) : std::nullopt;
+        if (!kind) {
+            arg.fail_value<BundleAbiError>(arg.where("type"), type, types);
+        }
+        args.push_back(ManifestArg{name.get<std::string>(), type.get<std::string>(), *kind, 1});
+    }
+    return args;
+}
+
+void check_specialization(Fields const& entry, std::vector<ManifestArg>& args) {
+    std::string const expected = R"(an object with the one key "divisible_by")";
+    json const& value = entry.at("specialization", expected);
+    if (!value.is_object() || value.size() != 1 || !value.contains("divisible_by")) {
+        entry.fail_value<BundleError>(entry.where("specialization"), value,
+                                      expected + " (the specialization)");
+    }
+    json const& divisors = value["divisible_by"];
+    std::string const pointer = entry.where("specialization") + "/divisible_by";
+    if (!divisors.is_object()) {
+        entry.fail_value<BundleError>(pointer, divisors,
+                                      "an object {argument: divisor} (the specialization)");
+    }
+    for (auto const& [name, divisor] : divisors.items()) {
+        auto arg = std::find_if(args.begin(), args.end(),
+                                [&](ManifestArg const& each) { return each.name == name; });
+        if (arg == args.end()) {
+            entry.fail<BundleError>(pointer, "names '" + name + "'",
+                                    "argument names of the signature (the specialization)");
+        }
+        bool const power_of_two =
+            divisor.is_number_unsigned() && divisor.get<std::uint64_t>() >= 1 &&
+            divisor.get<std::uint64_t>() <= kMaxDivisor &&
+            (divisor.get<std::uint64_t>() & (divisor.get<std::uint64_t>() - 1)) == 0;
+        if (!power_of_two) {
+            entry.fail_value<BundleError>(pointer + "/" + name, divisor,
+                                          "an integer power of two from 1 to 2^30 (the "
+                                          "specialization)");
+        }
+        if (arg->kind == ArgType::f32 && divisor != 1) {
+            entry.fail_value<BundleError>(pointer + "/" + name, divisor,
+                                          "1 for the fp32 argument (the specialization)");
+        }
+        arg->divisibility = divisor.get<std::uint32_t>();
+    }
+}
+
+std::string check_file(Fields const& entry, std::set<std::string>& files) {
+    json const& value = entry.at("file", "a relative path inside the bundle directory");
+    if (!value.is_string() || !is_safe_relative_path(value.get_ref<std::string const&>())) {
+        entry.fail_value<BundleError>(entry.where("file"), value,
+                                      "a safe relative path inside the bundle directory (invalid "
+                                      "cubin path)");
+    }
+    std::string file = value.get<std::string>();
+    if (!files.insert(file).second) {
+        entry.fail_value<BundleError>(entry.where("file"), value,
+                                      "a file no earlier entry names (duplicate file)");
+    }
+    return file;
+}
+
+ManifestEntry check_entry(json const& value, std::size_t index, std::filesystem::path const& file,
+                          std::set<std::string>& files) {
+    std::string const pointer = "/entries/" + std::to_string(index);
+    Fields const entry(value, pointer, file);
+    if (!value.is_object()) {
+        entry.fail_value<BundleError>(pointer, value, "an entry object");
+    }
+    ManifestEntry result{};
+    result.index = index;
+    result.sm = check_target_sm(entry);
+    result.target_sm = "sm" + std::to_string(result.sm);
+    check_hidden_parameters(entry);
+    result.resources = check_resources(entry, file);
+    json const& symbol = entry.at("entry_symbol", "the kernel's symbol (a non-empty string)");
+    if (!symbol.is_string() || symbol.get_ref<std::string const&>().empty()) {
+        entry.fail_value<BundleError>(entry.where("entry_symbol"), symbol,
+                                      "the kernel's symbol (a non-empty string)");
+    }
+    result.entry_symbol = symbol.get<std::string>();
+    result.signature = check_signature(entry, file);
+    check_specialization(entry, result.signature);
+    result.file = check_file(entry, files);
+    result.sha256 = entry.text("sha256", "the cubin's SHA-256 (64 lowercase hex digits)");
+    if (!is_sha256_hex(result.sha256)) {
+        entry.fail_value<BundleError>(entry.where("sha256"), json(result.sha256),
+                                      "64 lowercase hex digits");
+    }
+    result.bytes = entry.integer("bytes", 0, "the cubin's length (an integer >= 0)");
+    result.id = entry.optional_text("id");
+    result.embedded_symbol = entry.optional_text("embedded_symbol");
+    if (result.embedded_symbol && result.embedded_symbol->empty()) {
+        entry.fail_value<BundleError>(entry.where("embedded_symbol"), json(""),
+                                      "a symbol name (non-empty)");
+    }
+    result.source_sha256 = entry.optional_text("source_sha256");
+    return result;
 }
 
 } // namespace
 
-ArgType parse_arg_type(std::string const& triton_type, std::filesystem::path const& where) {
-    if (triton_type.starts_with("*")) {
-        return ArgType::pointer;
+std::string ManifestEntry::kernel_name() const {
+    std::string const prefix = target_sm + ".";
+    if (id && id->starts_with(prefix) && id->size() > prefix.size()) {
+        return id->substr(prefix.size());
     }
-    if (triton_type == "i32") {
-        return ArgType::i32;
-    }
-    if (triton_type == "i64") {
-        return ArgType::i64;
-    }
-    if (triton_type == "fp32") {
-        return ArgType::f32;
-    }
-    if (triton_type == "fp64") {
-        return ArgType::f64;
-    }
-    throw BundleAbiError("argument type '" + triton_type + "' in '" + where.string() +
-                             "' is not supported (use a pointer, i32, i64, fp32 or fp64)",
-                         where);
+    return std::filesystem::path{file}.stem().string();
 }
 
-BundleManifest read_bundle_manifest(std::filesystem::path const& directory) {
-    std::filesystem::path const file = directory / manifest_file_name;
-    if (!std::filesystem::is_regular_file(file)) {
-        throw BundleError(
-            "bundle directory '" + directory.string() + "' has no " + manifest_file_name, file);
+bool is_safe_relative_path(std::string_view path) noexcept {
+    if (path.empty() || path.find('\0') != std::string_view::npos) {
+        return false;
     }
-    auto const bytes = read_file_bytes(file, kMaxManifestBytes);
-    if (!bytes) {
-        throw BundleError("bundle manifest '" + file.string() + "' is larger than the limit of " +
-                              limit_text(kMaxManifestBytes),
+    if (path.front() == '/' || path.front() == '\\') {
+        return false; // POSIX root, Windows root or UNC share (\\srv\share, //srv/share)
+    }
+    if (path.size() >= 2 && path[1] == ':') {
+        return false; // a Windows drive, with or without its root: C:x, C:/x, C:\x
+    }
+    // Under Windows rules both separators split; under POSIX only '/'. A ".." part in either
+    // splitting is refused, so splitting at both covers the two.
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        std::size_t end = path.find_first_of("/\\", start);
+        if (end == std::string_view::npos) {
+            end = path.size();
+        }
+        if (path.substr(start, end - start) == "..") {
+            return false;
+        }
+        start = end + 1;
+    }
+    return true;
+}
+
+std::string bundle_sha256(nlohmann::json const& manifest, std::filesystem::path const& file) {
+    if (!manifest.is_object()) {
+        throw BundleError("bundle manifest '" + file.string() + "' is " + shown(manifest) +
+                              ", expected an object",
                           file);
     }
-    return parse_bundle_manifest(*bytes, file);
+    json without = manifest;
+    without.erase("bundle_sha256");
+    try {
+        return sha256_hex(python_canonical_json(without));
+    } catch (InvalidArgument const& error) {
+        throw BundleError(
+            "bundle manifest '" + file.string() + "' has no bundle digest: " + error.what(), file);
+    }
 }
 
-BundleManifest parse_bundle_manifest(std::span<char const> bytes,
-                                     std::filesystem::path const& file) {
+BundleManifest parse_bundle_manifest(std::span<char const> bytes, std::filesystem::path const& file,
+                                     EntryVisitor const& visit) {
     json document;
     try {
         document = parse_bounded_json(std::string_view(bytes.data(), bytes.size()),
@@ -138,147 +380,77 @@ BundleManifest parse_bundle_manifest(std::span<char const> bytes,
                           file);
     }
     Fields const root(document, "", file);
+    if (!document.is_object()) {
+        root.fail_value<BundleError>("", document, "an object with schema_version 1");
+    }
+    json const& version = root.at("schema_version", "the integer 1");
+    if (!version.is_number_integer() || version != 1) {
+        root.fail_value<BundleError>("/schema_version", version, "the integer 1");
+    }
+    json const& entries = root.at("entries", "a non-empty array of entries");
+    if (!entries.is_array() || entries.empty()) {
+        root.fail_value<BundleError>("/entries", entries, "a non-empty array of entries");
+    }
     BundleManifest manifest;
-    manifest.sha256 = sha256_hex(std::as_bytes(bytes));
-    if (root.text("format") != "tensoracle-cubin-bundle" || root.number("version") != 1) {
-        root.fail("/format", "is not tensoracle-cubin-bundle version 1");
+    manifest.digest = bundle_sha256(document, file);
+    if (json const* recorded = root.find("bundle_sha256"); recorded != nullptr) {
+        if (!recorded->is_string() || *recorded != manifest.digest) {
+            root.fail_value<BundleError>("/bundle_sha256", *recorded,
+                                         "the manifest's digest " + manifest.digest);
+        }
     }
-    Fields const producer(root.at("producer"), "/producer", file);
-    manifest.triton_version = producer.text("triton");
-    manifest.ptxas_version = producer.text("ptxas");
-    for (json const& target : root.array("targets")) {
-        if (!target.is_number_unsigned() || target.get<std::uint64_t>() > 0xffffffffU) {
-            root.fail("/targets", "holds a value that is not an SM number");
-        }
-        auto const sm = target.get<std::uint32_t>();
-        if (std::find(manifest.targets.begin(), manifest.targets.end(), sm) !=
-            manifest.targets.end()) {
-            root.fail("/targets", "names sm" + std::to_string(sm) + " twice");
-        }
-        manifest.targets.push_back(sm);
+    if (json const* producer = root.find("producer");
+        producer != nullptr && producer->is_object()) {
+        Fields const fields(*producer, "/producer", file);
+        manifest.triton_version = fields.optional_text("triton");
+        manifest.ptxas_version = fields.optional_text("ptxas");
     }
-    if (manifest.targets.empty()) {
-        root.fail("/targets", "is empty: a bundle is built for at least one SM");
-    }
-    json const& kernels = root.array("kernels");
-    if (kernels.empty()) {
-        root.fail("/kernels", "is empty: a bundle holds at least one kernel");
-    }
-    std::set<std::string> kernel_names;
-    for (std::size_t k = 0; k < kernels.size(); ++k) {
-        Fields const entry(kernels[k], "/kernels/" + std::to_string(k), file);
-        ManifestKernel kernel;
-        kernel.name = entry.text("name");
-        if (!is_identifier(kernel.name)) {
-            entry.fail(entry.pointer() + "/name", "is not a C identifier");
+    std::set<std::string> files;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        manifest.entries.push_back(check_entry(entries[i], i, file, files));
+        if (visit) {
+            visit(manifest.entries.back());
         }
-        if (!kernel_names.insert(kernel.name).second) {
-            entry.fail(entry.pointer() + "/name", "repeats the kernel name '" + kernel.name + "'");
-        }
-        kernel.function = entry.text("function");
-        kernel.source_sha256 = entry.text("source_sha256");
-        kernel.num_warps = entry.small("num_warps");
-        kernel.global_scratch_bytes = entry.number("global_scratch_bytes");
-        kernel.profile_scratch_bytes = entry.number("profile_scratch_bytes");
-        for (json const& hidden : entry.array("hidden_args")) {
-            if (!hidden.is_string()) {
-                entry.fail(entry.pointer() + "/hidden_args", "holds a value that is not a string");
-            }
-            kernel.hidden_args.push_back(hidden.get<std::string>());
-        }
-        json const& args = entry.array("args");
-        for (std::size_t a = 0; a < args.size(); ++a) {
-            Fields const arg(args[a], entry.pointer() + "/args/" + std::to_string(a), file);
-            std::string type = arg.text("type");
-            ArgType const kind = parse_arg_type(type, file);
-            std::uint32_t const divisibility = arg.small("divisibility");
-            if (divisibility == 0) {
-                arg.fail(arg.pointer() + "/divisibility", "is 0");
-            }
-            kernel.args.push_back(
-                ManifestArg{arg.text("name"), std::move(type), kind, divisibility});
-        }
-        json const& cubins = entry.array("cubins");
-        for (std::size_t c = 0; c < cubins.size(); ++c) {
-            Fields const cubin(cubins[c], entry.pointer() + "/cubins/" + std::to_string(c), file);
-            ManifestCubin record{cubin.small("sm"),        cubin.text("path"),
-                                 cubin.text("sha256"),     cubin.number("bytes"),
-                                 cubin.small("registers"), cubin.small("shared_bytes")};
-            // The one layout the producer writes; anything else could name a file outside the
-            // bundle directory.
-            std::string const expected =
-                "sm" + std::to_string(record.sm) + "/" + kernel.name + ".cubin";
-            if (record.path != expected) {
-                cubin.fail(cubin.pointer() + "/path", "is not " + expected);
-            }
-            bool const repeated =
-                std::any_of(kernel.cubins.begin(), kernel.cubins.end(),
-                            [&](ManifestCubin const& other) { return other.sm == record.sm; });
-            if (repeated) {
-                cubin.fail(cubin.pointer() + "/sm", "lists a second cubin for sm" +
-                                                        std::to_string(record.sm) + " of kernel '" +
-                                                        kernel.name + "'");
-            }
-            kernel.cubins.push_back(std::move(record));
-        }
-        manifest.kernels.push_back(std::move(kernel));
     }
     return manifest;
 }
 
+BundleManifest read_bundle_manifest(std::filesystem::path const& directory,
+                                    EntryVisitor const& visit) {
+    std::filesystem::path const file = directory / manifest_file_name;
+    if (!std::filesystem::is_regular_file(file)) {
+        throw FileError("bundle directory '" + directory.string() + "' has no " +
+                            manifest_file_name + " ('" + file.string() + "' does not exist)",
+                        file, ENOENT);
+    }
+    auto const bytes = read_file_bytes(file, kMaxManifestBytes);
+    if (!bytes) {
+        throw BundleError("bundle manifest '" + file.string() + "' is larger than the limit of " +
+                              std::to_string(kMaxManifestBytes) + " bytes",
+                          file);
+    }
+    return parse_bundle_manifest(*bytes, file, visit);
+}
+
 std::vector<char> read_bundle_cubin(std::filesystem::path const& directory,
-                                    ManifestKernel const& kernel, ManifestCubin const& cubin) {
-    std::filesystem::path const path = directory / cubin.path;
-    std::string const shown = path.string();
+                                    ManifestEntry const& entry) {
+    std::filesystem::path const path = directory / entry.file;
+    std::string const where = "cubin '" + path.string() + "' of entry " +
+                              std::to_string(entry.index) + " (field /entries/" +
+                              std::to_string(entry.index) + "/file)";
     if (!std::filesystem::is_regular_file(path)) {
-        throw MissingCubinError("cubin '" + shown + "' of kernel '" + kernel.name + "' (sm" +
-                                    std::to_string(cubin.sm) + ") is missing",
-                                path);
+        throw MissingCubinError(where + " does not exist", path);
     }
     if (!resolves_inside(path, directory)) {
-        throw CorruptCubinError("cubin '" + shown + "' of kernel '" + kernel.name +
-                                    "' is a link to a file outside the bundle directory",
-                                path);
+        throw CorruptCubinError(where + " is a link to a file outside the bundle directory", path);
     }
     auto bytes = read_file_bytes(path, kMaxCubinBytes);
     if (!bytes) {
-        throw CorruptCubinError("cubin '" + shown + "' is larger than the limit of " +
-                                    limit_text(kMaxCubinBytes),
+        throw CorruptCubinError(where + " is larger than the limit of " +
+                                    std::to_string(kMaxCubinBytes) + " bytes",
                                 path);
     }
     return std::move(*bytes);
-}
-
-LoadedBundle::LoadedBundle(std::filesystem::path const& directory)
-    : manifest_(read_bundle_manifest(directory)) {
-    for (ManifestKernel const& kernel : manifest_.kernels) {
-        std::vector<ArgSpec> args;
-        for (ManifestArg const& arg : kernel.args) {
-            args.push_back(ArgSpec{arg.name, arg.type, arg.kind, arg.divisibility});
-        }
-        args_.push_back(std::move(args));
-        std::vector<CubinImage> images;
-        for (ManifestCubin const& cubin : kernel.cubins) {
-            std::vector<char> const raw = read_bundle_cubin(directory, kernel, cubin);
-            bytes_.emplace_back(raw.begin(), raw.end());
-            images.push_back(
-                CubinImage{cubin.sm, cubin.sha256, std::span{bytes_.back()}, cubin.shared_bytes});
-        }
-        images_.push_back(std::move(images));
-    }
-    // Spans into the vectors are taken only now that none of them grows any more.
-    std::size_t image_index = 0;
-    for (std::size_t k = 0; k < manifest_.kernels.size(); ++k) {
-        ManifestKernel const& kernel = manifest_.kernels[k];
-        for (CubinImage& image : images_[k]) {
-            image.bytes = std::span{bytes_[image_index++]};
-        }
-        kernels_.push_back(KernelRecord{kernel.name, kernel.function, kernel.source_sha256,
-                                        kernel.num_warps,
-                                        static_cast<std::uint32_t>(kernel.hidden_args.size()),
-                                        std::span{args_[k]}, std::span{images_[k]}});
-    }
-    record_ = BundleRecord{manifest_.sha256, std::span{kernels_}};
 }
 
 } // namespace tensoracle::cubin

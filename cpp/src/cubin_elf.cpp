@@ -18,6 +18,8 @@ constexpr unsigned char format_none = 0x01;
 constexpr unsigned char format_byte = 0x02;
 constexpr unsigned char format_half = 0x03;
 constexpr unsigned char format_sized = 0x04;
+constexpr unsigned char attribute_max_threads = 0x05;      // .maxntid x, y, z
+constexpr unsigned char attribute_required_threads = 0x10; // .reqntid x, y, z
 constexpr unsigned char attribute_param_info = 0x17;
 constexpr std::string_view text_prefix = ".text.";
 constexpr std::string_view info_prefix = ".nv.info.";
@@ -38,10 +40,17 @@ std::uint32_t read_u32(unsigned char const* p) {
     return read_u16(p) | (read_u16(p + 2) << 16U);
 }
 
-// Walks the attribute list of one .nv.info.<kernel> section and collects its parameter entries.
-std::vector<CubinParam> read_params(std::span<unsigned char const> info, std::string const& path,
-                                    std::string const& section) {
+struct KernelInfo {
     std::vector<CubinParam> params;
+    std::optional<std::uint32_t> block_threads;
+};
+
+// Walks the attribute list of one .nv.info.<kernel> section and collects its parameter entries
+// and the block size it was compiled for.
+KernelInfo read_info(std::span<unsigned char const> info, std::string const& path,
+                     std::string const& section) {
+    KernelInfo result;
+    std::vector<CubinParam>& params = result.params;
     std::size_t pos = 0;
     while (pos < info.size()) {
         if (info.size() - pos < 4) {
@@ -68,6 +77,15 @@ std::vector<CubinParam> read_params(std::span<unsigned char const> info, std::st
             }
             params.push_back(CubinParam{read_u16(payload + 4), read_u16(payload + 6),
                                         (read_u32(payload + 8) >> 18U) & 0x3fffU});
+        } else if ((attribute == attribute_required_threads ||
+                    (attribute == attribute_max_threads && !result.block_threads)) &&
+                   size >= 12) {
+            std::uint64_t const threads =
+                std::uint64_t{read_u32(payload)} * read_u32(payload + 4) * read_u32(payload + 8);
+            if (threads == 0 || threads > 0xffffffffU) {
+                corrupt(path, "block size " + std::to_string(threads) + " in " + section);
+            }
+            result.block_threads = static_cast<std::uint32_t>(threads);
         }
         pos += 4 + size;
     }
@@ -79,10 +97,48 @@ std::vector<CubinParam> read_params(std::span<unsigned char const> info, std::st
                               std::to_string(params.size() - 1));
         }
     }
-    return params;
+    return result;
 }
 
 } // namespace
+
+std::uint32_t cubin_sm(std::span<std::byte const> bytes, std::span<std::uint32_t const> allowed,
+                       std::string const& path) {
+    auto const refuse = [&](std::string const& why) {
+        throw CubinArchitectureError("cubin '" + path + "': " + why, path);
+    };
+    if (bytes.size() < 64) {
+        refuse("is " + std::to_string(bytes.size()) +
+               " bytes, shorter than a 64-byte ELF64 header");
+    }
+    auto const* p = reinterpret_cast<unsigned char const*>(bytes.data());
+    if (p[0] != 0x7f || p[1] != 'E' || p[2] != 'L' || p[3] != 'F' || p[4] != ELFCLASS64 ||
+        p[5] != ELFDATA2LSB) {
+        refuse("is not a 64-bit little-endian ELF image");
+    }
+    std::uint32_t const machine = read_u16(p + 18);
+    if (machine != machine_cuda) {
+        refuse("has e_machine " + std::to_string(machine) + ", expected 190 (EM_CUDA)");
+    }
+    std::uint32_t const abi = p[EI_ABIVERSION];
+    std::uint32_t const flags = read_u32(p + 48);
+    std::uint32_t sm = 0;
+    if (abi == 7) {
+        sm = (flags >> 16U) & 0xffU;
+    } else if (abi == 8) {
+        sm = (flags >> 8U) & 0xffU;
+    } else {
+        refuse("has EI_ABIVERSION " + std::to_string(abi) + ", expected 7 or 8");
+    }
+    if (std::find(allowed.begin(), allowed.end(), sm) == allowed.end()) {
+        std::string names;
+        for (std::uint32_t const each : allowed) {
+            names += (names.empty() ? "sm" : ", sm") + std::to_string(each);
+        }
+        refuse("is built for sm" + std::to_string(sm) + ", expected one of " + names);
+    }
+    return sm;
+}
 
 CubinFunction const* CubinElf::function(std::string_view name) const noexcept {
     auto found = std::find_if(functions.begin(), functions.end(),
@@ -113,15 +169,17 @@ CubinElf read_cubin_elf(std::span<std::byte const> bytes, std::string const& pat
     }
     CubinElf result{};
     result.abi_version = header.e_ident[EI_ABIVERSION];
-    // From CUDA ELF ABI version 8 on the SM sits in the second byte of e_flags; before, in the
-    // first.
-    result.sm = result.abi_version >= 8 ? (header.e_flags >> 8U) & 0xffU : header.e_flags & 0xffU;
+    // The same rule as cubin_sm(): ABI 8 keeps the SM in the second byte of e_flags, ABI 7 in
+    // the third.
+    result.sm = result.abi_version == 8   ? (header.e_flags >> 8U) & 0xffU
+                : result.abi_version == 7 ? (header.e_flags >> 16U) & 0xffU
+                                          : 0;
 
     std::size_t names_index = 0;
     if (elf_getshdrstrndx(elf.get(), &names_index) != 0) {
         corrupt(path, "no section name table");
     }
-    std::vector<std::pair<std::string, std::vector<CubinParam>>> infos;
+    std::vector<std::pair<std::string, KernelInfo>> infos;
     for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section != nullptr;
          section = elf_nextscn(elf.get(), section)) {
         GElf_Shdr section_header;
@@ -135,7 +193,7 @@ CubinElf read_cubin_elf(std::span<std::byte const> bytes, std::string const& pat
         std::string_view const name{raw_name};
         if (name.starts_with(text_prefix)) {
             result.functions.push_back(
-                CubinFunction{std::string{name.substr(text_prefix.size())}, {}});
+                CubinFunction{std::string{name.substr(text_prefix.size())}, {}, std::nullopt});
         } else if (name.starts_with(info_prefix)) {
             Elf_Data* data = elf_getdata(section, nullptr);
             if (data == nullptr || data->d_buf == nullptr) {
@@ -144,14 +202,15 @@ CubinElf read_cubin_elf(std::span<std::byte const> bytes, std::string const& pat
             std::span<unsigned char const> info{static_cast<unsigned char const*>(data->d_buf),
                                                 data->d_size};
             infos.emplace_back(std::string{name.substr(info_prefix.size())},
-                               read_params(info, path, std::string{name}));
+                               read_info(info, path, std::string{name}));
         }
     }
     for (auto& info : infos) {
         auto found = std::find_if(result.functions.begin(), result.functions.end(),
                                   [&](CubinFunction const& f) { return f.name == info.first; });
         if (found != result.functions.end()) {
-            found->params = std::move(info.second);
+            found->params = std::move(info.second.params);
+            found->block_threads = info.second.block_threads;
         }
     }
     if (result.functions.empty()) {

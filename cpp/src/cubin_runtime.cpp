@@ -116,9 +116,8 @@ void Kernel::launch(Grid grid, cuda::Stream stream, std::span<ArgValue const> ar
     cuda::DevicePtr profile_scratch = 0;
     params[count++] = &global_scratch;
     params[count++] = &profile_scratch;
-    driver.check(driver.launch_kernel(loaded.function, grid.x, grid.y, grid.z,
-                                      record_->num_warps * 32, 1, 1, loaded.shared_bytes, stream,
-                                      params.data(), nullptr),
+    driver.check(driver.launch_kernel(loaded.function, grid.x, grid.y, grid.z, loaded.block_threads,
+                                      1, 1, loaded.shared_bytes, stream, params.data(), nullptr),
                  "cuLaunchKernel");
 }
 
@@ -235,7 +234,7 @@ CubinRuntime::Loaded CubinRuntime::load(KernelRecord const& record, cuda::Contex
                                 "' has SHA-256 " + digest + ", the bundle records " +
                                 std::string{image->sha256});
     }
-    std::uint32_t const threads = record.num_warps * 32;
+    std::uint32_t const threads = image->block_threads;
     auto const max_threads =
         static_cast<std::uint32_t>(attribute(cuda::DeviceAttribute::max_threads_per_block));
     auto const max_shared =
@@ -252,10 +251,11 @@ CubinRuntime::Loaded CubinRuntime::load(KernelRecord const& record, cuda::Contex
     }
     Loaded loaded;
     loaded.shared_bytes = image->shared_bytes;
+    loaded.block_threads = threads;
     driver_->check(driver_->module_load_data(&loaded.module, image->bytes.data()),
                    "cuModuleLoadData");
     try {
-        std::string const function{record.function};
+        std::string const function{image->function};
         driver_->check(
             driver_->module_get_function(&loaded.function, loaded.module, function.c_str()),
             "cuModuleGetFunction");

@@ -16,6 +16,10 @@
 namespace {
 
 using tensoracle::CorruptCubinError;
+using tensoracle::CubinArchitectureError;
+using tensoracle::cubin::cubin_sm;
+using tensoracle::cubin::kSms1x;
+using tensoracle::cubin::kSmsInspected;
 using tensoracle::cubin::read_cubin_elf;
 namespace fs = std::filesystem;
 
@@ -89,6 +93,76 @@ TEST_F(CubinElf, ListsTheKernelAndItsParameterLayout) {
     EXPECT_EQ(probe->params[1].offset, 8U);
     EXPECT_EQ(probe->params[2].offset, 12U);
     EXPECT_EQ(elf.function("absent"), nullptr);
+}
+
+TEST_F(CubinElf, CubinSmReadsEveryTargetOfOurProducerAndIgnoresTheArchSpecificFlag) {
+    for (auto const& [arch, sm] :
+         std::vector<std::pair<std::string, std::uint32_t>>{{"sm_80", 80},
+                                                            {"sm_86", 86},
+                                                            {"sm_89", 89},
+                                                            {"sm_90a", 90},
+                                                            {"sm_100a", 100},
+                                                            {"sm_120a", 120}}) {
+        auto const bytes = build(arch);
+        EXPECT_EQ(cubin_sm(bytes, kSmsInspected, arch), sm) << arch;
+        bool const in_1x = sm == 86 || sm == 89 || sm == 120;
+        if (in_1x) {
+            EXPECT_EQ(cubin_sm(bytes, kSms1x, arch), sm) << arch;
+        } else {
+            EXPECT_THROW(cubin_sm(bytes, kSms1x, arch), CubinArchitectureError) << arch;
+        }
+    }
+}
+
+// A header with the given ABI version and e_flags; everything else as a CUDA ELF64 needs it.
+std::vector<std::byte> header(unsigned char abi, std::uint32_t flags) {
+    std::vector<std::byte> bytes(64, std::byte{0});
+    unsigned char const ident[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0};
+    for (std::size_t i = 0; i < sizeof ident; ++i) {
+        bytes[i] = std::byte{ident[i]};
+    }
+    bytes[8] = std::byte{abi};
+    bytes[18] = std::byte{190};
+    for (std::size_t i = 0; i < 4; ++i) {
+        bytes[48 + i] = static_cast<std::byte>((flags >> (8 * i)) & 0xffU);
+    }
+    return bytes;
+}
+
+std::string refusal(std::vector<std::byte> const& bytes) {
+    try {
+        cubin_sm(bytes, kSms1x, "probe.cubin");
+    } catch (CubinArchitectureError const& error) {
+        return error.what();
+    }
+    return "accepted";
+}
+
+TEST(CubinSm, TheAbiVersionSaysWhichByteOfTheFlagsHoldsTheSm) {
+    EXPECT_EQ(cubin_sm(header(7, 89U << 16U), kSms1x, "x"), 89U);
+    EXPECT_EQ(cubin_sm(header(8, 120U << 8U), kSms1x, "x"), 120U);
+    // The same SM in the other byte is read as another SM.
+    EXPECT_NE(refusal(header(7, 89U << 8U)).find("built for sm0"), std::string::npos);
+    EXPECT_NE(refusal(header(8, 86U << 16U)).find("built for sm0"), std::string::npos);
+}
+
+TEST(CubinSm, EachBrokenHeaderFieldIsNamedWithItsValue) {
+    EXPECT_NE(refusal(std::vector<std::byte>(63, std::byte{0})).find("63 bytes"),
+              std::string::npos);
+    auto big_endian = header(8, 86U << 8U);
+    big_endian[5] = std::byte{2};
+    EXPECT_NE(refusal(big_endian).find("64-bit little-endian"), std::string::npos);
+    auto elf32 = header(8, 86U << 8U);
+    elf32[4] = std::byte{1};
+    EXPECT_NE(refusal(elf32).find("64-bit little-endian"), std::string::npos);
+    auto x86 = header(8, 86U << 8U);
+    x86[18] = std::byte{62};
+    EXPECT_NE(refusal(x86).find("e_machine 62, expected 190"), std::string::npos);
+    EXPECT_NE(refusal(header(6, 86U << 8U)).find("EI_ABIVERSION 6, expected 7 or 8"),
+              std::string::npos);
+    EXPECT_NE(refusal(header(8, 80U << 8U)).find("sm80, expected one of sm86, sm89, sm120"),
+              std::string::npos);
+    EXPECT_NE(refusal(header(8, 80U << 8U)).find("probe.cubin"), std::string::npos);
 }
 
 TEST_F(CubinElf, RejectsAnotherMachineAndTruncatedImages) {

@@ -1,11 +1,10 @@
 // Runs the example cubin bundle on a GPU through the cubin runtime: every kernel against a CPU
 // reference, both dot-product variants, the TF32 control, and two CUDA contexts at once.
 //
-// Needs TENSORACLE_CUBIN_BUNDLE (a bundle directory built by examples/cubin_kernels/build.py) and
-// a CUDA device; otherwise it exits 77 (skip). Built with the bundle's generated bundle.cpp and
-// -DTENSORACLE_TEST_EMBEDDED_BUNDLE, it runs the embedded records instead when the variable is
-// unset (docs/tested-environments.md shows both builds). With TENSORACLE_GPU_DUMP set, inputs and
-// outputs are also written there as raw float32 files for the NumPy check (check_gpu_dump.py).
+// Needs TENSORACLE_CUBIN_BUNDLE (a schema-1 bundle directory built by examples/cubin_kernels/
+// build.py, loaded with LoadedBundle) and a CUDA device; otherwise it exits 77 (skip). With
+// TENSORACLE_GPU_DUMP set, inputs and outputs are also written there as raw float32 files for the
+// NumPy check (check_gpu_dump.py).
 #include "tensoracle/bundle_manifest.hpp"
 #include "tensoracle/cubin_runtime.hpp"
 #include "tensoracle/errors.hpp"
@@ -352,28 +351,18 @@ TEST(CubinRuntimeRefusals, NoCubinForTheDeviceOrAWrongDigestIsAnError) {
 int main(int argc, char** argv) {
     ::testing::InitGoogleTest(&argc, argv);
     char const* directory = std::getenv("TENSORACLE_CUBIN_BUNDLE");
-#ifndef TENSORACLE_TEST_EMBEDDED_BUNDLE
     if (directory == nullptr) {
         std::cout << "skipped: set TENSORACLE_CUBIN_BUNDLE to a bundle directory built by "
                      "examples/cubin_kernels/build.py\n";
         return 77;
     }
-#endif
     std::string const reason = cuda::Driver::unavailable_reason();
     if (!reason.empty()) {
         std::cout << "skipped: no usable GPU: " << reason << '\n';
         return 77;
     }
-    std::unique_ptr<LoadedBundle> loaded;
-    if (directory != nullptr) {
-        loaded = std::make_unique<LoadedBundle>(directory);
-        bundle = &loaded->record();
-        std::cout << "bundle directory " << directory << '\n';
-    } else {
-#ifdef TENSORACLE_TEST_EMBEDDED_BUNDLE
-        bundle = &tensoracle::cubin::embedded_bundle();
-        std::cout << "embedded bundle " << bundle->sha256 << '\n';
-#endif
-    }
+    auto const loaded = std::make_unique<LoadedBundle>(directory);
+    bundle = &loaded->record();
+    std::cout << "bundle directory " << directory << " (" << bundle->sha256 << ")\n";
     return RUN_ALL_TESTS();
 }

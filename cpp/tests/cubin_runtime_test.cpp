@@ -14,9 +14,11 @@ constexpr unsigned char no_bytes[] = {0};
 constexpr ArgSpec dot_args[] = {{"a", "*fp32", ArgType::pointer, 16},
                                 {"k", "i32", ArgType::i32, 16},
                                 {"alpha", "fp32", ArgType::f32, 1}};
-constexpr CubinImage dot_images[] = {
-    {80, "", no_bytes, 0}, {86, "", no_bytes, 0}, {90, "", no_bytes, 0}, {120, "", no_bytes, 0}};
-constexpr KernelRecord kernels[] = {{"dot", "dot_fn", "", 4, 2, dot_args, dot_images}};
+constexpr CubinImage dot_images[] = {{80, "", no_bytes, 0, "dot_fn", 32, 128},
+                                     {86, "", no_bytes, 0, "dot_fn", 32, 128},
+                                     {90, "", no_bytes, 0, "dot_fn", 32, 128},
+                                     {120, "", no_bytes, 0, "dot_fn", 32, 128}};
+constexpr KernelRecord kernels[] = {{"dot", "", 2, dot_args, dot_images}};
 constexpr BundleRecord bundle{"", kernels};
 
 TEST(CubinRuntimeSelect, PrefersAnExactSmThenTheNewestOlderOfTheSameMajor) {

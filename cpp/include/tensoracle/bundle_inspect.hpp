@@ -1,6 +1,6 @@
-// Inspection of a cubin bundle directory and, optionally, the plugin library built from it:
-// manifest, cubin digests, the SM each cubin really targets, the kernel parameter ABI, and
-// whether the library embeds exactly these cubins.
+// Inspection of a cubin bundle directory and, optionally, the plugin library built from it: the
+// manifest, each cubin's length, SHA-256 and SM, the kernel each cubin must hold, and whether the
+// library exports this bundle's digest and the bytes of its cubins.
 #pragma once
 
 #include "tensoracle/bundle_manifest.hpp"
@@ -13,33 +13,32 @@
 
 namespace tensoracle::cubin {
 
-// What was verified about one cubin.
-struct CubinCheck {
-    std::string kernel;
-    std::uint32_t sm;       // claimed by bundle.json and the directory name, equal to the ELF's
-    std::string path;       // relative to the bundle directory
-    std::string sha256;     // computed, equal to bundle.json's
-    std::uint64_t size;     // bytes
-    std::size_t params;     // parameters the cubin declares (public + hidden)
-    bool in_plugin = false; // found verbatim in the plugin library
+// What was verified about one entry.
+struct EntryCheck {
+    std::size_t index;  // of the entry in BundleInspection::manifest.entries
+    std::size_t params; // parameters the cubin declares for entry_symbol (public + hidden)
+    std::optional<bool> in_plugin; // with a plugin: whether it exports the cubin's bytes
 };
 
 struct BundleInspection {
     std::filesystem::path directory;
     BundleManifest manifest;
-    std::vector<CubinCheck> cubins;
+    std::vector<EntryCheck> entries;
     std::optional<std::filesystem::path> plugin;
 
-    // The report printed by `tensoracle bundle inspect` and returned to Python.
+    std::string const& digest() const noexcept { return manifest.digest; }
+    // The report printed by `tensoracle bundle inspect --json` and returned to Python.
     nlohmann::json to_json() const;
 };
 
-// Checks, in this order for every cubin: present (MissingCubinError), a CUDA ELF image holding
-// the kernel's function (CorruptCubinError), built for the SM it is filed under
-// (FalseSmClaimError), the SHA-256 bundle.json records (CorruptCubinError), and the parameter
-// count: public arguments plus the two hidden scratch pointers with zero scratch sizes
-// (BundleAbiError). With `plugin`, the library must carry this bundle's digest marker and every
-// cubin's bytes (PluginBundleMismatchError). A malformed manifest raises BundleError.
+// The checks of tensoracle 1.x, in its order: the manifest (parse_bundle_manifest), and for each
+// entry as soon as its manifest checks passed, its cubin: absent (MissingCubinError), length or
+// SHA-256 (CorruptCubinError), cubin_sm() against target_sm (CubinArchitectureError). Then, for
+// every entry, what 1.x does not check: the cubin holds entry_symbol (CorruptCubinError) with the
+// signature's parameters followed by the two 8-byte scratch pointers (BundleAbiError). With
+// `plugin`, the library must export tensoracle_bundle_sha256 equal to the digest and, for each
+// entry with embedded_symbol, that symbol holding exactly the cubin's bytes
+// (PluginBundleMismatchError). bundle.json absent: FileError (ENOENT).
 BundleInspection inspect_bundle(std::filesystem::path const& directory,
                                 std::optional<std::filesystem::path> const& plugin = std::nullopt);
 

@@ -12,4 +12,13 @@ namespace tensoracle {
 // same conditions with the same bytes.
 std::string canonical_json(nlohmann::json const& value);
 
+// The bytes Python writes for `value` with json.dumps(value, sort_keys=True, separators=(",",
+// ":"), ensure_ascii=True): keys in code point order, every character outside printable ASCII as
+// a lowercase \uXXXX escape (DEL included, astral characters as surrogate pairs), the short
+// escapes \" \\ \n \r \t \b \f. Bundle digests are computed from it, so it must agree with
+// Python byte for byte: numbers that are not integers of at most 64 bits (floats, and integers
+// nlohmann holds as floats) have no spelling guaranteed to match, and are refused with
+// InvalidArgument naming their JSON pointer.
+std::string python_canonical_json(nlohmann::json const& value);
+
 } // namespace tensoracle

@@ -1,8 +1,7 @@
-// The records a cubin bundle is made of (kernels, their argument ABI, their cubins), as compiled
-// into a plugin by the producer's generated bundle.cpp or loaded from a bundle directory.
+// The records the core's cubin runtime works from: kernels, their argument ABI and one cubin image
+// per SM, as LoadedBundle builds them from a bundle directory (bundle_manifest.hpp).
 //
-// The header depends on the standard library only, so that a generated bundle.cpp compiles with
-// nothing but this include directory.
+// The header depends on the standard library only.
 #pragma once
 
 #include <cstdint>
@@ -23,43 +22,37 @@ constexpr std::uint32_t arg_size(ArgType type) noexcept {
 // assumed, else the value (for a pointer: the address) must be a multiple of it.
 struct ArgSpec {
     std::string_view name;
-    std::string_view triton_type; // as written in the KernelSpec, e.g. "*fp32" or "i32"
+    std::string_view triton_type; // as the manifest's signature spells it, e.g. "*fp32" or "i32"
     ArgType type;
     std::uint32_t divisibility;
 };
 
-// One cubin of a kernel, compiled for exactly one SM (86 for sm_86).
+// One cubin of a kernel, compiled for exactly one SM (86 for sm_86), with what its launch needs.
 struct CubinImage {
     std::uint32_t sm;
     std::string_view sha256; // 64 lowercase hex digits of `bytes`
     std::span<unsigned char const> bytes;
-    std::uint32_t shared_bytes; // dynamic shared memory the launch must request
+    std::uint32_t shared_bytes;  // dynamic shared memory the launch must request
+    std::string_view function;   // the entry symbol inside the cubin
+    std::uint32_t registers;     // per thread, as the manifest records them
+    std::uint32_t block_threads; // threads per block the kernel was compiled for
 };
 
-// One kernel variant: its entry function, launch shape and cubins. Triton appends two hidden
-// pointer parameters (global and profile scratch) after the public ones; the producer only
-// accepts kernels whose scratch needs are zero, so the runtime passes two null pointers.
+// One kernel of a bundle and its images. Triton appends two hidden pointer parameters (global and
+// profile scratch) after the public ones; bundles only hold kernels whose scratch needs are zero,
+// so the runtime passes two null pointers.
 struct KernelRecord {
-    std::string_view name;     // the variant's name in the bundle, e.g. "dot_div16"
-    std::string_view function; // the entry symbol inside the cubin
+    std::string_view name; // the kernel's name in the bundle, e.g. "dot_div16"
     std::string_view source_sha256;
-    std::uint32_t num_warps;
     std::uint32_t hidden_args;
     std::span<ArgSpec const> args;
     std::span<CubinImage const> images;
 };
 
-// A whole bundle. `sha256` is the digest of its bundle.json, which lists every cubin digest.
+// A whole bundle. `sha256` is its digest (bundle_sha256 of the manifest).
 struct BundleRecord {
     std::string_view sha256;
     std::span<KernelRecord const> kernels;
 };
-
-// Defined by a producer-generated bundle.cpp: the bundle compiled into this library.
-BundleRecord const& embedded_bundle() noexcept;
-
-// The text that precedes the bundle digest in every library built from a generated bundle.cpp;
-// inspection looks for it to tell which bundle a library embeds.
-inline constexpr std::string_view embedded_marker_prefix = "tensoracle-cubin-bundle-sha256:";
 
 } // namespace tensoracle::cubin

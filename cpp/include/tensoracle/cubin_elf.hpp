@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,7 +22,21 @@ struct CubinParam {
 struct CubinFunction {
     std::string name;
     std::vector<CubinParam> params; // sorted by ordinal
+    // Threads per block the kernel was compiled for (.reqntid or .maxntid x*y*z), when recorded.
+    std::optional<std::uint32_t> block_threads;
 };
+
+// The SMs tensoracle 1.x bundles are built for, and the larger set our producer and inspector
+// accept (its extra targets). The arch-specific "a" variants count as their SM.
+inline constexpr std::uint32_t kSms1x[] = {86, 89, 120};
+inline constexpr std::uint32_t kSmsInspected[] = {80, 86, 89, 90, 100, 120};
+
+// The SM of a cubin read from its ELF header alone: 64-bit little-endian ELF of at least 64
+// bytes, e_machine EM_CUDA (190), EI_ABIVERSION 7 (SM in bits 16..23 of e_flags) or 8 (bits
+// 8..15). Throws CubinArchitectureError naming `path` when the header is none of these or the SM
+// is not in `allowed`.
+std::uint32_t cubin_sm(std::span<std::byte const> bytes, std::span<std::uint32_t const> allowed,
+                       std::string const& path);
 
 struct CubinElf {
     std::uint32_t sm;          // 90 for a cubin built for sm_90 or sm_90a

@@ -13,9 +13,8 @@
 // bundle's. Arch-specific cubins (sm90a, sm100a, sm120a, what Triton emits from sm90 on) only run
 // on their own SM; for them only an exact match is accepted.
 //
-// The TensorRT plugin SDK (cpp/plugin, tensoracle/cubin_plugin.hpp) is a thin layer on this:
-// its plugins share one CubinRuntime built from embedded_bundle(), select a variant with
-// Kernel::accepts and launch it on TensorRT's stream. Nothing in this header depends on TensorRT.
+// The records come from a bundle directory loaded by LoadedBundle (bundle_manifest.hpp). Nothing
+// in this header depends on TensorRT.
 #pragma once
 
 #include "tensoracle/cubin_bundle.hpp"
@@ -58,7 +57,7 @@ private:
     alignas(8) std::array<unsigned char, 8> storage_{};
 };
 
-// Grid dimensions in blocks. The block is always num_warps * 32 threads.
+// Grid dimensions in blocks. The block is the chosen image's block_threads.
 struct Grid {
     unsigned x = 1;
     unsigned y = 1;
@@ -92,9 +91,8 @@ private:
 
 class CubinRuntime {
 public:
-    // Keeps references into `bundle` (an embedded_bundle() or a LoadedBundle's record), which must
-    // outlive the runtime. The CUDA driver is loaded on the first launch, so argument checks
-    // work on machines without one.
+    // Keeps references into `bundle` (a LoadedBundle's record), which must outlive the runtime. The
+    // CUDA driver is loaded on the first launch, so argument checks work on machines without one.
     explicit CubinRuntime(BundleRecord const& bundle);
     // Unloads every module in the context that loaded it.
     ~CubinRuntime();
@@ -119,6 +117,7 @@ private:
         cuda::Module module = nullptr;
         cuda::Function function = nullptr;
         std::uint32_t shared_bytes = 0;
+        std::uint32_t block_threads = 0;
     };
     Loaded const& function_for(Kernel const& kernel, cuda::Context context);
     Loaded load(KernelRecord const& record, cuda::Context context);

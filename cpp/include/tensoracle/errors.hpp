@@ -82,31 +82,34 @@ private:
     std::filesystem::path path_;
 };
 
-// A cubin listed by bundle.json is absent.
+// A cubin file that an entry of bundle.json names does not exist.
 class MissingCubinError : public BundleError {
 public:
     using BundleError::BundleError;
 };
 
-// A cubin is not a CUDA ELF image, lacks its kernel, or its SHA-256 differs from bundle.json.
+// A cubin's length or SHA-256 differs from its entry, or it lacks the entry's kernel function.
 class CorruptCubinError : public BundleError {
 public:
     using BundleError::BundleError;
 };
 
-// A cubin's ELF header names another SM than its directory and bundle.json claim.
-class FalseSmClaimError : public BundleError {
+// A cubin's ELF header names no SM the inspector accepts, or another SM than its entry's
+// target_sm.
+class CubinArchitectureError : public BundleError {
 public:
     using BundleError::BundleError;
 };
 
-// A plugin library does not embed exactly this bundle's cubins.
+// A plugin library is unreadable, lacks the bundle digest symbol, carries another digest, or does
+// not export an entry's cubin bytes.
 class PluginBundleMismatchError : public BundleError {
 public:
     using BundleError::BundleError;
 };
 
-// A kernel's parameter ABI or scratch needs are not the ones the cubin runtime supports.
+// A kernel's parameter ABI or scratch needs are not the ones the cubin runtime supports. Every
+// BundleAbiError is a BundleError; catching BundleError is enough.
 class BundleAbiError : public BundleError {
 public:
     using BundleError::BundleError;

@@ -5,24 +5,27 @@
 #include "tensoracle/bundle_inspect.hpp"
 #include "tensoracle/errors.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tensoracle::cli {
 namespace {
 
-// The Python exception class each core error corresponds to, named in the JSON report.
-char const* error_kind(BundleError const& error) {
+// The Python exception class each core error corresponds to, named in the reports.
+char const* error_kind(Error const& error) {
     if (dynamic_cast<MissingCubinError const*>(&error) != nullptr) {
         return "MissingCubinError";
     }
     if (dynamic_cast<CorruptCubinError const*>(&error) != nullptr) {
         return "CorruptCubinError";
     }
-    if (dynamic_cast<FalseSmClaimError const*>(&error) != nullptr) {
-        return "FalseSmClaimError";
+    if (dynamic_cast<CubinArchitectureError const*>(&error) != nullptr) {
+        return "CubinArchitectureError";
     }
     if (dynamic_cast<PluginBundleMismatchError const*>(&error) != nullptr) {
         return "PluginBundleMismatchError";
@@ -30,13 +33,72 @@ char const* error_kind(BundleError const& error) {
     if (dynamic_cast<BundleAbiError const*>(&error) != nullptr) {
         return "BundleAbiError";
     }
-    return "BundleError";
+    if (dynamic_cast<BundleError const*>(&error) != nullptr) {
+        return "BundleError";
+    }
+    if (auto const* file = dynamic_cast<FileError const*>(&error);
+        file != nullptr && file->error_number() == ENOENT) {
+        return "FileNotFoundError";
+    }
+    return "Error";
 }
+
+using cubin::BundleInspection;
 
 struct InspectOptions {
     std::string directory;
     std::string plugin;
+    bool json = false;
 };
+
+std::string text(nlohmann::json const& value) {
+    if (value.is_null()) {
+        return "-";
+    }
+    if (value.is_string()) {
+        return value.get<std::string>();
+    }
+    return value.dump();
+}
+
+// One row per entry, columns padded to their widest cell.
+void print_table(BundleInspection const& inspection) {
+    nlohmann::json const report = inspection.to_json();
+    std::vector<std::vector<std::string>> rows = {
+        {"id", "target", "file", "bytes", "sha256", "registers", "dyn-shared", "in-plugin"}};
+    for (nlohmann::json const& entry : report["entries"]) {
+        std::string const plugin =
+            entry["in_plugin"].is_null() ? "-" : (entry["in_plugin"].get<bool>() ? "yes" : "no");
+        std::string const id = entry["id"].is_null()
+                                   ? "(" + entry["kernel"].get<std::string>() + ")"
+                                   : text(entry["id"]);
+        rows.push_back({id, text(entry["target_sm"]), text(entry["file"]), text(entry["bytes"]),
+                        text(entry["sha256"]).substr(0, 12), text(entry["registers_per_thread"]),
+                        text(entry["launch_dynamic_shared_memory_bytes"]), plugin});
+    }
+    std::vector<std::size_t> widths(rows.front().size(), 0);
+    for (auto const& row : rows) {
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            widths[i] = std::max(widths[i], row[i].size());
+        }
+    }
+    std::cout << "bundle " << inspection.directory.string() << '\n'
+              << "bundle_sha256 " << inspection.digest() << '\n';
+    if (inspection.plugin) {
+        std::cout << "plugin " << inspection.plugin->string() << " (digest and embedded cubins "
+                  << "match)\n";
+    }
+    for (auto const& row : rows) {
+        std::string line;
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            line += row[i];
+            if (i + 1 < row.size()) {
+                line += std::string(widths[i] - row[i].size() + 2, ' ');
+            }
+        }
+        std::cout << line << '\n';
+    }
+}
 
 int run_inspect(InspectOptions const& options) {
     std::optional<std::filesystem::path> plugin;
@@ -44,22 +106,28 @@ int run_inspect(InspectOptions const& options) {
         plugin = options.plugin;
     }
     try {
-        std::cout << cubin::inspect_bundle(options.directory, plugin)
-                         .to_json()
-                         .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                  << '\n';
+        BundleInspection const inspection = cubin::inspect_bundle(options.directory, plugin);
+        if (options.json) {
+            std::cout << inspection.to_json().dump(2, ' ', false,
+                                                   nlohmann::json::error_handler_t::replace)
+                      << '\n';
+        } else {
+            print_table(inspection);
+        }
         return kExitSuccess;
-    } catch (BundleError const& error) {
-        nlohmann::json const report = {{"ok", false},
-                                       {"error", error_kind(error)},
-                                       {"message", error.what()},
-                                       {"path", error.path().string()}};
-        std::cout << report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-        return kExitFailure;
     } catch (Error const& error) {
-        nlohmann::json const report = {
-            {"ok", false}, {"error", "Error"}, {"message", error.what()}};
-        std::cout << report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+        if (options.json) {
+            nlohmann::json report = {
+                {"ok", false}, {"error", error_kind(error)}, {"message", error.what()}};
+            if (auto const* bundle = dynamic_cast<BundleError const*>(&error)) {
+                report["path"] = bundle->path().string();
+            }
+            std::cout << report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                      << '\n';
+        } else {
+            std::cerr << "tensoracle bundle inspect: " << error_kind(error) << ": " << error.what()
+                      << '\n';
+        }
         return kExitFailure;
     }
 }
@@ -70,12 +138,20 @@ void add_bundle_command(CLI::App& app, Action& action) {
     CLI::App* bundle = app.add_subcommand("bundle", "Inspect cubin bundles");
     bundle->require_subcommand(1);
     CLI::App* inspect = bundle->add_subcommand(
-        "inspect", "Check a bundle directory (and optionally its plugin library); print JSON");
+        "inspect",
+        "Check a cubin bundle directory (bundle.json, schema_version 1) and, with --plugin, the "
+        "library built from it: every entry's cubin length, SHA-256 and SM, and the library's "
+        "tensoracle_bundle_sha256 and embedded cubins. Prints one row per entry (id, target, "
+        "file, bytes, SHA-256 prefix, registers, dynamic shared memory, in plugin), or the JSON "
+        "report with --json. Exit 0 when every check passed, 1 when one failed");
     auto options = std::make_shared<InspectOptions>();
     inspect->add_option("directory", options->directory, "Bundle directory holding bundle.json")
         ->required();
     inspect->add_option("--plugin", options->plugin,
-                        "Plugin library that must embed exactly this bundle");
+                        "Plugin library (ELF shared object) that must export this bundle's "
+                        "digest and cubins");
+    inspect->add_flag("--json", options->json,
+                      "Print the JSON report (on failure: {ok: false, error, message, path})");
     inspect->callback([options, &action] { action = [options] { return run_inspect(*options); }; });
 }
 

@@ -1,4 +1,5 @@
-// `tensoracle bundle inspect DIR [--plugin LIB]`: checks a cubin bundle and prints a JSON report.
+// `tensoracle bundle inspect DIR [--plugin LIB] [--json]`: checks a cubin bundle, prints a table or
+// the JSON report.
 #pragma once
 
 #include "commands.hpp"
