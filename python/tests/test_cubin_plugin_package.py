@@ -97,29 +97,9 @@ def cmake_error(tmp_path: Path, body: str, environment: dict[str, str] | None = 
     return " ".join(result.stderr.split())
 
 
-def test_missing_tensorrt_headers_name_the_variable_and_path(tmp_path: Path):
-    message = cmake_error(
-        tmp_path,
-        f'tensoracle_add_cubin_plugin(TARGET p TENSORRT_ROOT "{tmp_path}/sdk" '
-        f'BUNDLE_ROOT "{BUNDLE}" SOURCES p.cpp)',
-    )
-    assert f"TENSORRT_ROOT='{tmp_path}/sdk' is not a TensorRT SDK folder" in message
-    assert f"{tmp_path}/sdk/include/NvInferRuntime.h" in message
-    empty = cmake_error(
-        tmp_path, f'tensoracle_add_cubin_plugin(TARGET p BUNDLE_ROOT "{BUNDLE}" SOURCES p.cpp)'
-    )
-    assert "TENSORRT_ROOT is empty" in empty
-
-
-def test_missing_bundle_names_the_file(tmp_path: Path):
-    sdk = REPO / "build" / "tensorrt-sdk"
-    message = cmake_error(
-        tmp_path,
-        f'tensoracle_add_cubin_plugin(TARGET p TENSORRT_ROOT "{sdk}" '
-        f'BUNDLE_ROOT "{tmp_path}" SOURCES p.cpp)',
-    )
-    assert f"BUNDLE_ROOT='{tmp_path}' is not a cubin bundle" in message
-    assert f"{tmp_path}/bundle.cpp" in message
+def test_missing_keywords_name_all_four(tmp_path: Path):
+    message = cmake_error(tmp_path, f'tensoracle_add_cubin_plugin(TARGET p BUNDLE_ROOT "{BUNDLE}")')
+    assert "TARGET, TENSORRT_ROOT, BUNDLE_ROOT and SOURCES are required" in message
 
 
 def test_missing_cuda_headers_name_cudatoolkit_root_and_the_searched_paths(tmp_path: Path):
@@ -130,8 +110,14 @@ def test_missing_cuda_headers_name_cudatoolkit_root_and_the_searched_paths(tmp_p
         f'BUNDLE_ROOT "{BUNDLE}" SOURCES p.cpp)',
         {"CUDAToolkit_ROOT": str(tmp_path / "cuda")},
     )
-    assert "the CUDA header cuda.h not found. Set CUDAToolkit_ROOT" in message
-    assert f"{tmp_path}/cuda/include/cuda.h" in message
+    assert "cuda.h was not found" in message
+    assert f"{tmp_path}/cuda/include" in message
+    assert "nvidia/cu13" in message
+    assert "CUDAToolkit_ROOT" in message
+
+
+# The TensorRT lookups (TENSORACLE_NVINFER_INCLUDE / _LIBRARY) run after the CUDA finder, whose
+# IMPORTED target needs a configured project: tests/test_plugin_sdk.py checks them.
 
 
 def test_find_cuda_checks_its_arguments(tmp_path: Path):
@@ -140,10 +126,11 @@ def test_find_cuda_checks_its_arguments(tmp_path: Path):
     )
     assert "tensoracle_find_cuda: unknown arguments: EXTRA;c" in unknown
     missing = cmake_error(tmp_path, "tensoracle_find_cuda(OUT_INCLUDE_DIR a)")
-    assert "OUT_DRIVER_LIBRARY <variable> is required" in missing
+    assert "OUT_DRIVER_LIBRARY <variable> are both required" in missing
 
 
 def test_find_cuda_without_a_driver_library_lists_where_it_looked(tmp_path: Path):
+    # In script mode no C++ compiler is enabled, so no link-time stub can be made either.
     root = tmp_path / "cu13"
     (root / "include").mkdir(parents=True)
     (root / "include" / "cuda.h").write_text("/* a header is found; no driver library is */\n")
@@ -152,10 +139,10 @@ def test_find_cuda_without_a_driver_library_lists_where_it_looked(tmp_path: Path
         "tensoracle_find_cuda(OUT_INCLUDE_DIR a OUT_DRIVER_LIBRARY b)",
         {"CUDAToolkit_ROOT": str(root)},
     )
-    if "not found" not in message:
+    if "no CUDA driver link library was found" not in message:
         pytest.skip("this machine has a CUDA driver link library in a default location")
-    assert "the CUDA driver link library not found" in message
-    assert f"{root}/lib64/stubs/libcuda.so" in message
+    assert f"{root}/lib64/stubs" in message
+    assert "link-time stub" in message
 
 
 # --- A network with the plugin layer ----------------------------------------------------------
