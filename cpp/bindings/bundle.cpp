@@ -39,8 +39,10 @@ void bind_bundle(nb::module_& module) {
         },
         nb::arg("data"), nb::arg("allowed"),
         "The SM number in a cubin's ELF header; raises CubinArchitectureError unless in allowed.");
-    module.def("is_safe_relative_path", &cubin::is_safe_relative_path, nb::arg("path"),
-               "Whether a path stays inside its base under both POSIX and Windows rules.");
+    module.def(
+        "is_safe_relative_path",
+        [](std::string const& path) { return cubin::is_safe_relative_path(path); }, nb::arg("path"),
+        "Whether a path stays inside its base under both POSIX and Windows rules.");
     module.def("inspected_sms", [] {
         return std::vector<std::uint32_t>(std::begin(cubin::kSmsInspected),
                                           std::end(cubin::kSmsInspected));

@@ -1,329 +1,599 @@
-"""Tests for tensoracle.bundle: inspection of bundles, plugin libraries and wheels, tampering,
-the generated bundle.cpp, and the native `tensoracle bundle inspect` command."""
+"""tensoracle.bundle against the 1.x bundle format: every inspection rule and its order, the
+digest, cubin_sm, the plugin checks on real ELF libraries, wheels, and the native
+`tensoracle bundle inspect` command. Bundles are made from ptxas cubins (bundle_fixtures)."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
-import shutil
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import bundle_fixtures as fx
 import pytest
-from cubin_support import INCLUDE, compile_library, example_bundle, example_library
+from cache_cli import tensoracle_executable
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tensoracle import (
-    BundleAbiError,
+import tensoracle
+import tensoracle.bundle as bundle_module
+from tensoracle import errors
+from tensoracle.bundle import (
     BundleError,
     CorruptCubinError,
-    FalseSmClaimError,
+    CubinArchitectureError,
     MissingCubinError,
     PluginBundleMismatchError,
+    bundle_sha256,
+    cubin_sm,
     inspect_bundle,
+    inspect_bundle_report,
     inspect_wheel,
 )
 
 
 @pytest.fixture
-def bundle_copy(tmp_path) -> Path:
-    """A private copy of the example bundle that a test may tamper with."""
-    return Path(shutil.copytree(example_bundle(), tmp_path / "bundle"))
+def bundle(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    root = tmp_path / "bundle"
+    root.mkdir()
+    return root, fx.make_bundle(root)
 
 
-def _manifest(bundle: Path) -> dict:
-    return json.loads((bundle / "bundle.json").read_text())
+# --- names and classes -------------------------------------------------------------------------
 
 
-def _write_manifest(bundle: Path, manifest: dict) -> None:
-    (bundle / "bundle.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-
-
-def test_intact_bundle_and_its_library_pass_every_check():
-    bundle = example_bundle()
-    report = inspect_bundle(bundle, plugin=example_library())
-    manifest = _manifest(bundle)
-    assert report.bundle_sha256 == hashlib.sha256((bundle / "bundle.json").read_bytes()).hexdigest()
-    assert report.triton_version == manifest["producer"]["triton"]
-    assert report.targets == (80, 86, 89, 90, 100, 120)
-    assert len(report.cubins) == 6 * len(manifest["kernels"])
-    arg_counts = {k["name"]: len(k["args"]) for k in manifest["kernels"]}
-    for cubin in report.cubins:
-        assert cubin.path == f"sm{cubin.sm}/{cubin.kernel}.cubin"
-        assert cubin.params == arg_counts[cubin.kernel] + 2
-        assert cubin.in_plugin is True
-        assert cubin.sha256 == hashlib.sha256((bundle / cubin.path).read_bytes()).hexdigest()
-
-
-def test_without_plugin_the_library_check_is_not_reported():
-    report = inspect_bundle(example_bundle())
-    assert report.plugin is None
-    assert {c.in_plugin for c in report.cubins} == {None}
-
-
-def test_flipped_byte_is_a_corrupt_cubin(bundle_copy):
-    cubin = bundle_copy / "sm90" / "scale.cubin"
-    data = bytearray(cubin.read_bytes())
-    data[len(data) // 2] ^= 0xFF
-    cubin.write_bytes(bytes(data))
-    with pytest.raises(CorruptCubinError, match=r"sm90/scale\.cubin.*SHA-256"):
-        inspect_bundle(bundle_copy)
-
-
-def test_damaged_elf_header_is_a_corrupt_cubin(bundle_copy):
-    cubin = bundle_copy / "sm86" / "bias_add.cubin"
-    data = bytearray(cubin.read_bytes())
-    data[18] = 62  # e_machine: x86-64 instead of CUDA
-    cubin.write_bytes(bytes(data))
-    with pytest.raises(CorruptCubinError, match="EM_CUDA"):
-        inspect_bundle(bundle_copy)
-
-
-def test_cubin_of_another_sm_in_a_directory_is_a_false_sm_claim(bundle_copy):
-    manifest = _manifest(bundle_copy)
-    imposter = (bundle_copy / "sm89" / "scale.cubin").read_bytes()
-    (bundle_copy / "sm86" / "scale.cubin").write_bytes(imposter)
-    for kernel in manifest["kernels"]:
-        for cubin in kernel["cubins"]:
-            if cubin["path"] == "sm86/scale.cubin":
-                cubin["sha256"] = hashlib.sha256(imposter).hexdigest()
-    _write_manifest(bundle_copy, manifest)
-    with pytest.raises(FalseSmClaimError, match=r"sm86/scale\.cubin.*says sm89"):
-        inspect_bundle(bundle_copy)
-
-
-def test_relabelled_sm_directory_is_a_false_sm_claim(bundle_copy):
-    (bundle_copy / "sm86").rename(bundle_copy / "sm87")
-    manifest = _manifest(bundle_copy)
-    manifest["targets"] = [87 if sm == 86 else sm for sm in manifest["targets"]]
-    for kernel in manifest["kernels"]:
-        for cubin in kernel["cubins"]:
-            if cubin["sm"] == 86:
-                cubin["sm"] = 87
-                cubin["path"] = cubin["path"].replace("sm86/", "sm87/")
-    _write_manifest(bundle_copy, manifest)
-    with pytest.raises(FalseSmClaimError, match="says sm86"):
-        inspect_bundle(bundle_copy)
-
-
-def test_dropped_cubin_is_missing(bundle_copy):
-    (bundle_copy / "sm120" / "row_dot.cubin").unlink()
-    with pytest.raises(MissingCubinError, match=r"sm120/row_dot\.cubin"):
-        inspect_bundle(bundle_copy)
-
-
-def test_target_without_cubin_is_missing(bundle_copy):
-    manifest = _manifest(bundle_copy)
-    manifest["kernels"][0]["cubins"] = manifest["kernels"][0]["cubins"][:-1]
-    _write_manifest(bundle_copy, manifest)
-    with pytest.raises(MissingCubinError, match="no cubin for sm120"):
-        inspect_bundle(bundle_copy)
-
-
-def test_nonzero_scratch_in_the_manifest_is_an_abi_error(bundle_copy):
-    manifest = _manifest(bundle_copy)
-    manifest["kernels"][1]["global_scratch_bytes"] = 128
-    _write_manifest(bundle_copy, manifest)
-    with pytest.raises(BundleAbiError, match=r"'scale'.*global 128 B"):
-        inspect_bundle(bundle_copy)
-
-
-def test_parameter_count_differing_from_the_cubin_is_an_abi_error(bundle_copy):
-    manifest = _manifest(bundle_copy)
-    manifest["kernels"][1]["args"].append({"name": "extra", "type": "i32", "divisibility": 1})
-    _write_manifest(bundle_copy, manifest)
-    with pytest.raises(BundleAbiError, match=r"declares 6 parameters.*bundle\.json 7"):
-        inspect_bundle(bundle_copy)
-
-
-def test_malformed_manifest_names_the_field(bundle_copy):
-    manifest = _manifest(bundle_copy)
-    del manifest["kernels"][2]["function"]
-    _write_manifest(bundle_copy, manifest)
-    with pytest.raises(BundleError, match=r"/kernels/2/function is missing"):
-        inspect_bundle(bundle_copy)
-
-
-def test_library_of_another_bundle_is_a_plugin_mismatch(tmp_path):
-    from cubin_support import example_kernels
-
-    from tensoracle.producer import compile_bundle
-
-    other = compile_bundle(example_kernels()[:2], tmp_path / "other", targets=[90])
-    library = compile_library(other.directory / "bundle.cpp", tmp_path / "libother.so")
-    with pytest.raises(PluginBundleMismatchError, match=other.sha256):
-        inspect_bundle(example_bundle(), plugin=library)
-
-
-def test_library_with_altered_cubin_bytes_is_a_plugin_mismatch(tmp_path):
-    library = bytearray(example_library().read_bytes())
-    cubin = (example_bundle() / "sm90" / "matmul_tf32.cubin").read_bytes()
-    at = library.find(cubin)
-    assert at >= 0
-    library[at + len(cubin) // 2] ^= 0xFF
-    altered = tmp_path / "libaltered.so"
-    altered.write_bytes(bytes(library))
-    with pytest.raises(PluginBundleMismatchError, match=r"sm90/matmul_tf32\.cubin"):
-        inspect_bundle(example_bundle(), plugin=altered)
-
-
-def test_library_without_a_bundle_is_a_plugin_mismatch(tmp_path):
-    source = tmp_path / "empty.cpp"
-    source.write_text("int tensoracle_nothing() { return 0; }\n")
-    library = compile_library(source, tmp_path / "libempty.so")
-    with pytest.raises(PluginBundleMismatchError, match="embeds no tensoracle cubin bundle"):
-        inspect_bundle(example_bundle(), plugin=library)
-
-
-def test_every_bundle_error_is_a_value_error():
-    for error in (
-        MissingCubinError,
-        CorruptCubinError,
-        FalseSmClaimError,
-        PluginBundleMismatchError,
-        BundleAbiError,
-    ):
-        assert issubclass(error, BundleError)
-        assert issubclass(error, ValueError)
-    assert len({MissingCubinError, CorruptCubinError, FalseSmClaimError}) == 3
-
-
-PROBE = r"""
-#include "tensoracle/cubin_bundle.hpp"
-#include <cstdio>
-#include <fstream>
-#include <string>
-
-int main(int, char** argv) {
-    auto const& bundle = tensoracle::cubin::embedded_bundle();
-    std::printf("%.*s\n", static_cast<int>(bundle.sha256.size()), bundle.sha256.data());
-    for (auto const& kernel : bundle.kernels) {
-        std::printf("kernel %.*s %.*s %u %u\n", (int)kernel.name.size(), kernel.name.data(),
-                    (int)kernel.function.size(), kernel.function.data(), kernel.num_warps,
-                    kernel.hidden_args);
-        for (auto const& arg : kernel.args) {
-            std::printf("arg %.*s %.*s %d %u\n", (int)arg.name.size(), arg.name.data(),
-                        (int)arg.triton_type.size(), arg.triton_type.data(),
-                        static_cast<int>(arg.type), arg.divisibility);
-        }
-        for (auto const& image : kernel.images) {
-            std::string const path = std::string{argv[1]} + "/" + std::string{kernel.name} +
-                                     "." + std::to_string(image.sm);
-            std::ofstream(path, std::ios::binary)
-                .write(reinterpret_cast<char const*>(image.bytes.data()),
-                       static_cast<std::streamsize>(image.bytes.size()));
-            std::printf("image %u %.*s %u\n", image.sm, (int)image.sha256.size(),
-                        image.sha256.data(), image.shared_bytes);
-        }
-    }
-}
-"""
-
-
-def test_generated_bundle_cpp_embeds_exactly_the_manifest(tmp_path):
-    compiler = shutil.which("c++") or shutil.which("g++")
-    if compiler is None:
-        pytest.skip("no C++ compiler on PATH")
-    bundle = example_bundle()
-    (tmp_path / "probe.cpp").write_text(PROBE)
-    probe = tmp_path / "probe"
-    subprocess.run(
+def test_the_module_exports_exactly_the_1x_names():
+    assert sorted(bundle_module.__all__) == sorted(
         [
-            compiler,
-            "-std=c++20",
-            f"-I{INCLUDE}",
-            str(tmp_path / "probe.cpp"),
-            str(bundle / "bundle.cpp"),
-            "-o",
-            str(probe),
-        ],
-        check=True,
+            "inspect_bundle",
+            "inspect_wheel",
+            "bundle_sha256",
+            "cubin_sm",
+            "BundleError",
+            "MissingCubinError",
+            "CorruptCubinError",
+            "CubinArchitectureError",
+            "PluginBundleMismatchError",
+        ]
     )
-    images = tmp_path / "images"
-    images.mkdir()
-    lines = subprocess.run(
-        [str(probe), str(images)], check=True, capture_output=True, text=True
-    ).stdout.splitlines()
-    manifest = _manifest(bundle)
-    kinds = {"i32": 1, "i64": 2, "fp32": 3, "fp64": 4}
-    expected = [hashlib.sha256((bundle / "bundle.json").read_bytes()).hexdigest()]
-    for kernel in manifest["kernels"]:
-        expected.append(f"kernel {kernel['name']} {kernel['function']} {kernel['num_warps']} 2")
-        for arg in kernel["args"]:
-            kind = 0 if arg["type"].startswith("*") else kinds[arg["type"]]
-            expected.append(f"arg {arg['name']} {arg['type']} {kind} {arg['divisibility']}")
-        for cubin in kernel["cubins"]:
-            expected.append(f"image {cubin['sm']} {cubin['sha256']} {cubin['shared_bytes']}")
-            embedded = (images / f"{kernel['name']}.{cubin['sm']}").read_bytes()
-            assert embedded == (bundle / cubin["path"]).read_bytes()
-    assert lines == expected
+    for name in bundle_module.__all__:
+        assert getattr(bundle_module, name) is not None
 
 
-def _wheel(path: Path, bundle: Path, library: Path) -> Path:
-    with zipfile.ZipFile(path, "w") as wheel:
-        for file in sorted(bundle.rglob("*")):
-            if file.is_file():
-                wheel.write(file, f"my_model/bundle/{file.relative_to(bundle).as_posix()}")
-        wheel.write(library, "my_model/libmy_model_plugin.so")
-        wheel.writestr("my_model/__init__.py", "")
+def test_error_classes_have_the_1x_bases_and_the_old_name_is_an_alias():
+    assert issubclass(BundleError, ValueError)
+    for cls in (MissingCubinError, CorruptCubinError, CubinArchitectureError):
+        assert cls.__bases__ == (BundleError,)
+    assert PluginBundleMismatchError.__bases__ == (BundleError,)
+    assert errors.BundleAbiError.__bases__ == (BundleError,)
+    assert errors.CubinArchitectureError is CubinArchitectureError
+    assert errors.FalseSmClaimError is CubinArchitectureError
+    assert tensoracle.FalseSmClaimError is CubinArchitectureError
+    assert tensoracle.CubinArchitectureError is CubinArchitectureError
+    assert not hasattr(tensoracle, "BundleReport")
+
+
+def test_importing_the_module_loads_no_tensorrt_triton_torch_or_gpu_library():
+    code = (
+        "import sys, tensoracle.bundle\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('tensorrt', 'tensorrt_rtx', 'triton', 'torch', 'cuda', 'pycuda', 'cupy')))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+# --- an intact bundle --------------------------------------------------------------------------
+
+
+def test_an_intact_bundle_returns_its_digest(bundle):
+    root, manifest = bundle
+    result = inspect_bundle(root)
+    assert isinstance(result, str)
+    assert result == manifest["bundle_sha256"] == fx.digest(manifest)
+
+
+def test_the_digest_is_verified_only_when_recorded(bundle):
+    root, manifest = bundle
+    del manifest["bundle_sha256"]
+    fx.write_manifest(root, manifest, sign=False)
+    assert inspect_bundle(root) == fx.digest(manifest)
+
+
+def test_the_detailed_report_describes_every_entry(bundle, tmp_path):
+    root, manifest = bundle
+    library = fx.build_plugin(tmp_path / "libplugin.so", manifest, root)
+    report = inspect_bundle_report(root, plugin=library)
+    assert report["ok"] is True
+    assert report["bundle_sha256"] == manifest["bundle_sha256"]
+    assert report["producer"] == {"triton": "3.8.0", "ptxas": "13.2.86"}
+    assert report["plugin"] == str(library)
+    assert len(report["entries"]) == 6
+    first = report["entries"][0]
+    assert first["id"] == "sm86.scale"
+    assert first["kernel"] == "scale"
+    assert first["target_sm"] == "sm86"
+    assert first["file"] == "cubins/sm86/scale.cubin"
+    assert first["bytes"] == len(fx.cubin("scale", 86))
+    assert first["sha256"] == hashlib.sha256(fx.cubin("scale", 86)).hexdigest()
+    assert first["params"] == 5
+    assert first["registers_per_thread"] == 2
+    assert first["launch_dynamic_shared_memory_bytes"] == 0
+    assert first["signature"][0] == {"name": "x", "type": "*fp32", "divisibility": 16}
+    assert all(e["in_plugin"] is True for e in report["entries"])
+    assert inspect_bundle_report(root)["entries"][0]["in_plugin"] is None
+
+
+def test_a_missing_manifest_is_file_not_found_and_bad_json_a_decode_error(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        inspect_bundle(tmp_path)
+    (tmp_path / "bundle.json").write_text('{"schema_version": 1,')
+    with pytest.raises(json.JSONDecodeError):
+        inspect_bundle(tmp_path)
+    (tmp_path / "bundle.json").write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(json.JSONDecodeError):
+        inspect_bundle(tmp_path)
+
+
+# --- the rules of section 3.3, one by one ------------------------------------------------------
+
+Change = Callable[[dict[str, Any]], None]
+
+
+def _entry(change: Callable[[dict[str, Any]], None]) -> Change:
+    return lambda manifest: change(manifest["entries"][0])
+
+
+def _set(path: str, value: Any) -> Change:
+    def change(manifest: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        target: Any = manifest["entries"][0]
+        for part in parents:
+            target = target[int(part)] if part.isdigit() else target[part]
+        target[int(last) if last.isdigit() else last] = value
+
+    return change
+
+
+def _delete(key: str) -> Change:
+    return _entry(lambda e: e.pop(key))
+
+
+RULES: list[tuple[str, Change, type[BundleError], str]] = [
+    ("top level not an object", lambda m: m.clear(), BundleError, "schema_version"),
+    ("schema_version 2", lambda m: m.update(schema_version=2), BundleError, "schema_version is 2"),
+    ("no entries", lambda m: m.pop("entries"), BundleError, "/entries is missing"),
+    ("empty entries", lambda m: m.update(entries=[]), BundleError, "/entries is []"),
+    ("entries not a list", lambda m: m.update(entries={}), BundleError, "/entries is {}"),
+    ("entry not an object", lambda m: m["entries"].__setitem__(0, 3), BundleError, "entry object"),
+    ("target_sm", _set("target_sm", "sm75"), BundleError, '/entries/0/target_sm is "sm75"'),
+    ("hidden", _set("hidden_trailing_parameters", []), BundleError, "hidden_trailing_parameters"),
+    ("resources", _set("resources", None), BundleError, "/entries/0/resources is null"),
+    ("scratch", _set("resources.global_scratch_bytes", 1), BundleError, "scratch"),
+    ("sizes", _set("resources.registers_per_thread", 0), BundleError, "registers_per_thread"),
+    ("bool size", _set("resources.compiled_shared_memory_bytes", True), BundleError, "true"),
+    ("entry_symbol", _set("entry_symbol", ""), BundleError, "entry_symbol"),
+    ("signature", _set("signature", {}), BundleError, "/entries/0/signature is {}"),
+    ("argument count", _set("signature", []), BundleError, "arguments"),
+    ("argument type", _set("signature.0.type", "*bf16"), BundleError, "argument types"),
+    ("argument names", _set("signature.1.name", "x"), BundleError, "argument"),
+    ("specialization keys", _set("specialization", {}), BundleError, "specialization"),
+    ("divisor", _set("specialization.divisible_by.x", 24), BundleError, "specialization"),
+    ("fp32 divisor", _set("specialization.divisible_by.alpha", 2), BundleError, "specialization"),
+    ("unknown name", _set("specialization.divisible_by.y", 2), BundleError, "specialization"),
+    ("unsafe file", _set("file", "../x.cubin"), BundleError, "invalid cubin path"),
+    (
+        "duplicate file",
+        lambda m: m["entries"][1].update(file=m["entries"][0]["file"]),
+        BundleError,
+        "duplicate file",
+    ),
+    ("absent file", _set("file", "cubins/none.cubin"), MissingCubinError, "does not exist"),
+    ("length", _set("bytes", 12), CorruptCubinError, "expected 12"),
+    ("sha256", _set("sha256", "0" * 64), CorruptCubinError, "expected " + "0" * 64),
+    ("architecture", _set("target_sm", "sm89"), CubinArchitectureError, "sm86, expected sm89"),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "words"), [r[1:] for r in RULES], ids=[r[0] for r in RULES]
+)
+def test_each_rule_raises_its_class_naming_the_field(bundle, change, error, words):
+    root, manifest = bundle
+    change(manifest)
+    fx.write_manifest(root, manifest)
+    with pytest.raises(error) as raised:
+        inspect_bundle(root)
+    assert words in str(raised.value)
+    if error is BundleError:
+        assert type(raised.value) in (BundleError, errors.BundleAbiError)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/x",
+        "../x",
+        "a/../../x",
+        "C:x",
+        "C:/x",
+        "C:\\x",
+        "\\x",
+        "\\\\srv\\share\\x",
+        "//srv/share/x",
+        "a\\..\\x",
+    ],
+)
+def test_every_unsafe_path_form_is_an_invalid_cubin_path(bundle, path):
+    root, manifest = bundle
+    manifest["entries"][0]["file"] = path
+    fx.write_manifest(root, manifest)
+    with pytest.raises(BundleError, match="invalid cubin path"):
+        inspect_bundle(root)
+
+
+def test_a_wrong_recorded_digest_is_refused_before_any_entry(bundle):
+    root, manifest = bundle
+    manifest["entries"][0]["target_sm"] = "sm75"
+    manifest["bundle_sha256"] = "1" * 64
+    fx.write_manifest(root, manifest, sign=False)
+    with pytest.raises(BundleError, match="bundle_sha256"):
+        inspect_bundle(root)
+
+
+ORDER: list[tuple[str, Change, Change, str]] = [
+    (
+        "target before hidden",
+        _set("target_sm", "sm75"),
+        _set("hidden_trailing_parameters", []),
+        "target_sm",
+    ),
+    ("resources object before sizes", _set("resources", []), _set("entry_symbol", ""), "resources"),
+    (
+        "scratch before sizes",
+        _set("resources.profile_scratch_bytes", 4),
+        _set("resources.registers_per_thread", 0),
+        "scratch",
+    ),
+    (
+        "symbol before arguments",
+        _set("entry_symbol", 3),
+        _set("signature.0.type", "i64"),
+        "entry_symbol",
+    ),
+    (
+        "arguments before specialization",
+        _set("signature.0.type", "i64"),
+        _set("specialization", []),
+        "signature/0/type",
+    ),
+    (
+        "specialization before file",
+        _set("specialization", []),
+        _set("file", "/x"),
+        "specialization",
+    ),
+    ("file rule before existence", _set("file", "/x"), _set("bytes", 1), "invalid cubin path"),
+    ("absent before length", _set("file", "cubins/none.cubin"), _set("bytes", 1), "does not exist"),
+    ("length before digest", _set("bytes", 1), _set("sha256", "0" * 64), "expected 1"),
+]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "words"), [r[1:] for r in ORDER], ids=[r[0] for r in ORDER]
+)
+def test_with_two_problems_the_earlier_rule_is_raised(bundle, first, second, words):
+    root, manifest = bundle
+    first(manifest)
+    second(manifest)
+    fx.write_manifest(root, manifest)
+    with pytest.raises(BundleError) as raised:
+        inspect_bundle(root)
+    assert words in str(raised.value)
+
+
+def test_entries_are_checked_one_after_the_other(bundle):
+    root, manifest = bundle
+    (root / manifest["entries"][0]["file"]).unlink()
+    manifest["entries"][1]["target_sm"] = "sm75"
+    fx.write_manifest(root, manifest)
+    with pytest.raises(MissingCubinError, match="entry 0"):
+        inspect_bundle(root)
+
+
+def test_unknown_keys_are_ignored_but_are_part_of_the_digest(bundle):
+    root, manifest = bundle
+    before = manifest["bundle_sha256"]
+    manifest["entries"][0]["note"] = "ünïcödé"
+    manifest["extra"] = {"z": [1, 2]}
+    manifest = fx.write_manifest(root, manifest)
+    assert inspect_bundle(root) == manifest["bundle_sha256"] != before
+
+
+def test_a_kernel_missing_from_its_cubin_is_a_corrupt_cubin(bundle):
+    root, manifest = bundle
+    manifest["entries"][0]["entry_symbol"] = "gemm"
+    fx.write_manifest(root, manifest)
+    with pytest.raises(CorruptCubinError, match="'gemm'"):
+        inspect_bundle(root)
+
+
+# --- the plugin library ------------------------------------------------------------------------
+
+
+def test_a_matching_plugin_passes(bundle, tmp_path):
+    root, manifest = bundle
+    library = fx.build_plugin(tmp_path / "libok.so", manifest, root)
+    assert inspect_bundle(root, plugin=library) == manifest["bundle_sha256"]
+
+
+def test_a_plugin_with_another_digest_is_refused(bundle, tmp_path):
+    root, manifest = bundle
+    library = fx.build_plugin(tmp_path / "libother.so", manifest, root, identity="e" * 64)
+    with pytest.raises(PluginBundleMismatchError, match=r"e{64}"):
+        inspect_bundle(root, plugin=library)
+
+
+def test_an_unreadable_or_absent_library_is_a_mismatch(bundle, tmp_path):
+    root, _ = bundle
+    with pytest.raises(PluginBundleMismatchError, match="does not exist"):
+        inspect_bundle(root, plugin=tmp_path / "absent.so")
+    (tmp_path / "text.so").write_text("no ELF")
+    with pytest.raises(PluginBundleMismatchError, match="identity"):
+        inspect_bundle(root, plugin=tmp_path / "text.so")
+
+
+def test_an_embedded_cubin_must_exist_with_the_cubins_size_and_bytes(bundle, tmp_path):
+    root, manifest = bundle
+    without = copy.deepcopy(manifest)
+    without["entries"] = manifest["entries"][1:]
+    library = fx.build_plugin(
+        tmp_path / "libmissing.so", without, root, identity=manifest["bundle_sha256"]
+    )
+    with pytest.raises(PluginBundleMismatchError, match="embedded cubin"):
+        inspect_bundle(root, plugin=library)
+    # Another kernel's bytes under this symbol: another size.
+    swapped = copy.deepcopy(manifest)
+    swapped["entries"][0]["file"] = manifest["entries"][1]["file"]
+    library = fx.build_plugin(tmp_path / "libswapped.so", swapped, root)
+    with pytest.raises(PluginBundleMismatchError, match=r"embedded cubin.*bytes"):
+        inspect_bundle(root, plugin=library)
+
+
+def test_an_embedded_cubin_of_the_right_size_but_other_bytes_is_refused(bundle, tmp_path):
+    root, manifest = bundle
+    target = manifest["entries"][2]["embedded_symbol"]
+    data = bytearray((root / manifest["entries"][2]["file"]).read_bytes())
+    data[-1] ^= 1
+    cubins = {e["embedded_symbol"]: (root / e["file"]).read_bytes() for e in manifest["entries"]}
+    cubins[target] = bytes(data)
+    source = tmp_path / "libflip.cpp"
+    source.write_text(fx.plugin_source(manifest["bundle_sha256"], cubins))
+    library = tmp_path / "libflip.so"
+    subprocess.run(["g++", "-shared", "-fPIC", str(source), "-o", str(library)], check=True)
+    with pytest.raises(PluginBundleMismatchError, match=f"embedded cubin '{target}'.*other bytes"):
+        inspect_bundle(root, plugin=library)
+
+
+def test_entries_without_embedded_symbol_are_not_looked_for(bundle, tmp_path):
+    root, manifest = bundle
+    for e in manifest["entries"]:
+        e.pop("embedded_symbol")
+    manifest = fx.write_manifest(root, manifest)
+    library = fx.build_plugin(tmp_path / "libdigest.so", manifest, root)
+    assert inspect_bundle(root, plugin=library) == manifest["bundle_sha256"]
+
+
+# --- the digest --------------------------------------------------------------------------------
+
+_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+_ints = st.integers(min_value=-(2**63), max_value=2**64 - 1)
+_values = st.recursive(
+    st.none() | st.booleans() | _ints | _text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_text, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_text, _values, max_size=6), st.booleans())
+def test_the_core_digest_equals_pythons_canonical_json(manifest, recorded):
+    if recorded:
+        manifest["bundle_sha256"] = "x" * 64
+    body = {k: v for k, v in manifest.items() if k != "bundle_sha256"}
+    expected = hashlib.sha256(
+        json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+    ).hexdigest()
+    assert bundle_sha256(manifest) == expected
+
+
+def test_the_digest_handles_the_characters_python_escapes():
+    manifest = {
+        "\x7f": "\x00\x1f\u2028\U0001f600",
+        "é": ['\b\f\n\r\t"\\/'],
+        "z": {"b": 2**64 - 1, "a": -(2**63)},
+        "A": True,
+    }
+    canonical = json.dumps(manifest, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    assert bundle_sha256(manifest) == hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@pytest.mark.parametrize("value", [1.5, 1.0, 2**64, -(2**63) - 1, float("nan")])
+def test_values_without_a_matching_spelling_are_refused(value):
+    with pytest.raises(BundleError):
+        bundle_sha256({"entries": [value]})
+
+
+# --- cubin_sm ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sm", [86, 89, 120])
+def test_cubin_sm_reads_the_1x_targets(sm):
+    assert cubin_sm(fx.cubin("scale", sm)) == f"sm{sm}"
+
+
+@pytest.mark.parametrize("sm", [80, 90, 100])
+def test_our_extra_targets_need_to_be_asked_for(sm):
+    data = fx.cubin("scale", sm)
+    with pytest.raises(CubinArchitectureError, match=f"sm{sm}"):
+        cubin_sm(data)
+    assert cubin_sm(data, targets=("sm80", "sm90", "sm100")) == f"sm{sm}"
+    assert cubin_sm(fx.cubin("scale", 86), targets=["sm86"]) == "sm86"
+
+
+def _header(abi: int, flags: int, machine: int = 190) -> bytes:
+    data = bytearray(64)
+    data[0:8] = b"\x7fELF\x02\x01\x01\x00"
+    data[8] = abi
+    data[18:20] = machine.to_bytes(2, "little")
+    data[48:52] = flags.to_bytes(4, "little")
+    return bytes(data)
+
+
+def test_cubin_sm_follows_the_header_rule():
+    assert cubin_sm(_header(7, 89 << 16)) == "sm89"
+    assert cubin_sm(_header(8, 120 << 8)) == "sm120"
+    cases = [
+        (b"\x7fELF", "shorter"),
+        (b"\x7fELF\x01\x01" + bytes(58), "64-bit little-endian"),
+        (b"\x7fELF\x02\x02" + bytes(58), "64-bit little-endian"),
+        (_header(8, 86 << 8, machine=62), "e_machine 62"),
+        (_header(9, 86 << 8), "EI_ABIVERSION 9"),
+        (_header(8, 75 << 8), "sm75"),
+        (_header(7, 86 << 8), "sm0"),
+    ]
+    for data, words in cases:
+        with pytest.raises(CubinArchitectureError, match=words):
+            cubin_sm(data)
+    with pytest.raises(ValueError, match="target name"):
+        cubin_sm(_header(8, 86 << 8), targets=["86"])
+
+
+# --- wheels ------------------------------------------------------------------------------------
+
+
+def _wheel(path: Path, files: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
     return path
 
 
-def test_wheel_is_inspected_without_installing(tmp_path):
-    wheel = _wheel(tmp_path / "my_model-1.0-py3-none-any.whl", example_bundle(), example_library())
-    report = inspect_wheel(wheel, plugin="my_model/libmy_model_plugin.so")
-    assert report.directory == f"{wheel}!/my_model/bundle"
-    assert all(c.in_plugin for c in report.cubins)
+def _bundle_files(root: Path, prefix: str) -> dict[str, bytes]:
+    return {
+        f"{prefix}{p.relative_to(root).as_posix()}": p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file()
+    }
 
 
-def test_wheel_with_a_foreign_library_or_none_is_a_plugin_mismatch(tmp_path):
-    source = tmp_path / "empty.cpp"
-    source.write_text("int tensoracle_nothing() { return 0; }\n")
-    foreign = compile_library(source, tmp_path / "libempty.so")
-    wheel = _wheel(tmp_path / "w-1.0-py3-none-any.whl", example_bundle(), foreign)
-    with pytest.raises(PluginBundleMismatchError, match=r"whl!/my_model/libmy_model_plugin\.so"):
-        inspect_wheel(wheel, plugin="my_model/libmy_model_plugin.so")
-    with pytest.raises(PluginBundleMismatchError, match=r"no member 'my_model/absent\.so'"):
-        inspect_wheel(wheel, plugin="my_model/absent.so")
+def test_a_wheel_with_its_bundle_and_plugin_passes(bundle, tmp_path):
+    root, manifest = bundle
+    library = fx.build_plugin(tmp_path / "libw.so", manifest, root)
+    files = _bundle_files(root, "pkg/bundle/")
+    files["pkg/libplugin.so"] = library.read_bytes()
+    wheel = _wheel(tmp_path / "pkg-1.0-py3-none-any.whl", files)
+    assert inspect_wheel(wheel, plugin="pkg/libplugin.so") == manifest["bundle_sha256"]
+    assert inspect_wheel(wheel) == manifest["bundle_sha256"]
 
 
-def test_wheel_with_a_damaged_cubin_names_the_wheel_member(tmp_path, bundle_copy):
-    cubin = bundle_copy / "sm89" / "scale.cubin"
-    data = bytearray(cubin.read_bytes())
-    data[-9] ^= 0x01
-    cubin.write_bytes(bytes(data))
-    wheel = _wheel(tmp_path / "w-1.0-py3-none-any.whl", bundle_copy, example_library())
-    with pytest.raises(CorruptCubinError, match=r"whl!/my_model/bundle/sm89/scale\.cubin"):
-        inspect_wheel(wheel, plugin="my_model/libmy_model_plugin.so")
+def test_wheel_refusals(bundle, tmp_path):
+    root, _ = bundle
+    files = _bundle_files(root, "pkg/bundle/")
+    for bad in ("../evil", "/abs", "C:x", "a\\..\\x"):
+        wheel = _wheel(tmp_path / "bad.whl", {**files, bad: b""})
+        with pytest.raises(BundleError, match="wheel contains an invalid path"):
+            inspect_wheel(wheel)
+    two = _wheel(tmp_path / "two.whl", {**files, "other/bundle.json": b"{}"})
+    with pytest.raises(BundleError, match=r"2 bundle\.json"):
+        inspect_wheel(two)
+    none = _wheel(tmp_path / "none.whl", {"pkg/__init__.py": b""})
+    with pytest.raises(BundleError, match=r"0 bundle\.json"):
+        inspect_wheel(none)
+    good = _wheel(tmp_path / "good.whl", files)
+    with pytest.raises(BundleError, match="invalid plugin path in wheel"):
+        inspect_wheel(good, plugin="../libplugin.so")
+    with pytest.raises(PluginBundleMismatchError) as raised:
+        inspect_wheel(good, plugin="pkg/absent.so")
+    assert "good.whl!" in str(raised.value)
+    (tmp_path / "junk.whl").write_bytes(b"not a zip")
+    with pytest.raises(zipfile.BadZipFile):
+        inspect_wheel(tmp_path / "junk.whl")
 
 
-def _cli() -> str:
-    found = shutil.which("tensoracle", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.skip("the native tensoracle command is not installed next to this Python")
-    return found
+def test_a_damaged_bundle_in_a_wheel_raises_its_class(bundle, tmp_path):
+    root, _ = bundle
+    files = _bundle_files(root, "pkg/bundle/")
+    files["pkg/bundle/cubins/sm89/dot.cubin"] += b"x"
+    wheel = _wheel(tmp_path / "damaged.whl", files)
+    with pytest.raises(CorruptCubinError, match=r"damaged\.whl!"):
+        inspect_wheel(wheel)
 
 
-def test_cli_reports_json_and_exit_codes(bundle_copy):
-    cli = _cli()
-    ok = subprocess.run(
-        [cli, "bundle", "inspect", str(example_bundle()), "--plugin", str(example_library())],
-        capture_output=True,
-        text=True,
-        check=False,
+# --- the native command ------------------------------------------------------------------------
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [tensoracle_executable(), "bundle", "inspect", *args], capture_output=True, text=True
     )
-    assert ok.returncode == 0, ok.stdout + ok.stderr
-    report = json.loads(ok.stdout)
-    assert report["ok"] is True
-    assert all(c["in_plugin"] for c in report["cubins"])
 
-    (bundle_copy / "sm80" / "scale.cubin").unlink()
-    failed = subprocess.run(
-        [cli, "bundle", "inspect", str(bundle_copy)], capture_output=True, text=True, check=False
-    )
+
+def test_the_native_command_prints_a_table_and_the_json_report(bundle, tmp_path):
+    root, manifest = bundle
+    library = fx.build_plugin(tmp_path / "libcli.so", manifest, root)
+    table = _cli(str(root), "--plugin", str(library))
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert f"bundle_sha256 {manifest['bundle_sha256']}" in lines
+    header = next(line for line in lines if line.startswith("id "))
+    assert header.split() == [
+        "id",
+        "target",
+        "file",
+        "bytes",
+        "sha256",
+        "registers",
+        "dyn-shared",
+        "in-plugin",
+    ]
+    row = next(line for line in lines if line.startswith("sm89.dot "))
+    data = fx.cubin("dot", 89)
+    assert row.split() == [
+        "sm89.dot",
+        "sm89",
+        "cubins/sm89/dot.cubin",
+        str(len(data)),
+        hashlib.sha256(data).hexdigest()[:12],
+        "2",
+        "0",
+        "yes",
+    ]
+    report = json.loads(_cli(str(root), "--json").stdout)
+    assert report == inspect_bundle_report(root)
+
+
+def test_the_native_command_reports_a_failure_with_its_class(bundle):
+    root, manifest = bundle
+    manifest["entries"][3]["sha256"] = "0" * 64
+    fx.write_manifest(root, manifest)
+    failed = _cli(str(root), "--json")
     assert failed.returncode == 1
-    assert json.loads(failed.stdout)["error"] == "MissingCubinError"
-
-    misuse = subprocess.run([cli, "bundle", "inspect"], capture_output=True, text=True, check=False)
-    assert misuse.returncode == 2
+    report = json.loads(failed.stdout)
+    assert report["ok"] is False
+    assert report["error"] == "CorruptCubinError"
+    assert "/entries/3/sha256" in report["message"]
+    plain = _cli(str(root))
+    assert plain.returncode == 1
+    assert "CorruptCubinError" in plain.stderr
+    assert _cli(str(root / "nowhere")).returncode == 1
+    help_text = _cli("--help")
+    assert help_text.returncode == 0
+    assert "--json" in help_text.stdout
+    assert "schema_version 1" in help_text.stdout

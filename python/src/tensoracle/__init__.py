@@ -7,7 +7,7 @@ The cubin producer (``tensoracle.producer``) is imported explicitly: it needs Tr
 from tensoracle import gpu
 from tensoracle.backends import Backend, backend
 from tensoracle.build import build_serialized_engine
-from tensoracle.bundle import BundleReport, CubinReport, inspect_bundle, inspect_wheel
+from tensoracle.bundle import inspect_bundle, inspect_wheel
 from tensoracle.compare import ErrorStatistics, OutputComparison, compare_outputs
 from tensoracle.comparison_report import write_comparison_report
 from tensoracle.declaration import BuilderSettings, EngineBuild, InputShape
@@ -19,6 +19,7 @@ from tensoracle.errors import (
     BundleError,
     CorruptCubinError,
     CorruptEngineError,
+    CubinArchitectureError,
     EngineCacheError,
     EngineConditionError,
     EngineIOError,
@@ -42,10 +43,9 @@ __all__ = [
     "BuilderSettings",
     "BundleAbiError",
     "BundleError",
-    "BundleReport",
     "CorruptCubinError",
     "CorruptEngineError",
-    "CubinReport",
+    "CubinArchitectureError",
     "EngineBuild",
     "EngineCacheError",
     "EngineConditionError",

@@ -1,155 +1,191 @@
-"""Inspection of cubin bundles and of the plugin libraries (or wheels) built from them.
+"""Inspection of tensoracle 1.x cubin bundles and of the plugin libraries (or wheels) built from
+them.
 
-The checks run in the C++ core (``tensoracle bundle inspect`` runs the same code): the manifest,
-each cubin's SHA-256, the SM its ELF header names, its parameter count (public arguments plus the
-two zero-sized scratch pointers), and, with a plugin, that the library embeds exactly this
-bundle's cubins. Each failure raises its own subclass of :class:`tensoracle.errors.BundleError`.
+A bundle is a directory holding ``bundle.json`` (``schema_version`` 1, one entry per SM and
+kernel) and the cubins its entries name. The checks run in the C++ core, in the order of the 1.x
+format (``tensoracle bundle inspect`` runs the same code); each failure raises its own subclass
+of :class:`BundleError`, itself a ``ValueError``.
+
+Besides the 1.x names in ``__all__``, :func:`inspect_bundle_report` returns the core's detailed
+report: ``{"ok", "directory", "bundle_sha256", "schema_version", "producer": {"triton",
+"ptxas"}, "plugin", "entries": [...]}``, one entry per manifest entry with ``index``, ``id``,
+``kernel``, ``target_sm``, ``file``, ``bytes``, ``sha256``, ``entry_symbol``,
+``embedded_symbol``, ``signature`` (``name``, ``type``, ``divisibility``), ``params``,
+``registers_per_thread``, ``compiled_shared_memory_bytes``,
+``launch_dynamic_shared_memory_bytes``, ``source_sha256`` and ``in_plugin`` (``None`` without a
+plugin).
+
+Importing this module loads neither TensorRT, Triton, torch nor a GPU library.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import zipfile
-from dataclasses import dataclass
+from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tensoracle import _core
-from tensoracle.errors import BundleError, PluginBundleMismatchError
+from tensoracle.errors import (
+    BundleError,
+    CorruptCubinError,
+    CubinArchitectureError,
+    MissingCubinError,
+    PluginBundleMismatchError,
+)
+
+__all__ = [
+    "BundleError",
+    "CorruptCubinError",
+    "CubinArchitectureError",
+    "MissingCubinError",
+    "PluginBundleMismatchError",
+    "bundle_sha256",
+    "cubin_sm",
+    "inspect_bundle",
+    "inspect_wheel",
+]
+
+#: The SMs a 1.x bundle is built for; ``cubin_sm`` accepts only these unless told otherwise.
+SMS_1X = ("sm86", "sm89", "sm120")
+_MAX_MANIFEST_BYTES = 4 << 20
+_TARGET = re.compile(r"sm([0-9]{2,3})")
 
 
-@dataclass(frozen=True)
-class CubinReport:
-    """One verified cubin: the SM it is filed under equals the SM of its ELF header."""
-
-    kernel: str
-    sm: int
-    path: str
-    sha256: str
-    size: int
-    params: int
-    in_plugin: bool | None
-
-
-@dataclass(frozen=True)
-class BundleReport:
-    """The result of a successful inspection."""
-
-    directory: str
-    bundle_sha256: str
-    triton_version: str
-    ptxas_version: str
-    targets: tuple[int, ...]
-    kernels: tuple[dict[str, Any], ...]
-    cubins: tuple[CubinReport, ...]
-    plugin: str | None
-
-    @classmethod
-    def from_json(cls, report: dict[str, Any]) -> BundleReport:
-        return cls(
-            directory=report["directory"],
-            bundle_sha256=report["bundle_sha256"],
-            triton_version=report["triton"],
-            ptxas_version=report["ptxas"],
-            targets=tuple(report["targets"]),
-            kernels=tuple(report["kernels"]),
-            cubins=tuple(
-                CubinReport(
-                    kernel=c["kernel"],
-                    sm=c["sm"],
-                    path=c["path"],
-                    sha256=c["sha256"],
-                    size=c["bytes"],
-                    params=c["params"],
-                    in_plugin=c.get("in_plugin"),
-                )
-                for c in report["cubins"]
-            ),
-            plugin=report["plugin"],
-        )
-
-
-def inspect_bundle(
-    directory: str | os.PathLike[str], plugin: str | os.PathLike[str] | None = None
-) -> BundleReport:
-    """Checks a bundle directory and, with ``plugin``, the library built from it.
+def bundle_sha256(manifest: dict[str, Any]) -> str:
+    """The bundle digest: hex SHA-256 of the canonical JSON of ``manifest`` (sorted keys,
+    ``(",", ":")`` separators, ASCII escapes) without its ``bundle_sha256`` key.
 
     Raises:
-        MissingCubinError: A listed cubin, or one a bundle target needs, is absent.
-        CorruptCubinError: A cubin is not a CUDA ELF image, lacks its kernel, or its SHA-256
-            differs from bundle.json.
-        FalseSmClaimError: A cubin's ELF header names another SM than it is filed under.
-        BundleAbiError: A kernel's parameters or scratch needs are not the supported ABI.
-        PluginBundleMismatchError: The library does not embed exactly this bundle.
-        BundleError: bundle.json is missing or malformed.
+        BundleError: ``manifest`` holds a float or an integer beyond 64 bits, whose canonical
+            spelling the core does not reproduce.
     """
-    report = _core.inspect_bundle(
-        os.fspath(directory), None if plugin is None else os.fspath(plugin)
-    )
-    return BundleReport.from_json(json.loads(report))
+    return _core.bundle_sha256(json.dumps(manifest))
 
 
-def _safe_member(name: str) -> PurePosixPath:
-    path = PurePosixPath(name)
-    if path.is_absolute() or ".." in path.parts:
-        raise BundleError(f"wheel member {name!r} escapes the wheel")
-    return path
-
-
-def inspect_wheel(
-    path: str | os.PathLike[str], plugin: str, bundle: str | None = None
-) -> BundleReport:
-    """Runs :func:`inspect_bundle` on a bundle and plugin library inside a wheel, unpacked to a
-    temporary directory; nothing is installed.
+def cubin_sm(data: bytes, *, targets: Collection[str] | None = None) -> str:
+    """The SM a cubin was built for, read from its ELF header: ``"sm86"``, ``"sm89"`` or
+    ``"sm120"``.
 
     Args:
-        path: The wheel file.
-        plugin: The library's path inside the wheel, e.g. ``"my_model/libplugin.so"``.
-        bundle: The bundle directory inside the wheel; found automatically when the wheel holds
-            exactly one ``bundle.json``.
+        data: The cubin's bytes.
+        targets: The target names to accept (``"sm<SM>"``); ``None`` accepts the 1.x set. Our
+            producer's extra targets are accepted with e.g. ``targets=("sm80", "sm90", "sm100")``.
 
     Raises:
-        BundleError: The wheel holds no bundle, or several and ``bundle`` is not given.
-        PluginBundleMismatchError: ``plugin`` is not in the wheel, or does not embed the bundle.
+        CubinArchitectureError: Shorter than 64 bytes or not a 64-bit little-endian ELF,
+            ``e_machine`` is not 190, ``EI_ABIVERSION`` is not 7 or 8, or the SM is not accepted.
+        ValueError: A name in ``targets`` is not of the form ``"sm<SM>"``.
+    """
+    allowed = []
+    for name in SMS_1X if targets is None else targets:
+        match = _TARGET.fullmatch(name) if isinstance(name, str) else None
+        if match is None:
+            raise ValueError(f"target {name!r} is not a target name like 'sm86'")
+        allowed.append(int(match.group(1)))
+    return f"sm{_core.cubin_sm(data, allowed)}"
+
+
+def _check_manifest_json(root: Path) -> None:
+    """FileNotFoundError when bundle.json is absent, json.JSONDecodeError when it is not JSON,
+    as 1.x raises them; the core judges everything else (and files beyond its size limit)."""
+    path = root / "bundle.json"
+    if path.stat().st_size > _MAX_MANIFEST_BYTES:
+        return
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise json.JSONDecodeError(
+            f"{path} is not UTF-8 ({error.reason})", data.decode("utf-8", "replace"), error.start
+        ) from None
+    json.loads(text)
+
+
+def inspect_bundle_report(
+    root: str | os.PathLike[str], *, plugin: str | os.PathLike[str] | None = None
+) -> dict[str, Any]:
+    """Runs the checks of :func:`inspect_bundle` and returns the core's detailed report (the
+    keys are listed in this module's docstring)."""
+    directory = Path(root)
+    _check_manifest_json(directory)
+    library = None if plugin is None else os.fspath(plugin)
+    report: dict[str, Any] = json.loads(_core.inspect_bundle(os.fspath(directory), library))
+    return report
+
+
+def inspect_bundle(root: Path, *, plugin: Path | None = None) -> str:
+    """Checks a bundle directory and, with ``plugin``, the library built from it; returns the
+    bundle digest (64 hex digits).
+
+    Raises:
+        FileNotFoundError: ``root/bundle.json`` does not exist.
+        json.JSONDecodeError: bundle.json is not JSON.
+        BundleError: A manifest, entry or path rule is broken.
+        MissingCubinError: An entry's cubin file does not exist.
+        CorruptCubinError: A cubin's length or SHA-256 differs from its entry.
+        CubinArchitectureError: A cubin's ELF header names another SM than its ``target_sm``.
+        PluginBundleMismatchError: The library is unreadable, lacks ``tensoracle_bundle_sha256``,
+            carries another digest, or an embedded cubin is missing, of another size or differs.
+    """
+    digest: str = inspect_bundle_report(root, plugin=plugin)["bundle_sha256"]
+    return digest
+
+
+def _renamed(error: BundleError, replacements: dict[str, str]) -> BundleError:
+    message = str(error)
+    for old, new in replacements.items():
+        message = message.replace(old, new)
+    return type(error)(message)
+
+
+def inspect_wheel(path: Path, *, plugin: str | None = None) -> str:
+    """Runs :func:`inspect_bundle` on the one bundle inside a wheel (and ``plugin``, a path
+    inside the wheel), extracted to a temporary directory; nothing is installed. Returns the
+    digest.
+
+    Raises:
+        zipfile.BadZipFile: ``path`` is not a zip archive.
+        BundleError: A member name is not a safe relative path ("wheel contains an invalid
+            path"), the wheel holds no or several ``bundle.json``, or ``plugin`` is not a safe
+            relative path ("invalid plugin path in wheel").
+        PluginBundleMismatchError: ``plugin`` is not in the wheel, or does not match the bundle.
         And every error of :func:`inspect_bundle`.
     """
     wheel = Path(path)
-    with zipfile.ZipFile(wheel) as archive:
-        names = [info.filename for info in archive.infolist() if not info.is_dir()]
-        if bundle is None:
-            manifests = [n for n in names if PurePosixPath(n).name == "bundle.json"]
-            if len(manifests) != 1:
+    with (
+        zipfile.ZipFile(wheel) as archive,
+        tempfile.TemporaryDirectory(prefix="tensoracle-wheel-") as scratch,
+    ):
+        members = archive.infolist()
+        for member in members:
+            if not _core.is_safe_relative_path(member.filename):
                 raise BundleError(
-                    f"wheel {wheel} holds {len(manifests)} bundle.json files {manifests}; "
-                    "pass bundle='<directory inside the wheel>'"
+                    f"wheel contains an invalid path: {member.filename!r} (in {wheel})"
                 )
-            prefix = PurePosixPath(manifests[0]).parent
-        else:
-            prefix = _safe_member(bundle)
-        if plugin not in names:
-            raise PluginBundleMismatchError(f"wheel {wheel} has no member {plugin!r}")
-        with tempfile.TemporaryDirectory(prefix="tensoracle-wheel-") as scratch:
-            root = Path(scratch)
-            bundle_dir = root / "bundle"
-            bundle_dir.mkdir()
-            for name in names:
-                member = _safe_member(name)
-                if prefix.parts == member.parts[: len(prefix.parts)]:
-                    target = bundle_dir.joinpath(*member.parts[len(prefix.parts) :])
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_bytes(archive.read(name))
-            library = root / "plugin" / PurePosixPath(_safe_member(plugin)).name
-            library.parent.mkdir()
-            library.write_bytes(archive.read(plugin))
-            try:
-                report = json.loads(_core.inspect_bundle(str(bundle_dir), str(library)))
-            except BundleError as error:
-                # Name the wheel's members rather than the temporary directory.
-                message = str(error).replace(str(bundle_dir), f"{wheel}!/{prefix}")
-                message = message.replace(str(library), f"{wheel}!/{plugin}")
-                raise type(error)(message) from None
-    report["directory"] = f"{wheel}!/{prefix}"
-    report["plugin"] = f"{wheel}!/{plugin}"
-    return BundleReport.from_json(report)
+        root = Path(scratch)
+        archive.extractall(root)
+        manifests = [
+            m.filename
+            for m in members
+            if not m.is_dir() and PurePosixPath(m.filename).name == "bundle.json"
+        ]
+        if len(manifests) != 1:
+            raise BundleError(
+                f"wheel {wheel} holds {len(manifests)} bundle.json files {manifests}, "
+                "expected exactly one"
+            )
+        if plugin is not None and not _core.is_safe_relative_path(plugin):
+            raise BundleError(f"invalid plugin path in wheel: {plugin!r} (in {wheel})")
+        prefix = PurePosixPath(manifests[0]).parent
+        bundle_dir = root.joinpath(*prefix.parts)
+        library = None if plugin is None else root.joinpath(*PurePosixPath(plugin).parts)
+        try:
+            return inspect_bundle(bundle_dir, plugin=library)
+        except BundleError as error:
+            # Name the wheel's members rather than the temporary directory.
+            raise _renamed(error, {str(root): f"{wheel}!"}) from None

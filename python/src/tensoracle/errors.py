@@ -58,27 +58,33 @@ class CheckpointConversionError(ValueError):
 
 
 class BundleError(ValueError):
-    """A cubin bundle, one of its cubins, or a plugin library built from it cannot be trusted."""
+    """A cubin bundle's manifest, one of its entries or paths breaks a rule of the format."""
 
 
 class MissingCubinError(BundleError):
-    """A cubin that bundle.json lists, or that a bundle target needs, is absent."""
+    """A cubin file that an entry of bundle.json names does not exist."""
 
 
 class CorruptCubinError(BundleError):
-    """A cubin is not a CUDA ELF image, lacks its kernel, or differs from its recorded SHA-256."""
+    """A cubin's length or SHA-256 differs from its entry, or it lacks the entry's kernel."""
 
 
-class FalseSmClaimError(BundleError):
-    """A cubin's ELF header names another SM than the one its directory and bundle.json claim."""
+class CubinArchitectureError(BundleError):
+    """A cubin's ELF header names no accepted SM, or another SM than its entry's ``target_sm``."""
+
+
+#: Deprecated name of :class:`CubinArchitectureError` (tensoracle before 1.x conformance).
+FalseSmClaimError = CubinArchitectureError
 
 
 class PluginBundleMismatchError(BundleError):
-    """A plugin library does not embed exactly the cubins of the bundle it is checked against."""
+    """A plugin library is unreadable, lacks the bundle digest, carries another digest, or
+    does not export an entry's cubin bytes."""
 
 
 class BundleAbiError(BundleError):
-    """A kernel's parameters or scratch needs differ from what the cubin runtime supports."""
+    """A kernel's parameters or scratch needs differ from what the cubin runtime supports (a
+    :class:`BundleError`; 1.x raises plain ``BundleError`` for these)."""
 
 
 class KernelCompileError(ValueError):
