@@ -475,7 +475,7 @@ def test_10_parallel_build_reports_the_first_failure_in_order(tmp_path):
 
 
 def test_10_cubin_sm_must_match_the_target(monkeypatch, tmp_path):
-    monkeypatch.setattr(bundle, "cubin_sm", lambda data: "sm89")
+    monkeypatch.setattr(bundle, "cubin_sm", lambda data, **options: "sm89")
     with pytest.raises(ValueError, match="sm89, not sm86"):
         compile_bundle(ONE, tmp_path / "out", targets=(86,), jobs=1)
 
@@ -679,10 +679,8 @@ def test_extra_sms_are_named_like_the_1x_ones(tmp_path):
     assert [e["id"] for e in manifest["entries"]] == ["sm80.scale", "sm90.scale", "sm100.scale"]
     for entry in manifest["entries"]:
         assert entry["file"] == f"cubins/{entry['target_sm']}/scale.cubin"
-        assert (
-            bundle.cubin_sm((tmp_path / "extra" / entry["file"]).read_bytes())
-            == (entry["target_sm"])
-        )
+        data = (tmp_path / "extra" / entry["file"]).read_bytes()
+        assert bundle.cubin_sm(data, targets=(entry["target_sm"],)) == entry["target_sm"]
     assert bundle.inspect_bundle(tmp_path / "extra") == manifest["bundle_sha256"]
 
 

@@ -19,19 +19,13 @@ from typing import Any
 
 from tensoracle import bundle
 from tensoracle.bundle_source import render_bundle_cpp
-from tensoracle.producer_checks import check_names
+from tensoracle.producer_checks import DEFAULT_TARGETS, SUPPORTED_TARGETS, check_names
 from tensoracle.producer_compile import Pair, compile_pairs
 from tensoracle.producer_tools import find_tool as find_tool  # for tensoracle doctor
 from tensoracle.producer_tools import ptxas_version, wheel_tool
 from tensoracle.producer_tools import tool_version as tool_version  # for tensoracle doctor
 
 __all__ = ["KernelSpec", "compile_bundle"]
-
-# The targets of a 1.x bundle.
-DEFAULT_TARGETS: tuple[int, ...] = (86, 89, 120)
-# Every SM a bundle may hold: the default three, plus A100 (80), H100/H200 (90) and B200 (100)
-# class devices. Triton builds the arch-specific sm_90a/sm_100a/sm_120a code for 90 and up.
-SUPPORTED_TARGETS: tuple[int, ...] = (80, 86, 89, 90, 100, 120)
 
 TRITON_VERSION = "3.8.0"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tensoracle.errors import KernelCompileError
-from tensoracle.producer_checks import check_spec, embedded_symbol
+from tensoracle.producer_checks import SUPPORTED_TARGETS, check_spec, embedded_symbol
 from tensoracle.producer_cubin import (
     HIDDEN_TRAILING_PARAMETERS,
     check_parameter_layout,
@@ -96,7 +96,7 @@ def compile_pair(pair: Pair) -> dict[str, Any]:
     path = pair.output / relative
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
-    found_sm = bundle.cubin_sm(data)
+    found_sm = bundle.cubin_sm(data, targets=[f"sm{target}" for target in SUPPORTED_TARGETS])
     if found_sm != f"sm{sm}":
         raise ValueError(f"{where}: Triton produced a cubin for {found_sm}, not sm{sm}")
     types = [triton_type for _, triton_type in spec.signature]
