@@ -19,7 +19,7 @@ FUZZ_SECONDS ?= 60
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: test demo setup apt venv cpp cpp-test python python-test lint tidy fuzz bench clean \
-	tensorrt-headers cubin-plugin wheel wheel-test gpu-check
+	tensorrt-headers plugin-tensorrt cubin-plugin wheel wheel-test gpu-check
 
 test: setup cpp-test python cubin-plugin lint tidy python-test wheel-test fuzz
 
@@ -65,11 +65,11 @@ lint: setup
 # the plugin SDK and the example plugin, configured by the example's own CMakeLists (the SDK as the
 # package installs it, with TensorRT's and CUDA's headers).
 PLUGIN_TIDY := build/plugin-tidy
-tidy: cpp python tensorrt-headers
+tidy: cpp python plugin-tensorrt
 	find cpp/src cpp/tools -name '*.cpp' | xargs -P $(JOBS) -n 4 clang-tidy -p build/cpp --quiet
 	$(VENV)/bin/cmake -S examples/cubin_plugin -B $(PLUGIN_TIDY) -G Ninja \
 	  -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
-	  -DTENSORRT_ROOT=$(abspath $(TENSORRT_SDK)) -DCUDAToolkit_ROOT=$(CUDA_WHEEL_ROOT) \
+	  -DTENSORRT_ROOT=$(abspath $(PLUGIN_TENSORRT)) -DCUDAToolkit_ROOT=$(CUDA_WHEEL_ROOT) \
 	  -DPython_EXECUTABLE=$(abspath $(PY)) >/dev/null
 	clang-tidy -p $(PLUGIN_TIDY) --quiet cpp/plugin/src/cubin_plugin.cpp examples/cubin_plugin/plugin.cpp
 
@@ -129,6 +129,14 @@ TENSORRT_HEADERS_WHEEL := kernel-lens==2.0.1 \
 	--hash=sha256:07cc714e8b5e7f34b672f7c7fad93febe7c747be5837ba276b1527370134ffe0
 CUDA_WHEEL_ROOT = $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/nvidia/cu13
 CUBIN_PLUGIN := build/cubin-plugin
+# TensorRT 11.0 and 11.1 C++ headers (Apache-2.0, from NVIDIA's open-source repository), kept
+# outside this repository; the example plugin and the registry probe build against 11.1.
+TENSORRT_VENDOR ?= $(abspath ../shared/vendor/tensorrt)
+TENSORRT_11_HEADERS := $(TENSORRT_VENDOR)/11.1.0.106/include
+# A TensorRT SDK folder for the plugin builds: the 11.1 headers, and as the TensorRT library to
+# link, the 11.4 lean runtime of the PyPI wheel (real TensorRT 11 code; the plugin calls none of
+# its functions, so the linker records no dependency on it).
+PLUGIN_TENSORRT := build/tensorrt-sdk-11
 
 tensorrt-headers: $(TENSORRT_SDK)/include/NvInferRuntime.h
 
@@ -140,15 +148,23 @@ $(TENSORRT_SDK)/include/NvInferRuntime.h: | venv
 	$(PY) tools/unpack_tensorrt_headers.py $(TENSORRT_SDK).tmp/wheel $(TENSORRT_SDK).tmp/include
 	rm -rf $(TENSORRT_SDK).tmp/wheel && mv $(TENSORRT_SDK).tmp $(TENSORRT_SDK)
 
+plugin-tensorrt: | venv
+	@test -f $(TENSORRT_11_HEADERS)/NvInfer.h || { echo "TensorRT 11.1 headers not found in" \
+	  "$(TENSORRT_11_HEADERS); set TENSORRT_VENDOR to the folder holding 11.1.0.106/include" >&2; exit 1; }
+	rm -rf $(PLUGIN_TENSORRT) && mkdir -p $(PLUGIN_TENSORRT)/lib
+	ln -s $(TENSORRT_11_HEADERS) $(PLUGIN_TENSORRT)/include
+	ln -s $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tensorrt_lean_libs/libnvinfer_lean.so.11 \
+	  $(PLUGIN_TENSORRT)/lib/libnvinfer_lean.so
+
 # The example plugin package (examples/cubin_plugin) built into a wheel against the installed
 # tensoracle's C++ sources, and the registry probe (cpp/plugin/tests) the plugin tests run.
-cubin-plugin: python tensorrt-headers
+cubin-plugin: python tensorrt-headers plugin-tensorrt
 	rm -rf $(CUBIN_PLUGIN)/dist
 	# The README's build command, as written there.
 	$(PY) tools/markdown_block.py examples/cubin_plugin/README.md build-wheel | \
-	  PATH=$(abspath $(VENV))/bin:$$PATH TENSORRT_ROOT=$(abspath $(TENSORRT_SDK)) \
+	  PATH=$(abspath $(VENV))/bin:$$PATH TENSORRT_ROOT=$(abspath $(PLUGIN_TENSORRT)) \
 	  CUDAToolkit_ROOT=$(CUDA_WHEEL_ROOT) bash -eux
 	$(VENV)/bin/cmake -S cpp/plugin/tests -B $(CUBIN_PLUGIN)/probe -G Ninja \
 	  -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DTENSORRT_ROOT=$(abspath $(TENSORRT_SDK)) -DCUDAToolkit_ROOT=$(CUDA_WHEEL_ROOT)
+	  -DTENSORRT_ROOT=$(abspath $(PLUGIN_TENSORRT)) -DCUDAToolkit_ROOT=$(CUDA_WHEEL_ROOT)
 	$(VENV)/bin/cmake --build $(CUBIN_PLUGIN)/probe -j $(JOBS)

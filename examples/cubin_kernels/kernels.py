@@ -14,14 +14,14 @@ TILE = 32
 
 
 @triton.jit
-def bias_add(x_ptr, bias_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
-    """out[r, c] = x[r, c] + bias[c]; grid (rows, ceil(n_cols / BLOCK))."""
-    row = tl.program_id(0)
-    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(x_ptr + row * n_cols + cols, mask=mask)
-    bias = tl.load(bias_ptr + cols, mask=mask)
-    tl.store(out_ptr + row * n_cols + cols, x + bias, mask=mask)
+def bias_add(x_ptr, bias_ptr, out_ptr, n, n_cols, BLOCK: tl.constexpr):
+    """out[i] = x[i] + bias[i % n_cols] over n elements of row-major (rows, n_cols) data;
+    grid ceil(n / BLOCK)."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    bias = tl.load(bias_ptr + offsets % n_cols, mask=mask)
+    tl.store(out_ptr + offsets, x + bias, mask=mask)
 
 
 @triton.jit
@@ -95,6 +95,7 @@ KERNELS: list[KernelSpec] = [
             ("x_ptr", "*fp32"),
             ("bias_ptr", "*fp32"),
             ("out_ptr", "*fp32"),
+            ("n", "i32"),
             ("n_cols", "i32"),
         ),
         {"BLOCK": BLOCK},

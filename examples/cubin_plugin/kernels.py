@@ -3,7 +3,7 @@
 The Triton functions are those of the repository's example kernel set
 (``examples/cubin_kernels/kernels.py``); this file fixes how the plugin uses them. ``plugin.cpp``
 asks the bundle for ``"sm<SM>.<name>"`` and relies on these names, argument orders and
-constants: ``BLOCK`` 256 for bias_add and scale (its launch grids), and for the row dot a variant
+constants: ``BLOCK`` 256 for bias_add and scale (their one-dimensional launch grids), and for the row dot a variant
 that assumes 16-divisible pointers and length next to one that assumes nothing, chosen per launch.
 """
 
@@ -32,6 +32,7 @@ KERNELS: tuple[KernelSpec, ...] = (
             ("x_ptr", "*fp32"),
             ("bias_ptr", "*fp32"),
             ("out_ptr", "*fp32"),
+            ("n", "i32"),
             ("n_cols", "i32"),
         ),
         {"BLOCK": 256},

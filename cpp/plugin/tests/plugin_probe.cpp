@@ -28,37 +28,10 @@
 #include <thread>
 #include <vector>
 
-namespace probe {
-
-// TensorRT 11's IPluginRegistry (outside the anonymous namespace: the objects are TensorRT's,
-// and the compiler must not assume it sees every class that implements it). The 10.14 headers
-// declare four more virtual methods at its start (registerCreator, getPluginCreatorList and
-// getPluginCreator for IPluginV2 creators, and the matching deregisterCreator), which TensorRT 11
-// no longer has: calling the 11.4 registry through the 10.14 class jumps to the wrong entries and
-// crashes. These are the remaining methods, in their 10.14 order; the probe confirms the layout by
-// finding, through getCreator, exactly the creator objects the library's own getCreators returns.
-class RegistryV11 {
-protected:
-    virtual ~RegistryV11() noexcept = default; // the destructor comes first, as in 10.14
-
-public:
-    RegistryV11(RegistryV11 const&) = delete;
-    RegistryV11& operator=(RegistryV11 const&) = delete;
-    virtual void setErrorRecorder(nvinfer1::IErrorRecorder* recorder) noexcept = 0;
-    virtual nvinfer1::IErrorRecorder* getErrorRecorder() const noexcept = 0;
-    virtual bool isParentSearchEnabled() const = 0;
-    virtual void setParentSearchEnabled(bool enabled) = 0;
-    virtual void* loadLibrary(char const* path) noexcept = 0;
-    virtual void deregisterLibrary(void* handle) noexcept = 0;
-    virtual bool registerCreator(nvinfer1::IPluginCreatorInterface& creator,
-                                 char const* plugin_namespace) noexcept = 0;
-    virtual nvinfer1::IPluginCreatorInterface* const*
-    getAllCreators(std::int32_t* count) const noexcept = 0;
-    virtual nvinfer1::IPluginCreatorInterface*
-    getCreator(char const* name, char const* version, char const* plugin_namespace) noexcept = 0;
-};
-
-} // namespace probe
+// The probe calls TensorRT 11's plugin registry through its own header: the 10.x headers declare
+// an IPluginRegistry with four more virtual methods (the IPluginV2 creator calls TensorRT 11 no
+// longer has), and calling the 11.x registry through that class would jump to the wrong entries.
+static_assert(NV_TENSORRT_MAJOR >= 11, "plugin_probe needs the TensorRT 11 headers");
 
 namespace {
 
@@ -216,7 +189,24 @@ std::vector<float> alpha_of(IPluginV3OneRuntime* runtime) {
     return values;
 }
 
-IPluginV3* create(IPluginCreatorV3One* creator, std::vector<PluginField> const& fields) {
+// The digest of the bundle compiled into the plugin library (its tensoracle_bundle_sha256), which
+// every example plugin requires as its field bundle_sha256.
+std::string bundle_digest;
+
+PluginField digest_field(std::string const& digest) {
+    return PluginField{"bundle_sha256", digest.data(), PluginFieldType::kCHAR,
+                       static_cast<std::int32_t>(digest.size())};
+}
+
+// Creates a plugin from `fields`, with the library's bundle digest in front of them.
+IPluginV3* create(IPluginCreatorV3One* creator, std::vector<PluginField> fields) {
+    fields.insert(fields.begin(), digest_field(bundle_digest));
+    PluginFieldCollection collection{static_cast<std::int32_t>(fields.size()), fields.data()};
+    return creator->createPlugin("probe", &collection, nvinfer1::TensorRTPhase::kBUILD);
+}
+
+// Creates a plugin from exactly `fields`.
+IPluginV3* create_exactly(IPluginCreatorV3One* creator, std::vector<PluginField> const& fields) {
     PluginFieldCollection collection{static_cast<std::int32_t>(fields.size()), fields.data()};
     return creator->createPlugin("probe", &collection, nvinfer1::TensorRTPhase::kBUILD);
 }
@@ -260,7 +250,7 @@ void check_build_interfaces(IPluginCreatorV3One* scale_creator, IPluginCreatorV3
           "output type FLOAT for a FLOAT input");
     DataType const half_type = DataType::kHALF;
     expect_message("getOutputDataTypes refuses a HALF input",
-                   "plugin 'TensoracleScale': getOutputDataTypes: input 0 is HALF, expected FLOAT",
+                   "plugin 'TensoracleScale': getOutputDataTypes: input 0 has type kHALF, expected kFLOAT",
                    [&] { return build->getOutputDataTypes(&out_type, 1, &half_type, 1) != 0; });
 
     // Dimension expressions are TensorRT objects the plugin only copies: distinct addresses
@@ -285,7 +275,7 @@ void check_build_interfaces(IPluginCreatorV3One* scale_creator, IPluginCreatorV3
 
     check(build->configurePlugin(&fp32[0], 1, &fp32[1], 1) == 0, "configurePlugin accepts FLOAT");
     expect_message("configurePlugin refuses HWC8, naming tensor, value and expectation",
-                   "configurePlugin: input 0 is FLOAT / HWC8, expected FLOAT / LINEAR",
+                   "configurePlugin: input 0 is kFLOAT/kHWC8, expected kFLOAT/kLINEAR",
                    [&] { return build->configurePlugin(&hwc8[0], 1, &hwc8[1], 1) != 0; });
     expect_message("configurePlugin refuses two inputs for a one-input plugin",
                    "got 2 inputs and 1 outputs, expected 1 inputs and 1 output",
@@ -337,17 +327,23 @@ void check_build_interfaces(IPluginCreatorV3One* scale_creator, IPluginCreatorV3
                   dot.build()->configurePlugin(wild.data(), 2, &wild[2], 1) == 0,
               "row dot configures matching and wildcard shapes");
         expect_message("row dot refuses inputs of different shapes (validate_shape)",
-                       "the shapes are not supported: inputs [8, 64], [8, 32], output [8]", [&] {
+                       "validate_shape refused inputs [8, 64], [8, 32] and output [8]", [&] {
                            return dot.build()->configurePlugin(bad.data(), 2, &bad[2], 1) != 0;
                        });
     }
-    Plugin bias{create(bias_creator, {})};
-    check(bias.plugin != nullptr, "TensoracleBiasAdd created without fields");
+    std::array<float, 8> const eight{};
+    Plugin bias{
+        create(bias_creator, {PluginField{"bias", eight.data(), PluginFieldType::kFLOAT32, 8}})};
+    check(bias.plugin != nullptr, "TensoracleBiasAdd created from fields {bias: 8 values}");
     if (bias.plugin != nullptr) {
-        std::array bad{dynamic(dims({4, 8})), dynamic(dims({7})), dynamic(dims({4, 8}))};
+        std::array good{dynamic(dims({4, 8})), dynamic(dims({4, 8}))};
+        std::array bad{dynamic(dims({4, 7})), dynamic(dims({4, 7}))};
+        check(bias.build()->configurePlugin(&good[0], 1, &good[1], 1) == 0,
+              "bias add configures rows of 8 for a bias of 8");
         expect_message(
-            "bias add refuses a bias of the wrong length", "inputs [4, 8], [7], output [4, 8]",
-            [&] { return bias.build()->configurePlugin(bad.data(), 2, &bad[2], 1) != 0; });
+            "bias add refuses rows of another length than its bias (validate_shape)",
+            "validate_shape refused inputs [4, 7] and output [4, 7]",
+            [&] { return bias.build()->configurePlugin(&bad[0], 1, &bad[1], 1) != 0; });
     }
 }
 
@@ -355,13 +351,15 @@ void check_bad_fields(IPluginCreatorV3One* scale_creator, IPluginCreatorV3One* d
     std::int32_t const integer = 2;
     std::array<float, 2> const pair{1.0F, 2.0F};
     float const alpha = 1.0F;
-    auto const refuses = [](IPluginCreatorV3One* creator, std::vector<PluginField> const& fields) {
-        IPluginV3* plugin = create(creator, fields);
+    auto const refuses = [](IPluginCreatorV3One* creator, std::vector<PluginField> const& fields,
+                            bool digest = true) {
+        IPluginV3* plugin = digest ? create(creator, fields) : create_exactly(creator, fields);
         delete plugin;
         return plugin == nullptr;
     };
+    PluginField const good_alpha{"alpha", &alpha, PluginFieldType::kFLOAT32, 1};
     expect_message("a field of the wrong type is refused",
-                   "plugin 'TensoracleScale': field 'alpha' has type INT32, expected FLOAT32", [&] {
+                   "plugin 'TensoracleScale': field 'alpha' has type kINT32, expected kFLOAT32", [&] {
                        return refuses(scale_creator,
                                       {PluginField{"alpha", &integer, PluginFieldType::kINT32, 1}});
                    });
@@ -371,24 +369,33 @@ void check_bad_fields(IPluginCreatorV3One* scale_creator, IPluginCreatorV3One* d
                                                                   PluginFieldType::kFLOAT32, 2}});
                    });
     expect_message("a missing field is refused",
-                   "plugin 'TensoracleScale': field 'alpha' (FLOAT32 x 1) is missing",
+                   "plugin 'TensoracleScale': field 'alpha' (kFLOAT32 x 1) is missing",
                    [&] { return refuses(scale_creator, {}); });
     expect_message("an unknown field is refused",
-                   "plugin 'TensoracleScale' has no field 'beta' (its fields: alpha)", [&] {
+                   "plugin 'TensoracleScale': unknown field 'beta', expected one of: "
+                   "bundle_sha256, alpha",
+                   [&] {
                        return refuses(scale_creator,
-                                      {PluginField{"alpha", &alpha, PluginFieldType::kFLOAT32, 1},
-                                       PluginField{"beta", &alpha, PluginFieldType::kFLOAT32, 1}});
+                                      {good_alpha, PluginField{"beta", &alpha,
+                                                               PluginFieldType::kFLOAT32, 1}});
                    });
     expect_message("a field given twice is refused",
-                   "plugin 'TensoracleScale': field 'alpha' is given twice", [&] {
-                       return refuses(scale_creator,
-                                      {PluginField{"alpha", &alpha, PluginFieldType::kFLOAT32, 1},
-                                       PluginField{"alpha", &alpha, PluginFieldType::kFLOAT32, 1}});
-                   });
-    expect_message("a field for a plugin without fields is refused",
-                   "plugin 'TensoracleRowDot' has no field 'alpha' (its fields: none)", [&] {
-                       return refuses(dot_creator,
-                                      {PluginField{"alpha", &alpha, PluginFieldType::kFLOAT32, 1}});
+                   "plugin 'TensoracleScale': field 'alpha' is given twice",
+                   [&] { return refuses(scale_creator, {good_alpha, good_alpha}); });
+    expect_message("a field for a plugin without its own fields is refused",
+                   "plugin 'TensoracleRowDot': unknown field 'alpha', expected one of: "
+                   "bundle_sha256",
+                   [&] { return refuses(dot_creator, {good_alpha}); });
+    expect_message("a plugin without the bundle digest is refused",
+                   "plugin 'TensoracleScale': field 'bundle_sha256' (kCHAR x 64) is missing",
+                   [&] { return refuses(scale_creator, {good_alpha}, false); });
+    std::string other = bundle_digest;
+    other[0] = other[0] == '0' ? '1' : '0';
+    expect_message("a plugin of another bundle is refused, naming both digests",
+                   "field 'bundle_sha256' is '" + other +
+                       "', expected the digest of this library's bundle '" + bundle_digest + "'",
+                   [&] {
+                       return refuses(scale_creator, {digest_field(other), good_alpha}, false);
                    });
 }
 
@@ -459,7 +466,12 @@ void run_all(std::string const& directory, std::string const& tag, bool alone,
              IPluginCreatorV3One* bias_c, IPluginCreatorV3One* scale_c,
              IPluginCreatorV3One* dot_c) {
     float const alpha = -2.5F;
-    Plugin bias{create(bias_c, {})};
+    std::int64_t const rows = 64;
+    std::int64_t const cols = 300;
+    auto const x = random_floats(rows * cols, 1);
+    auto const b = random_floats(cols, 2);
+    Plugin bias{create(bias_c, {PluginField{"bias", b.data(), PluginFieldType::kFLOAT32,
+                                            static_cast<std::int32_t>(cols)}})};
     Plugin scale{create(scale_c, {PluginField{"alpha", &alpha, PluginFieldType::kFLOAT32, 1}})};
     Plugin dot{create(dot_c, {})};
     // TensorRT gives each execution context its own attached clone; so does the probe.
@@ -467,17 +479,11 @@ void run_all(std::string const& directory, std::string const& tag, bool alone,
     Plugin scale_run{scale.runtime()->attachToContext(nullptr)};
     Plugin dot_run{dot.runtime()->attachToContext(nullptr)};
 
-    std::int64_t const rows = 64;
-    std::int64_t const cols = 300;
-    auto const x = random_floats(rows * cols, 1);
-    auto const b = random_floats(cols, 2);
     DeviceBuffer dx(x.size() * 4);
-    DeviceBuffer db(b.size() * 4);
     DeviceBuffer dout(x.size() * 4);
     dx.write(x);
-    db.write(b);
-    int status = run(bias_run, {desc(dims({rows, cols})), desc(dims({cols}))},
-                     desc(dims({rows, cols})), {dx.at(), db.at()}, dout.at());
+    int status = run(bias_run, {desc(dims({rows, cols}))}, desc(dims({rows, cols})), {dx.at()},
+                     dout.at());
     check(status == 0, tag + " TensoracleBiasAdd enqueue (64 x 300)");
     dump(directory, tag + "bias_x", x);
     dump(directory, tag + "bias_b", b);
@@ -584,14 +590,14 @@ int main(int argc, char** argv) {
     if (tensorrt == nullptr) {
         return 1;
     }
-    using RegistryFunction = probe::RegistryV11* (*)();
+    using RegistryFunction = nvinfer1::IPluginRegistry* (*)();
     auto get_registry = reinterpret_cast<RegistryFunction>(dlsym(tensorrt, "getPluginRegistry"));
     using VersionFunction = std::int32_t (*)();
     auto get_version = reinterpret_cast<VersionFunction>(dlsym(tensorrt, "getInferLibVersion"));
     if (get_version != nullptr) {
         std::cout << "TensorRT runtime library version: " << get_version() << '\n';
     }
-    probe::RegistryV11* registry = get_registry != nullptr ? get_registry() : nullptr;
+    nvinfer1::IPluginRegistry* registry = get_registry != nullptr ? get_registry() : nullptr;
     check(registry != nullptr, "getPluginRegistry() answers");
     if (registry == nullptr) {
         return 1;
@@ -618,6 +624,13 @@ int main(int argc, char** argv) {
         return 1;
     }
     set_finder(&finder);
+    auto const* digest = static_cast<char const*>(dlsym(library, "tensoracle_bundle_sha256"));
+    check(digest != nullptr && std::strlen(digest) == 64,
+          "the library exports its bundle digest tensoracle_bundle_sha256 (64 hex digits)");
+    if (digest == nullptr) {
+        return 1;
+    }
+    bundle_digest = digest;
     std::int32_t count = 0;
     nvinfer1::IPluginCreatorInterface* const* own = get_creators(count);
 
@@ -641,11 +654,15 @@ int main(int argc, char** argv) {
               registry->getCreator("TensoracleScale", "2", plugin_namespace) == nullptr,
           "no creator under another namespace or version");
     PluginFieldCollection const* declared = creators[1]->getFieldNames();
-    check(declared != nullptr && declared->nbFields == 1 &&
-              std::string{declared->fields[0].name} == "alpha" &&
-              declared->fields[0].type == PluginFieldType::kFLOAT32 &&
-              declared->fields[0].length == 1,
-          "TensoracleScale declares the field alpha (FLOAT32 x 1)");
+    check(declared != nullptr &&
+              declared->nbFields == 2 &&
+              std::string{declared->fields[0].name} == "bundle_sha256" &&
+              declared->fields[0].type == PluginFieldType::kCHAR &&
+              declared->fields[0].length == 64 &&
+              std::string{declared->fields[1].name} == "alpha" &&
+              declared->fields[1].type == PluginFieldType::kFLOAT32 &&
+              declared->fields[1].length == 1,
+          "TensoracleScale declares the fields bundle_sha256 (CHAR x 64) and alpha (FLOAT32 x 1)");
 
     check_build_interfaces(creators[1], creators[2], creators[0]);
     check_bad_fields(creators[1], creators[2]);
