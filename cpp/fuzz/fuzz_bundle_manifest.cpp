@@ -1,40 +1,42 @@
-// libFuzzer target: parse_bundle_manifest must either accept the bytes or throw BundleError.
-// What it accepts must hold exactly the JSON's values (no silent narrowing) and name only cubin
-// paths inside the bundle directory, filed under their own SM and kernel.
+// libFuzzer target: parse_bundle_manifest (schema version 1) must either accept the bytes or throw
+// BundleError. What it accepts must hold exactly the JSON's values (no silent narrowing), name
+// only safe relative cubin paths, each once, and carry the digest bundle_sha256() gives.
 #include "tensoracle/bundle_manifest.hpp"
 #include "tensoracle/errors.hpp"
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <span>
 #include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
+    namespace cubin = tensoracle::cubin;
     std::span<char const> const bytes(reinterpret_cast<char const*>(data), size);
     try {
-        auto const manifest = tensoracle::cubin::parse_bundle_manifest(bytes, "fuzz/bundle.json");
+        std::size_t visited = 0;
+        auto const manifest = cubin::parse_bundle_manifest(
+            bytes, "fuzz/bundle.json", [&](cubin::ManifestEntry const& entry) {
+                if (entry.index != visited++) {
+                    std::abort(); // entries visited out of order
+                }
+            });
         auto const document = nlohmann::json::parse(bytes.begin(), bytes.end());
-        auto const& targets = document.at("targets");
-        if (targets.size() != manifest.targets.size()) {
+        auto const& entries = document.at("entries");
+        if (entries.size() != manifest.entries.size() || visited != entries.size() ||
+            manifest.digest != cubin::bundle_sha256(document, "fuzz")) {
             std::abort();
         }
-        for (std::size_t i = 0; i < targets.size(); ++i) {
-            if (targets[i].get<std::uint64_t>() != manifest.targets[i]) {
-                std::abort(); // a target number changed on the way in
-            }
-        }
-        for (auto const& kernel : manifest.kernels) {
-            for (auto const& cubin : kernel.cubins) {
-                std::filesystem::path const path{cubin.path};
-                if (path.is_absolute() ||
-                    std::any_of(path.begin(), path.end(),
-                                [](auto const& part) { return part == ".." || part == "."; }) ||
-                    cubin.path != "sm" + std::to_string(cubin.sm) + "/" + kernel.name + ".cubin") {
-                    std::abort(); // a path that could lead outside the bundle directory
-                }
+        std::set<std::string> files;
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            auto const& entry = manifest.entries[i];
+            if (!cubin::is_safe_relative_path(entry.file) || !files.insert(entry.file).second ||
+                entries[i].at("file") != entry.file ||
+                entries[i].at("bytes").get<std::uint64_t>() != entry.bytes ||
+                entries[i].at("target_sm") != "sm" + std::to_string(entry.sm) ||
+                entry.signature.empty() || entry.signature.size() > cubin::kMaxSignatureArgs) {
+                std::abort(); // a value changed on the way in, or an unsafe path passed
             }
         }
     } catch (tensoracle::BundleError const&) {

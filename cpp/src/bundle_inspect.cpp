@@ -83,8 +83,9 @@ std::size_t check_cubin_kernel(std::filesystem::path const& directory, ManifestE
             std::string const what = hidden ? "hidden scratch parameter"
                                             : "argument '" + entry.signature[i].name + "' (" +
                                                   entry.signature[i].type + ")";
-            throw BundleAbiError("cubin '" + shown + "' parameter " + std::to_string(i) + ", " +
-                                     what + " of kernel '" + entry.entry_symbol + "', is " +
+            std::string message = "cubin '" + shown + "' parameter " + std::to_string(i) + ", ";
+            message += what;
+            throw BundleAbiError(message + " of kernel '" + entry.entry_symbol + "', is " +
                                      std::to_string(function->params[i].size) +
                                      " bytes, expected " + std::to_string(size),
                                  path);

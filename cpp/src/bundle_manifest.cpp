@@ -240,7 +240,12 @@ void check_specialization(Fields const& entry, std::vector<ManifestArg>& args) {
         entry.fail_value<BundleError>(pointer, divisors,
                                       "an object {argument: divisor} (the specialization)");
     }
-    for (auto const& [name, divisor] : divisors.items()) {
+    for (auto const& item : divisors.items()) {
+        std::string const& name = item.key();
+        json const& divisor = item.value();
+        std::string at_name = pointer;
+        at_name += "/";
+        at_name += name;
         auto arg = std::find_if(args.begin(), args.end(),
                                 [&](ManifestArg const& each) { return each.name == name; });
         if (arg == args.end()) {
@@ -252,12 +257,12 @@ void check_specialization(Fields const& entry, std::vector<ManifestArg>& args) {
             divisor.get<std::uint64_t>() <= kMaxDivisor &&
             (divisor.get<std::uint64_t>() & (divisor.get<std::uint64_t>() - 1)) == 0;
         if (!power_of_two) {
-            entry.fail_value<BundleError>(pointer + "/" + name, divisor,
+            entry.fail_value<BundleError>(at_name, divisor,
                                           "an integer power of two from 1 to 2^30 (the "
                                           "specialization)");
         }
         if (arg->kind == ArgType::f32 && divisor != 1) {
-            entry.fail_value<BundleError>(pointer + "/" + name, divisor,
+            entry.fail_value<BundleError>(at_name, divisor,
                                           "1 for the fp32 argument (the specialization)");
         }
         arg->divisibility = divisor.get<std::uint32_t>();

@@ -78,18 +78,18 @@ LoadedBundle::LoadedBundle(std::filesystem::path const& directory)
             groups_.begin());
         groups_[g].images[taken[g]++].bytes = std::span{bytes_[e]};
     }
-    for (std::size_t g = 0; g < groups_.size(); ++g) {
+    for (Kernel& group : groups_) {
         ManifestEntry const* first = nullptr;
         for (ManifestEntry const& entry : manifest_.entries) {
-            if (first == nullptr && entry.kernel_name() == groups_[g].name) {
+            if (first == nullptr && entry.kernel_name() == group.name) {
                 first = &entry;
             }
         }
         std::string_view const source = first != nullptr && first->source_sha256
                                             ? std::string_view{*first->source_sha256}
                                             : std::string_view{};
-        kernels_.push_back(KernelRecord{groups_[g].name, source, 2, std::span{groups_[g].args},
-                                        std::span{groups_[g].images}});
+        kernels_.push_back(
+            KernelRecord{group.name, source, 2, std::span{group.args}, std::span{group.images}});
     }
     record_ = BundleRecord{manifest_.digest, std::span{kernels_}};
 }

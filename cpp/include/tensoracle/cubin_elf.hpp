@@ -2,6 +2,7 @@
 // functions and each kernel's parameter layout (from the .nv.info.<kernel> attributes).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -28,8 +29,8 @@ struct CubinFunction {
 
 // The SMs tensoracle 1.x bundles are built for, and the larger set our producer and inspector
 // accept (its extra targets). The arch-specific "a" variants count as their SM.
-inline constexpr std::uint32_t kSms1x[] = {86, 89, 120};
-inline constexpr std::uint32_t kSmsInspected[] = {80, 86, 89, 90, 100, 120};
+inline constexpr std::array<std::uint32_t, 3> kSms1x = {86, 89, 120};
+inline constexpr std::array<std::uint32_t, 6> kSmsInspected = {80, 86, 89, 90, 100, 120};
 
 // The SM of a cubin read from its ELF header alone: 64-bit little-endian ELF of at least 64
 // bytes, e_machine EM_CUDA (190), EI_ABIVERSION 7 (SM in bits 16..23 of e_flags) or 8 (bits
