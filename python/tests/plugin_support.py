@@ -5,9 +5,12 @@ registry loads them). Importing this module imports neither tensoracle nor Tenso
 from __future__ import annotations
 
 import atexit
+import ctypes
 import functools
 import os
 import shutil
+import subprocess
+import sysconfig
 import tempfile
 import zipfile
 from pathlib import Path
@@ -68,3 +71,46 @@ def lean_library() -> Path:
     import tensorrt_lean_libs
 
     return Path(tensorrt_lean_libs.__file__).parent / "libnvinfer_lean.so.11"
+
+
+STUB_SOURCE = REPO / "cpp" / "plugin" / "cmake" / "cuda_driver_stub.cpp"
+
+
+@functools.cache
+def driver_environment() -> dict[str, str]:
+    """What a process needs to load a plugin library, which depends on libcuda.so.1.
+
+    With an NVIDIA driver installed, nothing. Without one (a build machine), the driver stub of
+    the CMake helpers (every entry point returns CUDA_ERROR_STUB_LIBRARY), built here under the
+    name libcuda.so.1 into a private folder that goes on LD_LIBRARY_PATH of the test's own
+    subprocesses only: this pytest process never loads it, so its GPU detection is unchanged.
+    """
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return {}
+    except OSError:
+        pass
+    directory = Path(tempfile.mkdtemp(prefix="tensoracle-driver-stub-"))
+    atexit.register(shutil.rmtree, directory, True)
+    cuda_include = Path(sysconfig.get_paths()["purelib"]) / "nvidia" / "cu13" / "include"
+    subprocess.run(
+        [
+            "g++",
+            "-shared",
+            "-fPIC",
+            "-Wl,-soname,libcuda.so.1",
+            "-isystem",
+            str(cuda_include),
+            str(STUB_SOURCE),
+            "-o",
+            str(directory / "libcuda.so.1"),
+        ],
+        check=True,
+    )
+    previous = os.environ.get("LD_LIBRARY_PATH")
+    return {"LD_LIBRARY_PATH": str(directory) + (f":{previous}" if previous else "")}
+
+
+def loading_environment() -> dict[str, str]:
+    """The environment for a subprocess that loads the example plugin library."""
+    return {**os.environ, **driver_environment()}

@@ -1,112 +1,131 @@
-"""The example cubin plugin (built with the C++ plugin SDK against TensorRT 10.14.1 headers) in
-TensorRT 11.4's own plugin registry, from the lean runtime: through the Python bindings, through
-the C++ probe that reaches the IPluginV3 capability interfaces, and, on a GPU, enqueued on device
-buffers. Needs no tensoracle import, so the same file runs where only the wheels are installed."""
+"""The example cubin plugin (built with the C++ plugin SDK against the TensorRT 11.1 headers) in
+TensorRT 11.4's own plugin registry, from the lean runtime: through the Python bindings (in a
+process of their own, registry_checks.py), through the C++ probe that reaches the IPluginV3
+capability interfaces, and, on a GPU, enqueued on device buffers. Needs no tensoracle import, so
+the same file runs where only the wheels are installed."""
 
 from __future__ import annotations
 
 import importlib.util
-import shutil
+import json
 import subprocess
+import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 from plugin_support import (
     NAMESPACE,
     PLUGIN_TESTS,
     PLUGINS,
+    REPO,
     example_library,
     lean,
     lean_library,
+    loading_environment,
     probe,
 )
 
-
-@pytest.fixture(scope="module")
-def trt():
-    return lean()
+MANIFEST = REPO / "examples" / "cubin_plugin" / "bundle" / "bundle.json"
 
 
 @pytest.fixture(scope="module")
-def registry(trt):
-    registry = trt.get_plugin_registry()
-    handle = registry.load_library(str(example_library()))
-    assert handle is not None, "TensorRT 11.4's registry refused the example plugin library"
-    return registry
-
-
-def scale_fields(trt, value: np.ndarray, kind=None):
-    kind = kind if kind is not None else trt.PluginFieldType.FLOAT32
-    return trt.PluginFieldCollection([trt.PluginField("alpha", value, kind)])
-
-
-def test_registry_finds_each_creator_by_name_version_and_namespace(trt, registry):
-    for name in PLUGINS:
-        creator = registry.get_creator(name, "1", NAMESPACE)
-        assert creator is not None, name
-        assert (creator.name, creator.plugin_version, creator.plugin_namespace) == (
-            name,
-            "1",
-            NAMESPACE,
-        )
-        assert isinstance(creator, trt.IPluginCreatorV3One)
-        assert registry.get_creator(name, "1", "") is None
-    listed = [(c.name, c.plugin_namespace) for c in registry.all_creators]
-    assert all((name, NAMESPACE) in listed for name in PLUGINS)
-
-
-def test_creators_declare_their_fields(trt, registry):
-    scale = registry.get_creator("TensoracleScale", "1", NAMESPACE)
-    assert [(f.name, f.type, f.size) for f in scale.field_names] == [
-        ("alpha", trt.PluginFieldType.FLOAT32, 1)
-    ]
-    assert list(registry.get_creator("TensoracleRowDot", "1", NAMESPACE).field_names) == []
-
-
-def test_plugin_created_from_fields_reports_its_names(trt, registry):
-    creator = registry.get_creator("TensoracleScale", "1", NAMESPACE)
-    fields = scale_fields(trt, np.array([2.5], dtype=np.float32))
-    plugin = creator.create_plugin("scale", fields, trt.TensorRTPhase.BUILD)
-    assert plugin is not None
-    core = plugin.get_capability_interface(trt.PluginCapabilityType.CORE)
-    assert (core.plugin_name, core.plugin_version, core.plugin_namespace) == (
-        "TensoracleScale",
-        "1",
-        NAMESPACE,
+def observed(tmp_path_factory) -> dict:
+    """What registry_checks.py saw, run once in its own process (see plugin_support)."""
+    lean()  # the lean runtime's wheels are a test dependency
+    directory = tmp_path_factory.mktemp("nocreators")
+    source = directory / "nocreators.c"
+    source.write_text("int tensoracle_nothing(void) { return 0; }\n")
+    no_creators = directory / "libnocreators.so"
+    subprocess.run(["cc", "-shared", "-fPIC", str(source), "-o", str(no_creators)], check=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(Path(__file__).with_name("registry_checks.py")),
+            str(example_library()),
+            str(no_creators),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+        env=loading_environment(),
     )
-    build = plugin.get_capability_interface(trt.PluginCapabilityType.BUILD)
-    assert build.num_outputs == 1
-    assert plugin.get_capability_interface(trt.PluginCapabilityType.RUNTIME) is not None
+    assert result.returncode == 0, result.stdout + result.stderr
+    facts = json.loads(result.stdout.splitlines()[-1])
+    assert facts["loaded"], "TensorRT 11.4's registry refused the example plugin library"
+    return facts
+
+
+def test_registry_finds_each_creator_by_name_version_and_namespace(observed):
+    assert observed["added_creators"] == 3
+    for name in PLUGINS:
+        creator = observed["creators"][name]
+        assert creator is not None, name
+        assert creator["identity"] == [name, "1", NAMESPACE]
+        assert creator["is_v3one"]
+        assert not creator["under_no_namespace"]
+        assert not creator["under_version_2"]
+    assert sorted(observed["listed"]) == sorted([name, NAMESPACE] for name in PLUGINS)
+
+
+def test_creators_declare_the_digest_field_then_their_own(observed):
+    fields = {name: observed["creators"][name]["fields"] for name in PLUGINS}
+    digest = ["bundle_sha256", "PluginFieldType.CHAR", 64]
+    assert fields["TensoracleScale"] == [digest, ["alpha", "PluginFieldType.FLOAT32", 1]]
+    # -1: the bias takes one value per column, any number of them.
+    assert fields["TensoracleBiasAdd"] == [digest, ["bias", "PluginFieldType.FLOAT32", -1]]
+    assert fields["TensoracleRowDot"] == [digest]
+
+
+def test_plugins_created_from_fields_report_their_names(observed):
+    scale = observed["attempts"]["scale"]
+    assert scale["created"], scale["stderr"]
+    assert scale["identity"] == ["TensoracleScale", "1", NAMESPACE]
+    assert scale["outputs"] == 1
+    assert scale["has_runtime"]
+    for attempt, name in (("bias", "TensoracleBiasAdd"), ("row_dot", "TensoracleRowDot")):
+        created = observed["attempts"][attempt]
+        assert created["created"], created["stderr"]
+        assert created["identity"] == [name, "1", NAMESPACE]
 
 
 @pytest.mark.parametrize(
-    ("value", "kind", "message"),
+    ("attempt", "message"),
     [
-        (np.array([2], dtype=np.int32), "INT32", "field 'alpha' has type INT32, expected FLOAT32"),
-        (np.array([1, 2], dtype=np.float32), None, "field 'alpha' holds 2 values, expected 1"),
+        (
+            "alpha_int32",
+            "plugin 'TensoracleScale': field 'alpha' has type kINT32, expected kFLOAT32",
+        ),
+        ("alpha_two_values", "plugin 'TensoracleScale': field 'alpha' holds 2 values, expected 1"),
+        (
+            "bias_empty",
+            "plugin 'TensoracleBiasAdd': field 'bias' holds 0 values, expected one or more",
+        ),
+        ("no_digest", "plugin 'TensoracleScale': field 'bundle_sha256' (kCHAR x 64) is missing"),
+        (
+            "unknown_field",
+            "plugin 'TensoracleRowDot': unknown field 'alpha', expected one of: bundle_sha256",
+        ),
     ],
 )
-def test_bad_field_is_refused_naming_plugin_field_value_and_expectation(
-    trt, registry, capfd, value, kind, message
-):
-    creator = registry.get_creator("TensoracleScale", "1", NAMESPACE)
-    kind = getattr(trt.PluginFieldType, kind) if kind else None
-    plugin = creator.create_plugin("bad", scale_fields(trt, value, kind), trt.TensorRTPhase.BUILD)
-    assert plugin is None
-    # Without a TensorRT runtime object there is no logger to find, so the message goes to stderr.
-    assert f"plugin 'TensoracleScale': {message}" in capfd.readouterr().err
+def test_bad_field_is_refused_naming_plugin_field_value_and_expectation(observed, attempt, message):
+    result = observed["attempts"][attempt]
+    assert not result["created"]
+    # No TensorRT logger was handed to the library, so the report goes to standard error.
+    assert message in result["stderr"]
 
 
-def test_library_without_get_creators_is_refused_by_the_registry(trt, tmp_path: Path):
-    compiler = shutil.which("cc")
-    if compiler is None:
-        pytest.skip("no C compiler (cc) to build a library without getCreators")
-    source = tmp_path / "nocreators.c"
-    source.write_text("int tensoracle_nothing(void) { return 0; }\n")
-    library = tmp_path / "libnocreators.so"
-    subprocess.run([compiler, "-shared", "-fPIC", str(source), "-o", str(library)], check=True)
-    assert trt.get_plugin_registry().load_library(str(library)) is None
+def test_plugin_of_another_bundle_is_refused_naming_both_digests(observed):
+    result = observed["attempts"]["other_digest"]
+    assert not result["created"]
+    digest = observed["digest"]
+    assert f"expected the digest of this library's bundle '{digest}'" in result["stderr"]
+    assert len(digest) == 64
+    assert digest == json.loads(MANIFEST.read_text())["bundle_sha256"]
+
+
+def test_library_without_get_creators_is_refused_by_the_registry(observed):
+    assert observed["no_creators_loaded"] is False
 
 
 def probe_lines(*extra: str) -> list[str]:
@@ -116,6 +135,7 @@ def probe_lines(*extra: str) -> list[str]:
         text=True,
         check=False,
         timeout=300,
+        env=loading_environment(),
     )
     print(result.stdout, result.stderr)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -140,12 +160,18 @@ PROBE_CHECKS = [
     "a field of the wrong type is refused",
     "a missing field is refused",
     "an unknown field is refused",
+    "a field given twice is refused",
+    "bias add refuses rows of another length than its bias (validate_shape)",
+    "a plugin without the bundle digest is refused",
+    "a plugin of another bundle is refused, naming both digests",
+    "enqueue without a CUDA driver fails with a message, no crash",
 ]
 
 
-def test_probe_drives_the_capability_interfaces_through_the_registry(trt):
+def test_probe_drives_the_capability_interfaces_through_the_registry():
+    lean()
     lines = probe_lines()
-    assert "TensorRT headers: 10.14.1.48" in lines
+    assert "TensorRT headers: 11.1.0.106" in lines
     assert "TensorRT runtime library version: 110400" in lines
     for check in PROBE_CHECKS:
         assert f"ok {check}" in lines, check
@@ -158,7 +184,8 @@ def test_probe_drives_the_capability_interfaces_through_the_registry(trt):
 
 
 @pytest.mark.gpu
-def test_every_example_kernel_runs_through_enqueue_and_matches_numpy(trt, tmp_path: Path):
+def test_every_example_kernel_runs_through_enqueue_and_matches_numpy(tmp_path: Path):
+    lean()
     lines = probe_lines("--gpu", str(tmp_path))
     for variant in ("runs row_dot_div16", "runs row_dot"):
         assert any(line.startswith("ok ctx0_") and line.endswith(variant) for line in lines)
