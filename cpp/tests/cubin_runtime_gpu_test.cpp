@@ -127,11 +127,11 @@ TEST_F(CubinRuntimeGpu, ScaleAndBiasAddMatchTheReference) {
     DeviceBuffer x_device(x);
     DeviceBuffer bias_device(bias);
     DeviceBuffer out_device(rows * cols);
-    std::vector<ArgValue> const bias_args = {
-        ArgValue::pointer(x_device.address()), ArgValue::pointer(bias_device.address()),
-        ArgValue::pointer(out_device.address()),
-        ArgValue::i32(static_cast<std::int32_t>(rows * cols)),
-        ArgValue::i32(static_cast<std::int32_t>(cols))};
+    std::vector<ArgValue> const bias_args = {ArgValue::pointer(x_device.address()),
+                                             ArgValue::pointer(bias_device.address()),
+                                             ArgValue::pointer(out_device.address()),
+                                             ArgValue::i32(static_cast<std::int32_t>(rows * cols)),
+                                             ArgValue::i32(static_cast<std::int32_t>(cols))};
     runtime.kernel("bias_add").launch(Grid{blocks(rows * cols, 256), 1, 1}, stream, bias_args);
     auto const biased = out_device.read();
     std::vector<double> expected(rows * cols);
