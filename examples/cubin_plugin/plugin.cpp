@@ -14,6 +14,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -44,7 +45,7 @@ using nvinfer1::PluginFieldType;
 using nvinfer1::PluginTensorDesc;
 
 constexpr char const* kNamespace = "tensoracle_example";
-constexpr std::int64_t kBlockElements = 256;  // BLOCK of bias_add and scale (kernels.py)
+constexpr std::int64_t kBlockElements = 256;   // BLOCK of bias_add and scale (kernels.py)
 constexpr unsigned int kBlockThreads = 4 * 32; // num_warps 4, the producer's default
 constexpr std::size_t kDigestLength = 64;
 
@@ -60,12 +61,20 @@ void log_verbose(char const* message) noexcept {
     }
 }
 
+// A number as text. (Not std::to_string, and below not std::make_shared: with GCC both leave a
+// unique global symbol in the library, and a library exporting one can never be unloaded.)
+std::string text(long long value) {
+    std::array<char, 24> digits{};
+    int const length = std::snprintf(digits.data(), digits.size(), "%lld", value);
+    return {digits.data(), length > 0 ? static_cast<std::size_t>(length) : 0};
+}
+
 // The number of elements of `dims`, or -1 when a dimension is unknown or the count overflows.
 std::int64_t element_count(Dims const& dims) {
     std::int64_t count = 1;
     for (std::int32_t i = 0; i < dims.nbDims; ++i) {
-        if (dims.d[i] < 0 || (dims.d[i] > 0 && count > std::numeric_limits<std::int64_t>::max() /
-                                                           dims.d[i])) {
+        if (dims.d[i] < 0 ||
+            (dims.d[i] > 0 && count > std::numeric_limits<std::int64_t>::max() / dims.d[i])) {
             return -1;
         }
         count *= dims.d[i];
@@ -98,19 +107,19 @@ public:
         int minor = 0;
         CUresult status = cuCtxGetDevice(&device);
         if (status == CUDA_SUCCESS) {
-            status = cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                                          device);
+            status =
+                cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
         }
         if (status == CUDA_SUCCESS) {
-            status = cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                                          device);
+            status =
+                cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
         }
         if (status != CUDA_SUCCESS) {
             why = "cannot read the current device's compute capability (CUresult " +
-                  std::to_string(static_cast<int>(status)) + ")";
+                  text(static_cast<int>(status)) + ")";
             return nullptr;
         }
-        std::string const id = "sm" + std::to_string(major * 10 + minor) + "." + name;
+        std::string const id = "sm" + text(major * 10 + minor) + "." + name;
         std::lock_guard<std::mutex> const lock(mutex_);
         auto const found = kernels_.find(id);
         if (found != kernels_.end()) {
@@ -119,7 +128,7 @@ public:
         KernelImage const* image = find_bundle_image(id.c_str());
         if (image == nullptr) {
             why = "the bundle has no image '" + id + "' for this device (sm" +
-                  std::to_string(major * 10 + minor) + ")";
+                  text(major * 10 + minor) + ")";
             return nullptr;
         }
         return kernels_.emplace(id, std::make_unique<Kernel>(*image)).first->second.get();
@@ -131,7 +140,8 @@ public:
         std::lock_guard<std::mutex> const lock(mutex);
         std::shared_ptr<KernelTable> table = current.lock();
         if (!table) {
-            table = std::make_shared<KernelTable>();
+            table =
+                std::shared_ptr<KernelTable>(new KernelTable()); // NOLINT(modernize-make-shared)
             current = table;
         }
         return table;
@@ -156,12 +166,12 @@ protected:
         CUresult const status = kernel->launch(grid, kBlockThreads, arguments, argument_count,
                                                reinterpret_cast<CUstream>(stream));
         if (status != CUDA_SUCCESS) {
-            char const* text = nullptr;
-            if (cuGetErrorName(status, &text) != CUDA_SUCCESS || text == nullptr) {
-                text = "unknown CUresult";
+            char const* error_name = nullptr;
+            if (cuGetErrorName(status, &error_name) != CUDA_SUCCESS || error_name == nullptr) {
+                error_name = "unknown CUresult";
             }
-            report(std::string{"enqueue failed: the kernel launch returned "} + text + " (" +
-                   std::to_string(static_cast<int>(status)) + ")");
+            report(std::string{"enqueue failed: the kernel launch returned "} + error_name + " (" +
+                   text(static_cast<int>(status)) + ")");
             return 1;
         }
         return 0;
@@ -196,7 +206,8 @@ std::vector<std::uint8_t> field_bytes(Fields const& fields, char const* name) {
 class BiasAdd final : public ExamplePlugin {
 public:
     explicit BiasAdd(Fields const& fields)
-        : BiasAdd(fields, std::make_shared<DeviceBytes>(field_bytes(fields, "bias"))) {}
+        : BiasAdd(fields, std::shared_ptr<DeviceBytes>( // NOLINT(modernize-make-shared)
+                              new DeviceBytes(field_bytes(fields, "bias")))) {}
 
     nvinfer1::IPluginV3* clone() noexcept override {
         try {
@@ -214,7 +225,7 @@ public:
             return 0;
         }
         if (count < 0 || count > std::numeric_limits<std::int32_t>::max()) {
-            report("enqueue failed: " + std::to_string(count) +
+            report("enqueue failed: " + text(count) +
                    " elements do not fit the kernel's 32-bit count");
             return 1;
         }
@@ -226,7 +237,7 @@ public:
         CUresult const placed = bias_->for_current_context(bias);
         if (placed != CUDA_SUCCESS) {
             report("enqueue failed: cannot place the bias on the device (CUresult " +
-                   std::to_string(static_cast<int>(placed)) + ")");
+                   text(static_cast<int>(placed)) + ")");
             return 1;
         }
         auto x = reinterpret_cast<CUdeviceptr>(inputs[0]);
@@ -242,8 +253,8 @@ protected:
     std::int32_t validate_shape(Dims const* inputs, std::int32_t /*input_count*/,
                                 Dims const& output) const noexcept override {
         Dims const& x = inputs[0];
-        bool const columns_match = x.nbDims >= 1 && (x.d[x.nbDims - 1] < 0 ||
-                                                     x.d[x.nbDims - 1] == columns_);
+        bool const columns_match =
+            x.nbDims >= 1 && (x.d[x.nbDims - 1] < 0 || x.d[x.nbDims - 1] == columns_);
         return columns_match && same(x, output) ? 0 : 1;
     }
 
@@ -260,8 +271,7 @@ private:
 
 class Scale final : public ExamplePlugin {
 public:
-    explicit Scale(Fields const& fields)
-        : ExamplePlugin("TensoracleScale", fields, PluginIO{}) {
+    explicit Scale(Fields const& fields) : ExamplePlugin("TensoracleScale", fields, PluginIO{}) {
         std::memcpy(&alpha_, fields.find("alpha")->bytes.data(), sizeof(alpha_));
     }
 
@@ -281,7 +291,7 @@ public:
             return 0;
         }
         if (count < 0 || count > std::numeric_limits<std::int32_t>::max()) {
-            report("enqueue failed: " + std::to_string(count) +
+            report("enqueue failed: " + text(count) +
                    " elements do not fit the kernel's 32-bit count");
             return 1;
         }
@@ -359,7 +369,7 @@ public:
         }
         if (count < 0 || k > std::numeric_limits<std::int32_t>::max() ||
             rows > std::numeric_limits<std::int32_t>::max()) {
-            report("enqueue failed: " + std::to_string(rows) + " rows of " + std::to_string(k) +
+            report("enqueue failed: " + text(rows) + " rows of " + text(k) +
                    " values do not fit the kernel's 32-bit sizes");
             return 1;
         }
@@ -418,7 +428,8 @@ void report_creator_error(char const* plugin, std::string const& message) noexce
 template <typename Plugin>
 class Creator final : public nvinfer1::IPluginCreatorV3One {
 public:
-    Creator(char const* name, std::vector<FieldRule> rules) : name_(name), rules_(std::move(rules)) {
+    Creator(char const* name, std::vector<FieldRule> rules)
+        : name_(name), rules_(std::move(rules)) {
         rules_.insert(rules_.begin(), kDigestRule);
         for (FieldRule const& rule : rules_) {
             declared_.emplace_back(rule.name, nullptr, rule.type, rule.length);
@@ -436,14 +447,15 @@ public:
         try {
             std::vector<std::uint8_t> const& digest = fields.find(kDigestRule.name)->bytes;
             if (std::memcmp(digest.data(), tensoracle_bundle_sha256, kDigestLength) != 0) {
-                report_creator_error(
-                    name_, "field 'bundle_sha256' is '" + std::string(digest.begin(), digest.end()) +
-                               "', expected the digest of this library's bundle '" +
-                               std::string{tensoracle_bundle_sha256} +
-                               "' (the engine was built with plugins of another bundle)");
+                report_creator_error(name_,
+                                     "field 'bundle_sha256' is '" +
+                                         std::string(digest.begin(), digest.end()) +
+                                         "', expected the digest of this library's bundle '" +
+                                         std::string{tensoracle_bundle_sha256} +
+                                         "' (the engine was built with plugins of another bundle)");
                 return nullptr;
             }
-            return new Plugin(fields);
+            return new Plugin(fields); // NOLINT(cppcoreguidelines-owning-memory): TensorRT owns it
         } catch (std::exception const& error) {
             report_creator_error(name_, std::string{"cannot create the plugin: "} + error.what());
             return nullptr;

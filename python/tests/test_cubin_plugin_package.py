@@ -5,6 +5,7 @@ path; and a network with the plugin layer, which needs the full TensorRT 11 buil
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sysconfig
@@ -21,11 +22,10 @@ from tensoracle import (
     EngineBuild,
     EngineIO,
     InputShape,
-    PluginBundleMismatchError,
     TensorSpec,
-    inspect_bundle,
     open_engine,
 )
+from tensoracle.bundle import PluginBundleMismatchError, bundle_sha256, inspect_bundle
 
 README = "examples/cubin_plugin/README.md"
 HELPERS = REPO / "cpp" / "plugin" / "cmake"
@@ -36,20 +36,22 @@ def test_readme_inspection_blocks_pass_and_refuse_a_changed_cubin(monkeypatch, c
     example_wheel()  # fails with the make target to run when the wheel was not built
     monkeypatch.chdir(REPO)
     scope = run_blocks(README)
-    report = scope["report"]
-    assert report.bundle_sha256 == inspect_bundle(BUNDLE).bundle_sha256
-    assert len(report.cubins) == 4 * 6  # four kernel variants for six SMs
+    assert scope["digest"] == inspect_bundle(BUNDLE)
+    assert scope["digest"] == json.loads((BUNDLE / "bundle.json").read_text())["bundle_sha256"]
     printed = capsys.readouterr().out
-    assert "scale.cubin" in printed
-    assert "SHA-256" in printed
+    assert f"bundle {scope['digest']}" in printed
+    assert "cubins/sm90/scale.cubin" in printed  # the damaged member, named in the refusal
 
 
 def test_a_library_from_another_bundle_is_refused(tmp_path: Path):
     other = tmp_path / "other"
     shutil.copytree(BUNDLE, other)
-    manifest = other / "bundle.json"
-    manifest.write_text(manifest.read_text().replace('"targets"', '"targets" ', 1))
-    with pytest.raises(PluginBundleMismatchError):
+    manifest = json.loads((other / "bundle.json").read_text())
+    manifest["note"] = "another build"  # unknown keys are kept, and change the digest
+    manifest["bundle_sha256"] = bundle_sha256(manifest)
+    (other / "bundle.json").write_text(json.dumps(manifest, sort_keys=True, indent=2) + "\n")
+    assert inspect_bundle(other) == manifest["bundle_sha256"]
+    with pytest.raises(PluginBundleMismatchError, match="tensoracle_bundle_sha256"):
         inspect_bundle(other, plugin=example_library())
 
 
@@ -59,27 +61,31 @@ def test_the_wheel_holds_the_library_and_its_bundle():
     names = zipfile.ZipFile(example_wheel()).namelist()
     assert LIBRARY_IN_WHEEL in names
     assert "tensoracle_example_plugin/bundle/bundle.json" in names
-    assert "tensoracle_example_plugin/bundle/sm90/row_dot_div16.cubin" in names
+    assert "tensoracle_example_plugin/bundle/cubins/sm90/row_dot_div16.cubin" in names
     assert example_wheel().name.endswith("-py3-none-linux_x86_64.whl")
 
 
-def test_the_library_exports_only_the_plugin_entry_points():
-    nm = shutil.which("nm")
-    if nm is None:
-        pytest.skip("no nm (binutils) to list the library's symbols")
+def test_the_library_exports_only_the_plugin_entry_points_and_links_the_driver():
     listing = subprocess.run(
-        [nm, "-D", "--defined-only", str(example_library())],
+        ["nm", "-D", "--defined-only", str(example_library())],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    exported = sorted(line.split()[-1] for line in listing.splitlines() if " T " in line)
-    assert exported == ["getCreators", "setLoggerFinder"]
+    symbols = [line.split() for line in listing.splitlines()]
+    functions = sorted(name for _, kind, name in symbols if kind == "T")
+    assert functions == ["getCreators", "setLoggerFinder"]
+    data = {name for _, kind, name in symbols if kind == "R"}
+    manifest = json.loads((BUNDLE / "bundle.json").read_text())
+    embedded = {entry["embedded_symbol"] for entry in manifest["entries"]}
+    assert data == {"tensoracle_bundle_sha256"} | embedded | {f"{s}_size" for s in embedded}
+    # No unique global symbol, which would keep the library from ever being unloaded.
+    assert [name for _, kind, name in symbols if kind == "u"] == []
     needed = subprocess.run(
         ["readelf", "-d", str(example_library())], capture_output=True, text=True, check=True
     ).stdout
-    assert "libnvinfer" not in needed  # loads into the full, lean and dispatch runtimes
-    assert "libcuda" not in needed  # the driver is loaded at the first launch
+    assert "[libcuda.so.1]" in needed  # linked to the CUDA driver, as 1.x plugins are
+    assert "libnvinfer" not in needed  # calls no TensorRT function: loads into any runtime
 
 
 # --- CMake helpers: argument and input errors at configure time --------------------------------
@@ -164,8 +170,12 @@ def test_open_engine_builds_and_runs_a_network_with_the_scale_plugin(tmp_path, e
         x = network.add_input("x", trt.float32, (-1, 16))
         registry = trt.get_plugin_registry()
         creator = registry.get_creator("TensoracleScale", "1", "tensoracle_example")
+        digest = np.frombuffer(inspect_bundle(BUNDLE).encode(), dtype=np.int8)
         fields = trt.PluginFieldCollection(
-            [trt.PluginField("alpha", np.array([0.5], np.float32), trt.PluginFieldType.FLOAT32)]
+            [
+                trt.PluginField("bundle_sha256", digest, trt.PluginFieldType.CHAR),
+                trt.PluginField("alpha", np.array([0.5], np.float32), trt.PluginFieldType.FLOAT32),
+            ]
         )
         plugin = creator.create_plugin("scale", fields, trt.TensorRTPhase.BUILD)
         out = network.add_plugin_v3([x], [], plugin).get_output(0)

@@ -50,12 +50,6 @@ function(tensoracle_add_cubin_plugin)
     if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
         target_compile_options(${arg_TARGET} PRIVATE -Wno-deprecated-declarations)
     endif()
-    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-        # GCC marks the static locals of inline standard-library code (std::to_string,
-        # std::make_shared) as unique global symbols, and a library exporting one can never be
-        # unloaded: the registry's deregisterLibrary would leave it mapped.
-        target_compile_options(${arg_TARGET} PRIVATE -fno-gnu-unique)
-    endif()
     target_include_directories(${arg_TARGET} PRIVATE "${sdk}/include"
         "${TENSORACLE_NVINFER_INCLUDE}")
     if(CMAKE_SYSTEM_NAME STREQUAL "Linux")

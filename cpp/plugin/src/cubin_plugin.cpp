@@ -362,13 +362,16 @@ bool check_fields(char const* plugin_name, nvinfer1::PluginFieldCollection const
                 std::any_of(parsed.begin(), parsed.end(),
                             [&](FieldValue const& value) { return value.name == rules[r].name; });
             if (!present) {
-                std::string const count = rules[r].length == FieldRule::kAnyLength
-                                              ? std::string{"one or more"}
-                                              : number(rules[r].length);
-                report_error(nullptr, (who + "field '" + rules[r].name + "' (" +
-                                       field_type_name(rules[r].type) + " x " + count +
-                                       ") is missing")
-                                          .c_str());
+                std::string message = who;
+                message += "field '";
+                message += rules[r].name;
+                message += "' (";
+                message += field_type_name(rules[r].type);
+                message += " x ";
+                message += rules[r].length == FieldRule::kAnyLength ? std::string{"one or more"}
+                                                                    : number(rules[r].length);
+                message += ") is missing";
+                report_error(nullptr, message.c_str());
                 return false;
             }
         }
