@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "examples" / "cubin_kernels"))
 
 from kernels import KERNELS
-from tensoracle.producer import DEFAULT_TARGETS, compile_bundle, find_tool
+from tensoracle.producer import compile_bundle, find_tool
+from tensoracle.producer_checks import SUPPORTED_TARGETS
 
 
 def plain_triton(targets: list[int], cache: Path) -> float:
@@ -39,13 +40,18 @@ def plain_triton(targets: list[int], cache: Path) -> float:
         knobs.compilation.always_compile = True
         knobs.compilation.disable_line_info = True
         for spec in KERNELS:
-            names = list(spec.fn.arg_names)
-            signature = {name: spec.signature.get(name, "constexpr") for name in names}
+            names = list(spec.function.arg_names)
+            types = dict(spec.signature)
+            signature = {name: types.get(name, "constexpr") for name in names}
             attrs = {
-                (names.index(n),): [["tt.divisibility", 16]] for n in spec.divisibility
+                (names.index(n),): [["tt.divisibility", d]]
+                for n, d in spec.divisible_by.items()
+                if d > 1
             }
             for sm in targets:
-                source = ASTSource(spec.fn, signature, dict(spec.constants), attrs)
+                source = ASTSource(
+                    spec.function, signature, dict(spec.constexprs), attrs
+                )
                 triton.compile(
                     source,
                     target=GPUTarget("cuda", sm, 32),
@@ -59,7 +65,7 @@ def plain_triton(targets: list[int], cache: Path) -> float:
 
 def producer(targets: list[int], out: Path, jobs: int) -> float:
     start = time.perf_counter()
-    compile_bundle(KERNELS, out, targets=targets, overwrite=True, jobs=jobs)
+    compile_bundle(KERNELS, out, targets=tuple(targets), jobs=jobs)  # writes into `out`
     return time.perf_counter() - start
 
 
@@ -75,7 +81,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
     args = parser.parse_args()
-    targets = list(DEFAULT_TARGETS)
+    targets = list(SUPPORTED_TARGETS)
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         baseline = min(
