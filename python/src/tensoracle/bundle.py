@@ -69,12 +69,13 @@ def bundle_sha256(manifest: dict[str, Any]) -> str:
 
 def cubin_sm(data: bytes, *, targets: Collection[str] | None = None) -> str:
     """The SM a cubin was built for, read from its ELF header: ``"sm86"``, ``"sm89"`` or
-    ``"sm120"``.
+    ``"sm120"``, or another of ``targets`` when they are given.
 
     Args:
         data: The cubin's bytes.
         targets: The target names to accept (``"sm<SM>"``); ``None`` accepts the 1.x set. Our
-            producer's extra targets are accepted with e.g. ``targets=("sm80", "sm90", "sm100")``.
+            producer's extra targets are accepted with e.g. ``targets=("sm80", "sm90", "sm100")``
+            (an arch-specific cubin, such as sm_90a, reads as its SM).
 
     Raises:
         CubinArchitectureError: Shorter than 64 bytes or not a 64-bit little-endian ELF,

@@ -343,7 +343,8 @@ TEST_F(Reports, CheckFieldsNamesThePluginTheFieldAndWhatWasExpected) {
     EXPECT_NE(last().find("field 'table' holds 0 values, expected one or more"), std::string::npos)
         << last();
     EXPECT_FALSE(check({{"alpha", &alpha, PluginFieldType::kFLOAT32, 1}}));
-    EXPECT_NE(last().find("field 'table' (kINT32 x one or more) is missing"), std::string::npos) << last();
+    EXPECT_NE(last().find("field 'table' (kINT32 x one or more) is missing"), std::string::npos)
+        << last();
     EXPECT_FALSE(check({{"alpha", &alpha, PluginFieldType::kFLOAT32, 1},
                         {"table", table, PluginFieldType::kINT32, 3},
                         {"beta", &alpha, PluginFieldType::kFLOAT32, 1}}));
