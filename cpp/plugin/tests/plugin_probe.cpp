@@ -249,9 +249,10 @@ void check_build_interfaces(IPluginCreatorV3One* scale_creator, IPluginCreatorV3
     check(build->getOutputDataTypes(&out_type, 1, &in_type, 1) == 0 && out_type == DataType::kFLOAT,
           "output type FLOAT for a FLOAT input");
     DataType const half_type = DataType::kHALF;
-    expect_message("getOutputDataTypes refuses a HALF input",
-                   "plugin 'TensoracleScale': getOutputDataTypes: input 0 has type kHALF, expected kFLOAT",
-                   [&] { return build->getOutputDataTypes(&out_type, 1, &half_type, 1) != 0; });
+    expect_message(
+        "getOutputDataTypes refuses a HALF input",
+        "plugin 'TensoracleScale': getOutputDataTypes: input 0 has type kHALF, expected kFLOAT",
+        [&] { return build->getOutputDataTypes(&out_type, 1, &half_type, 1) != 0; });
 
     // Dimension expressions are TensorRT objects the plugin only copies: distinct addresses
     // stand in for them, and the check is which address lands where.
@@ -340,10 +341,9 @@ void check_build_interfaces(IPluginCreatorV3One* scale_creator, IPluginCreatorV3
         std::array bad{dynamic(dims({4, 7})), dynamic(dims({4, 7}))};
         check(bias.build()->configurePlugin(&good[0], 1, &good[1], 1) == 0,
               "bias add configures rows of 8 for a bias of 8");
-        expect_message(
-            "bias add refuses rows of another length than its bias (validate_shape)",
-            "validate_shape refused inputs [4, 7] and output [4, 7]",
-            [&] { return bias.build()->configurePlugin(&bad[0], 1, &bad[1], 1) != 0; });
+        expect_message("bias add refuses rows of another length than its bias (validate_shape)",
+                       "validate_shape refused inputs [4, 7] and output [4, 7]",
+                       [&] { return bias.build()->configurePlugin(&bad[0], 1, &bad[1], 1) != 0; });
     }
 }
 
@@ -359,7 +359,8 @@ void check_bad_fields(IPluginCreatorV3One* scale_creator, IPluginCreatorV3One* d
     };
     PluginField const good_alpha{"alpha", &alpha, PluginFieldType::kFLOAT32, 1};
     expect_message("a field of the wrong type is refused",
-                   "plugin 'TensoracleScale': field 'alpha' has type kINT32, expected kFLOAT32", [&] {
+                   "plugin 'TensoracleScale': field 'alpha' has type kINT32, expected kFLOAT32",
+                   [&] {
                        return refuses(scale_creator,
                                       {PluginField{"alpha", &integer, PluginFieldType::kINT32, 1}});
                    });
@@ -375,13 +376,14 @@ void check_bad_fields(IPluginCreatorV3One* scale_creator, IPluginCreatorV3One* d
                    "plugin 'TensoracleScale': unknown field 'beta', expected one of: "
                    "bundle_sha256, alpha",
                    [&] {
-                       return refuses(scale_creator,
-                                      {good_alpha, PluginField{"beta", &alpha,
-                                                               PluginFieldType::kFLOAT32, 1}});
+                       return refuses(
+                           scale_creator,
+                           {good_alpha, PluginField{"beta", &alpha, PluginFieldType::kFLOAT32, 1}});
                    });
     expect_message("a field given twice is refused",
-                   "plugin 'TensoracleScale': field 'alpha' is given twice",
-                   [&] { return refuses(scale_creator, {good_alpha, good_alpha}); });
+                   "plugin 'TensoracleScale': field 'alpha' is given twice", [&] {
+                       return refuses(scale_creator, {good_alpha, good_alpha});
+                   });
     expect_message("a field for a plugin without its own fields is refused",
                    "plugin 'TensoracleRowDot': unknown field 'alpha', expected one of: "
                    "bundle_sha256",
@@ -482,8 +484,8 @@ void run_all(std::string const& directory, std::string const& tag, bool alone,
     DeviceBuffer dx(x.size() * 4);
     DeviceBuffer dout(x.size() * 4);
     dx.write(x);
-    int status = run(bias_run, {desc(dims({rows, cols}))}, desc(dims({rows, cols})), {dx.at()},
-                     dout.at());
+    int status =
+        run(bias_run, {desc(dims({rows, cols}))}, desc(dims({rows, cols})), {dx.at()}, dout.at());
     check(status == 0, tag + " TensoracleBiasAdd enqueue (64 x 300)");
     dump(directory, tag + "bias_x", x);
     dump(directory, tag + "bias_b", b);
@@ -654,8 +656,7 @@ int main(int argc, char** argv) {
               registry->getCreator("TensoracleScale", "2", plugin_namespace) == nullptr,
           "no creator under another namespace or version");
     PluginFieldCollection const* declared = creators[1]->getFieldNames();
-    check(declared != nullptr &&
-              declared->nbFields == 2 &&
+    check(declared != nullptr && declared->nbFields == 2 &&
               std::string{declared->fields[0].name} == "bundle_sha256" &&
               declared->fields[0].type == PluginFieldType::kCHAR &&
               declared->fields[0].length == 64 &&
