@@ -177,6 +177,19 @@ protected:
         return 0;
     }
 
+    // Whether an element count fits the kernels' 32-bit count argument; reports when it does not.
+    bool fits_kernel_count(std::int64_t count) const noexcept {
+        if (count >= 0 && count <= std::numeric_limits<std::int32_t>::max()) {
+            return true;
+        }
+        try {
+            report("enqueue failed: " + text(count) +
+                   " elements do not fit the kernel's 32-bit count");
+        } catch (...) { // NOLINT(bugprone-empty-catch): out of memory, nothing left to report with
+        }
+        return false;
+    }
+
     // The image `name` for the current device, or nullptr after reporting why.
     Kernel* kernel(char const* name) const noexcept {
         try {
@@ -224,9 +237,7 @@ public:
         if (count == 0) {
             return 0;
         }
-        if (count < 0 || count > std::numeric_limits<std::int32_t>::max()) {
-            report("enqueue failed: " + text(count) +
-                   " elements do not fit the kernel's 32-bit count");
+        if (!fits_kernel_count(count)) {
             return 1;
         }
         Kernel* bias_add = kernel("bias_add");
@@ -290,9 +301,7 @@ public:
         if (count == 0) {
             return 0;
         }
-        if (count < 0 || count > std::numeric_limits<std::int32_t>::max()) {
-            report("enqueue failed: " + text(count) +
-                   " elements do not fit the kernel's 32-bit count");
+        if (!fits_kernel_count(count)) {
             return 1;
         }
         Kernel* scale = kernel("scale");
