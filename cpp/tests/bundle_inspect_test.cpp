@@ -1,7 +1,7 @@
 // Bundle inspection in C++ on a schema-1 bundle whose cubins ptxas builds at test time and a
 // plugin library the system compiler builds: an intact pair passes, each damage raises its own
 // error in the documented order, and the dynsym reader finds the exported bytes.
-#include "bundle_fixture.hpp"
+#include "support/bundle_fixture.hpp"
 #include "tensoracle/bundle_inspect.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/file_bytes.hpp"

@@ -1,11 +1,11 @@
 // The cache directory is tensoracle's alone: links planted there are refused, never followed,
 // and a cache that cannot be written still serves its intact entries.
-#include "cache_test_support.hpp"
+#include "support/cache_test_support.hpp"
+#include "support/test_support.hpp"
 #include "tensoracle/cache_listing.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/file_lock.hpp"
 #include "tensoracle/store.hpp"
-#include "test_support.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // `tensoracle cache list`: which files are listed, their status, and the JSON of each entry.
-#include "cache_test_support.hpp"
+#include "support/cache_test_support.hpp"
 #include "tensoracle/cache_listing.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/size_text.hpp"

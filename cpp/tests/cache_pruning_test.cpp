@@ -1,6 +1,6 @@
 // `tensoracle cache prune`: selection (pure), removal under identity locks with races injected
 // through the before-removal hook, and the JSON plan and result.
-#include "cache_test_support.hpp"
+#include "support/cache_test_support.hpp"
 #include "tensoracle/cache_pruning.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/file_lock.hpp"

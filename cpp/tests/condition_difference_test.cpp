@@ -1,5 +1,5 @@
 // Condition differences, the nearest saved entry of a name, and the details `cache show` prints.
-#include "cache_test_support.hpp"
+#include "support/cache_test_support.hpp"
 #include "tensoracle/cache_entry_details.hpp"
 #include "tensoracle/condition_difference.hpp"
 #include "tensoracle/errors.hpp"

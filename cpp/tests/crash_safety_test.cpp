@@ -1,10 +1,10 @@
 // Saves killed at random moments leave either the old or the new complete engine, never a mix,
 // and a concurrent reader never sees a partial plan.
+#include "support/test_support.hpp"
 #include "tensoracle/atomic_file.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/plan_checksum.hpp"
 #include "tensoracle/store.hpp"
-#include "test_support.hpp"
 
 #include <chrono>
 #include <csignal>

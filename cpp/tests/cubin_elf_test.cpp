@@ -1,5 +1,5 @@
 // Tests the cubin ELF reader on cubins that ptxas builds at test time from a small PTX kernel.
-#include "ptxas_support.hpp"
+#include "support/ptxas_support.hpp"
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
 

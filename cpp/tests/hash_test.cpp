@@ -1,7 +1,7 @@
 // Tests of SHA-256 hashing: published vectors, incremental use, files, and hex validation.
+#include "support/test_support.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/hash.hpp"
-#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 

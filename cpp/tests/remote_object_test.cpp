@@ -1,9 +1,9 @@
 // Remote objects: verified like local engine files, then signatures bound to the entry name.
-#include "signing_keys.hpp"
+#include "support/signing_keys.hpp"
+#include "support/test_support.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/plan_checksum.hpp"
 #include "tensoracle/remote_object.hpp"
-#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // Tests of the engine cache store: directory, saves, verified reads, conditions, timestamps.
+#include "support/test_support.hpp"
 #include "tensoracle/atomic_file.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/plan_checksum.hpp"
 #include "tensoracle/store.hpp"
-#include "test_support.hpp"
 
 #include <cstdlib>
 #include <ctime>

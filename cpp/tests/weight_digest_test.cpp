@@ -1,9 +1,9 @@
 // Tests of weight digests and their cross-process records.
+#include "support/test_support.hpp"
 #include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/hash.hpp"
 #include "tensoracle/weight_digest.hpp"
-#include "test_support.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

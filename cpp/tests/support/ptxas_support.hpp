@@ -15,8 +15,10 @@ inline std::optional<std::filesystem::path> find_ptxas() {
     if (char const* explicit_path = std::getenv("TENSORACLE_PTXAS")) {
         return fs::path{explicit_path};
     }
+    // This file is cpp/tests/support/ptxas_support.hpp: four folders up is the repository.
     fs::path const lib =
-        fs::path{__FILE__}.parent_path().parent_path().parent_path() / ".venv" / "lib";
+        fs::path{__FILE__}.parent_path().parent_path().parent_path().parent_path() / ".venv" /
+        "lib";
     std::error_code error;
     for (auto const& entry : fs::directory_iterator(lib, error)) {
         fs::path const candidate = entry.path() / "site-packages/nvidia/cu13/bin/ptxas";

@@ -2,9 +2,9 @@
 // and modification times.
 #pragma once
 
+#include "support/test_support.hpp"
 #include "tensoracle/engine_file.hpp"
 #include "tensoracle/plan_checksum.hpp"
-#include "test_support.hpp"
 
 #include <cstdint>
 #include <ctime>

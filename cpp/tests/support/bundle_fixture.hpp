@@ -3,7 +3,7 @@
 // as a producer's bundle.cpp does.
 #pragma once
 
-#include "ptxas_support.hpp"
+#include "support/ptxas_support.hpp"
 #include "tensoracle/bundle_manifest.hpp"
 #include "tensoracle/hash.hpp"
 
