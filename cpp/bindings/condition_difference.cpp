@@ -3,10 +3,10 @@
 #include "tensoracle/condition_difference.hpp"
 
 #include "bindings.hpp"
-#include "tensoracle/bounded_json.hpp"
-#include "tensoracle/canonical_json.hpp"
 #include "tensoracle/engine_file.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/text/bounded_json.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>

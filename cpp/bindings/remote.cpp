@@ -2,10 +2,10 @@
 // verification of downloaded objects. Hashing and verification release the GIL.
 #include "bindings.hpp"
 #include "buffer_view.hpp"
-#include "tensoracle/canonical_json.hpp"
 #include "tensoracle/remote_object.hpp"
 #include "tensoracle/signature.hpp"
-#include "tensoracle/size_text.hpp"
+#include "tensoracle/text/canonical_json.hpp"
+#include "tensoracle/text/size_text.hpp"
 
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>

@@ -4,11 +4,11 @@
 
 #include "bindings.hpp"
 #include "buffer_view.hpp"
-#include "tensoracle/bounded_json.hpp"
-#include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/file_lock.hpp"
 #include "tensoracle/identity.hpp"
+#include "tensoracle/text/bounded_json.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 #include "tensoracle/weight_digest.hpp"
 
 #include <Python.h>

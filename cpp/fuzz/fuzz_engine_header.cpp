@@ -2,7 +2,7 @@
 // CorruptEngineError; what it accepts must re-encode to exactly the same prefix.
 #include "tensoracle/engine_file.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/utf8_text.hpp"
+#include "tensoracle/text/utf8_text.hpp"
 
 #include <algorithm>
 #include <cstdint>

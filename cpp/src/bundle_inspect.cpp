@@ -1,13 +1,13 @@
 // Checks a cubin bundle directory against its manifest and a plugin library against the bundle.
 #include "tensoracle/bundle_inspect.hpp"
 
-#include "tensoracle/bounded_json.hpp"
 #include "tensoracle/bundle_report.hpp"
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/file_bytes.hpp"
 #include "tensoracle/hash.hpp"
 #include "tensoracle/library_exports.hpp"
+#include "tensoracle/text/bounded_json.hpp"
 
 #include <algorithm>
 #include <cstring>

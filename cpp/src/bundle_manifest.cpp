@@ -1,12 +1,12 @@
 // Reading bundle.json (schema version 1) into typed records, in the order of 1.x inspection.
 #include "tensoracle/bundle_manifest.hpp"
 
-#include "tensoracle/bounded_json.hpp"
-#include "tensoracle/canonical_json.hpp"
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/file_bytes.hpp"
 #include "tensoracle/hash.hpp"
+#include "tensoracle/text/bounded_json.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 
 #include <algorithm>
 #include <array>

@@ -2,7 +2,7 @@
 #include "tensoracle/cache_entry_details.hpp"
 
 #include "tensoracle/errors.hpp"
-#include "tensoracle/size_text.hpp"
+#include "tensoracle/text/size_text.hpp"
 #include "tensoracle/weight_digest.hpp"
 
 #include <algorithm>

@@ -5,7 +5,7 @@
 #include "tensoracle/atomic_file.hpp"
 #include "tensoracle/cache_file.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/size_text.hpp"
+#include "tensoracle/text/size_text.hpp"
 
 #include <algorithm>
 #include <array>

@@ -3,7 +3,7 @@
 
 #include "tensoracle/errors.hpp"
 #include "tensoracle/file_lock.hpp"
-#include "tensoracle/size_text.hpp"
+#include "tensoracle/text/size_text.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,13 +1,13 @@
 // Encoding and strict decoding of the saved-engine file preamble and header.
 #include "tensoracle/engine_file.hpp"
 
-#include "tensoracle/bounded_json.hpp"
 #include "tensoracle/cache_file.hpp"
-#include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/file_bytes.hpp"
 #include "tensoracle/header_schema.hpp"
 #include "tensoracle/plan_checksum.hpp"
+#include "tensoracle/text/bounded_json.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 
 #include <algorithm>
 #include <array>

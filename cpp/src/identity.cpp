@@ -1,9 +1,9 @@
 // Engine identity: canonical conditions → SHA-256 digest → file name.
 #include "tensoracle/identity.hpp"
 
-#include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/hash.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 
 namespace tensoracle {
 namespace {

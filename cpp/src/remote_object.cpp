@@ -1,10 +1,10 @@
 // Signing and verifying the objects of a remote engine cache (see remote_object.hpp).
 #include "tensoracle/remote_object.hpp"
 
-#include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/hash.hpp"
 #include "tensoracle/store.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -5,7 +5,7 @@
 #include "tensoracle/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/plan_checksum.hpp"
-#include "tensoracle/utf8_text.hpp"
+#include "tensoracle/text/utf8_text.hpp"
 
 #include <cerrno>
 #include <cstdlib>

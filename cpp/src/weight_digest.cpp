@@ -2,12 +2,12 @@
 #include "tensoracle/weight_digest.hpp"
 
 #include "tensoracle/atomic_file.hpp"
-#include "tensoracle/bounded_json.hpp"
-#include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/file_bytes.hpp"
 #include "tensoracle/hash.hpp"
 #include "tensoracle/store.hpp"
+#include "tensoracle/text/bounded_json.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 
 #include <algorithm>
 #include <array>

@@ -2,9 +2,9 @@
 // to the cubin files, the order in which they are checked, the error class of each, the digest,
 // and the safe relative path rule.
 #include "tensoracle/bundle_manifest.hpp"
-#include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/hash.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 
 #include <functional>
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 #include "support/cache_test_support.hpp"
 #include "tensoracle/cache_listing.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/size_text.hpp"
+#include "tensoracle/text/size_text.hpp"
 #include "tensoracle/weight_digest.hpp"
 
 #include <algorithm>

@@ -1,10 +1,10 @@
 // Tests of the engine file format: round trips and rejection of every kind of damage.
 #include "support/test_support.hpp"
-#include "tensoracle/bounded_json.hpp"
 #include "tensoracle/engine_file.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/plan_checksum.hpp"
-#include "tensoracle/utf8_text.hpp"
+#include "tensoracle/text/bounded_json.hpp"
+#include "tensoracle/text/utf8_text.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Tests of engine identities: stable digests, file names, and refusal of bad conditions.
-#include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/hash.hpp"
 #include "tensoracle/identity.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 
 #include <gtest/gtest.h>
 

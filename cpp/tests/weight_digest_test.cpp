@@ -1,8 +1,8 @@
 // Tests of weight digests and their cross-process records.
 #include "support/test_support.hpp"
-#include "tensoracle/canonical_json.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/hash.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 #include "tensoracle/weight_digest.hpp"
 
 #include <fcntl.h>

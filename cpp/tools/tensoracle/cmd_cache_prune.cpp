@@ -5,8 +5,8 @@
 #include "python_command.hpp"
 #include "tensoracle/cache_pruning.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/size_text.hpp"
 #include "tensoracle/store.hpp"
+#include "tensoracle/text/size_text.hpp"
 
 #include <iostream>
 #include <limits>

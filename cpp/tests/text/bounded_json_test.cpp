@@ -1,6 +1,6 @@
 // parse_bounded_json and json_depth: the limits that keep hostile JSON from exhausting a node.
-#include "tensoracle/bounded_json.hpp"
-#include "tensoracle/utf8_text.hpp"
+#include "tensoracle/text/bounded_json.hpp"
+#include "tensoracle/text/utf8_text.hpp"
 
 #include <gtest/gtest.h>
 #include <string>

@@ -1,5 +1,5 @@
 // Canonical JSON: sorted keys, no white space, UTF-8, and no floating point numbers.
-#include "tensoracle/canonical_json.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 
 #include "tensoracle/errors.hpp"
 

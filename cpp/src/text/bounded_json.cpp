@@ -1,8 +1,8 @@
 // Parsing untrusted JSON within limits, through nlohmann::json's parser callback (called at the
 // start of every object and array with the depth reached).
-#include "tensoracle/bounded_json.hpp"
+#include "tensoracle/text/bounded_json.hpp"
 
-#include "tensoracle/utf8_text.hpp"
+#include "tensoracle/text/utf8_text.hpp"
 
 #include <algorithm>
 #include <utility>
