@@ -1,10 +1,10 @@
 // Binds the comparison core: Python passes each array as (address, shape, byte strides, dtype
 // name) and keeps the arrays alive for the call; the work runs with the GIL released.
-#include "tensoracle/compare.hpp"
+#include "tensoracle/compare/compare.hpp"
 
 #include "bindings.hpp"
+#include "tensoracle/compare/float_formats.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/float_formats.hpp"
 
 #include <cstdint>
 #include <nanobind/stl/optional.h>

@@ -2,8 +2,8 @@
 // verification of downloaded objects. Hashing and verification release the GIL.
 #include "bindings.hpp"
 #include "buffer_view.hpp"
-#include "tensoracle/remote_object.hpp"
-#include "tensoracle/signature.hpp"
+#include "tensoracle/remote/remote_object.hpp"
+#include "tensoracle/remote/signature.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 #include "tensoracle/text/size_text.hpp"
 

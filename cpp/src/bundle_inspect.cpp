@@ -4,8 +4,8 @@
 #include "tensoracle/bundle_report.hpp"
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/file_bytes.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/io/file_bytes.hpp"
+#include "tensoracle/io/hash.hpp"
 #include "tensoracle/library_exports.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 

@@ -3,8 +3,8 @@
 
 #include "tensoracle/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/file_bytes.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/io/file_bytes.hpp"
+#include "tensoracle/io/hash.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 

@@ -2,9 +2,9 @@
 // reading only directory entries, file metadata, engine headers and weight digest records.
 #include "tensoracle/cache_listing.hpp"
 
-#include "tensoracle/atomic_file.hpp"
 #include "tensoracle/cache_file.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/io/atomic_file.hpp"
 #include "tensoracle/text/size_text.hpp"
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 #include "tensoracle/cache_pruning.hpp"
 
 #include "tensoracle/errors.hpp"
-#include "tensoracle/file_lock.hpp"
+#include "tensoracle/io/file_lock.hpp"
 #include "tensoracle/text/size_text.hpp"
 
 #include <algorithm>

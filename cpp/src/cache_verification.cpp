@@ -4,7 +4,7 @@
 #include "tensoracle/cache_listing.hpp"
 #include "tensoracle/engine_file.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/mapped_file.hpp"
+#include "tensoracle/io/mapped_file.hpp"
 #include "tensoracle/plan_checksum.hpp"
 
 namespace tensoracle {

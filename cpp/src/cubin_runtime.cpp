@@ -2,7 +2,7 @@
 #include "tensoracle/cubin_runtime.hpp"
 
 #include "tensoracle/errors.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/io/hash.hpp"
 
 #include <algorithm>
 #include <array>

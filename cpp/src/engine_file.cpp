@@ -3,8 +3,8 @@
 
 #include "tensoracle/cache_file.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/file_bytes.hpp"
 #include "tensoracle/header_schema.hpp"
+#include "tensoracle/io/file_bytes.hpp"
 #include "tensoracle/plan_checksum.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"

@@ -2,7 +2,7 @@
 #include "tensoracle/identity.hpp"
 
 #include "tensoracle/errors.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/io/hash.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 
 namespace tensoracle {

@@ -1,9 +1,9 @@
 // The engine cache store: naming, locking, verified reads and atomic saves of engine files.
 #include "tensoracle/store.hpp"
 
-#include "tensoracle/atomic_file.hpp"
 #include "tensoracle/cache_file.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/io/atomic_file.hpp"
 #include "tensoracle/plan_checksum.hpp"
 #include "tensoracle/text/utf8_text.hpp"
 

@@ -4,7 +4,7 @@
 #include "support/bundle_fixture.hpp"
 #include "tensoracle/bundle_inspect.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/file_bytes.hpp"
+#include "tensoracle/io/file_bytes.hpp"
 #include "tensoracle/library_exports.hpp"
 
 #include <gtest/gtest.h>

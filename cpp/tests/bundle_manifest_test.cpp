@@ -3,7 +3,7 @@
 // and the safe relative path rule.
 #include "tensoracle/bundle_manifest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/io/hash.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 
 #include <functional>

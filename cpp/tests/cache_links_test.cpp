@@ -4,7 +4,7 @@
 #include "support/test_support.hpp"
 #include "tensoracle/cache_listing.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/file_lock.hpp"
+#include "tensoracle/io/file_lock.hpp"
 #include "tensoracle/store.hpp"
 
 #include <fcntl.h>

@@ -3,7 +3,7 @@
 #include "support/cache_test_support.hpp"
 #include "tensoracle/cache_pruning.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/file_lock.hpp"
+#include "tensoracle/io/file_lock.hpp"
 #include "tensoracle/store.hpp"
 
 #include <gtest/gtest.h>

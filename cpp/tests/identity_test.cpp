@@ -1,7 +1,7 @@
 // Tests of engine identities: stable digests, file names, and refusal of bad conditions.
 #include "tensoracle/errors.hpp"
-#include "tensoracle/hash.hpp"
 #include "tensoracle/identity.hpp"
+#include "tensoracle/io/hash.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Eight processes opening one identity at once build it exactly once and read the same bytes.
 #include "support/test_support.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/io/hash.hpp"
 #include "tensoracle/store.hpp"
 
 #include <chrono>

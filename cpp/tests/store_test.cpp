@@ -1,7 +1,7 @@
 // Tests of the engine cache store: directory, saves, verified reads, conditions, timestamps.
 #include "support/test_support.hpp"
-#include "tensoracle/atomic_file.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/io/atomic_file.hpp"
 #include "tensoracle/plan_checksum.hpp"
 #include "tensoracle/store.hpp"
 

@@ -1,7 +1,7 @@
 // Tests of weight digests and their cross-process records.
 #include "support/test_support.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/io/hash.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 #include "tensoracle/weight_digest.hpp"
 

@@ -18,7 +18,7 @@
 #pragma once
 
 #include "tensoracle/cubin_bundle.hpp"
-#include "tensoracle/cuda_driver.hpp"
+#include "tensoracle/cuda/cuda_driver.hpp"
 
 #include <array>
 #include <cstddef>

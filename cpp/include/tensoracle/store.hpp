@@ -16,9 +16,9 @@
 #pragma once
 
 #include "tensoracle/engine_file.hpp"
-#include "tensoracle/file_lock.hpp"
 #include "tensoracle/identity.hpp"
-#include "tensoracle/mapped_file.hpp"
+#include "tensoracle/io/file_lock.hpp"
+#include "tensoracle/io/mapped_file.hpp"
 
 #include <cstddef>
 #include <filesystem>

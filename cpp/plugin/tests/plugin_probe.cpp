@@ -9,7 +9,7 @@
 // status is 1 when any check failed. With --gpu, the plugins also run on device buffers in two
 // CUDA contexts and inputs and outputs are written to DUMP_DIR as raw float32 files for
 // check_plugin_dump.py, which compares them with NumPy.
-#include "tensoracle/cuda_driver.hpp"
+#include "tensoracle/cuda/cuda_driver.hpp"
 
 #include <NvInferRuntime.h>
 #include <array>

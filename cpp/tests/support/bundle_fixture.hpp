@@ -5,7 +5,7 @@
 
 #include "support/ptxas_support.hpp"
 #include "tensoracle/bundle_manifest.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/io/hash.hpp"
 
 #include <cstdio>
 #include <cstdlib>

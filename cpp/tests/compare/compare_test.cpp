@@ -1,6 +1,6 @@
 // Tests of compare_floating and count_mismatches: measures against long double references,
 // None rules, strided views, mixed types, rescaling, statistics, errors and threading.
-#include "tensoracle/compare.hpp"
+#include "tensoracle/compare/compare.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <cmath>

@@ -1,5 +1,5 @@
 // Loads libcuda.so.1 with dlopen and resolves the driver entry points the cubin runtime uses.
-#include "tensoracle/cuda_driver.hpp"
+#include "tensoracle/cuda/cuda_driver.hpp"
 
 #include "tensoracle/errors.hpp"
 

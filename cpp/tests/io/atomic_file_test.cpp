@@ -1,7 +1,7 @@
 // Tests of atomic file replacement.
 #include "support/test_support.hpp"
-#include "tensoracle/atomic_file.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/io/atomic_file.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,7 +1,7 @@
 // Tests of cross-process file locks, using forked children as the other processes.
 #include "support/test_support.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/file_lock.hpp"
+#include "tensoracle/io/file_lock.hpp"
 
 #include <chrono>
 #include <csignal>

@@ -1,8 +1,8 @@
 // Ed25519 through OpenSSL's EVP interface (one-shot EVP_DigestSign/Verify, as Ed25519 requires).
-#include "tensoracle/signature.hpp"
+#include "tensoracle/remote/signature.hpp"
 
 #include "tensoracle/errors.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/io/hash.hpp"
 
 #include <fstream>
 #include <iterator>

@@ -1,6 +1,6 @@
 // The comparison kernels: one fused pass over both arrays in float64, compensated block sums
 // combined in block order, a rescaled second pass only when squares over- or underflow.
-#include "tensoracle/compare.hpp"
+#include "tensoracle/compare/compare.hpp"
 
 #include "error_statistics.hpp"
 #include "parallel_blocks.hpp"

@@ -1,5 +1,5 @@
 // Tests the GPU property query where no usable GPU exists: it must report why, never throw.
-#include "tensoracle/gpu_properties.hpp"
+#include "tensoracle/cuda/gpu_properties.hpp"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 // floating point arrays, exact mismatch counts for integer and boolean arrays.
 #pragma once
 
-#include "tensoracle/array_view.hpp"
+#include "tensoracle/compare/array_view.hpp"
 
 #include <array>
 #include <cstddef>

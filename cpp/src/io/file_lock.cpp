@@ -1,5 +1,5 @@
 // Advisory whole-file locks with flock(2); the kernel drops them when the holder dies.
-#include "tensoracle/file_lock.hpp"
+#include "tensoracle/io/file_lock.hpp"
 
 #include "tensoracle/cache_file.hpp"
 #include "tensoracle/errors.hpp"

@@ -1,8 +1,8 @@
 // Element types, view validation and the strided loaders behind the comparison kernels.
-#include "tensoracle/array_view.hpp"
+#include "tensoracle/compare/array_view.hpp"
 
+#include "tensoracle/compare/float_formats.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/float_formats.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,8 +1,8 @@
 // Signing and verifying the objects of a remote engine cache (see remote_object.hpp).
-#include "tensoracle/remote_object.hpp"
+#include "tensoracle/remote/remote_object.hpp"
 
 #include "tensoracle/errors.hpp"
-#include "tensoracle/hash.hpp"
+#include "tensoracle/io/hash.hpp"
 #include "tensoracle/store.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 

@@ -1,7 +1,7 @@
 // Private to the core: describes the absolute errors collected by compare_floating.
 #pragma once
 
-#include "tensoracle/compare.hpp"
+#include "tensoracle/compare/compare.hpp"
 
 #include <cstddef>
 #include <vector>

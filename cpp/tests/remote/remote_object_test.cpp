@@ -3,7 +3,7 @@
 #include "support/test_support.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/plan_checksum.hpp"
-#include "tensoracle/remote_object.hpp"
+#include "tensoracle/remote/remote_object.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/signature.hpp"
+#include "tensoracle/remote/signature.hpp"
 
 #include <gtest/gtest.h>
 

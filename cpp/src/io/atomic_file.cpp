@@ -1,5 +1,5 @@
 // Atomic file replacement: write a private temporary file, fsync, rename, fsync the directory.
-#include "tensoracle/atomic_file.hpp"
+#include "tensoracle/io/atomic_file.hpp"
 
 #include "tensoracle/errors.hpp"
 

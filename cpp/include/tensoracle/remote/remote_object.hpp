@@ -13,7 +13,7 @@
 
 #include "tensoracle/engine_file.hpp"
 #include "tensoracle/identity.hpp"
-#include "tensoracle/signature.hpp"
+#include "tensoracle/remote/signature.hpp"
 
 #include <array>
 #include <cstddef>

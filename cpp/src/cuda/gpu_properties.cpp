@@ -1,7 +1,7 @@
 // Queries GPU compatibility properties through the run-time loaded CUDA driver (cuda_driver.hpp).
-#include "tensoracle/gpu_properties.hpp"
+#include "tensoracle/cuda/gpu_properties.hpp"
 
-#include "tensoracle/cuda_driver.hpp"
+#include "tensoracle/cuda/cuda_driver.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <array>

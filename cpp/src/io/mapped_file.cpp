@@ -1,5 +1,5 @@
 // Read-only whole-file memory maps (POSIX mmap).
-#include "tensoracle/mapped_file.hpp"
+#include "tensoracle/io/mapped_file.hpp"
 
 #include "tensoracle/errors.hpp"
 

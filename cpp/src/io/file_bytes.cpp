@@ -1,6 +1,6 @@
 // Size-checked whole-file reads through one descriptor (the size and the bytes are the same
 // file's even when the path is replaced meanwhile).
-#include "tensoracle/file_bytes.hpp"
+#include "tensoracle/io/file_bytes.hpp"
 
 #include "tensoracle/cache_file.hpp"
 #include "tensoracle/errors.hpp"
