@@ -2,9 +2,9 @@
 // manifest given as JSON text), cubin_sm and the safe relative path rule.
 #include "bindings.hpp"
 #include "buffer_view.hpp"
-#include "tensoracle/bundle_manifest.hpp"
-#include "tensoracle/bundle_report.hpp"
-#include "tensoracle/cubin_elf.hpp"
+#include "tensoracle/cubin/bundle_manifest.hpp"
+#include "tensoracle/cubin/bundle_report.hpp"
+#include "tensoracle/cubin/cubin_elf.hpp"
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>

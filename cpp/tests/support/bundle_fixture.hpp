@@ -4,7 +4,7 @@
 #pragma once
 
 #include "support/ptxas_support.hpp"
-#include "tensoracle/bundle_manifest.hpp"
+#include "tensoracle/cubin/bundle_manifest.hpp"
 #include "tensoracle/io/hash.hpp"
 
 #include <cstdio>

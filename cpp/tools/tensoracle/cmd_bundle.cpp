@@ -2,7 +2,7 @@
 #include "cmd_bundle.hpp"
 
 #include "commands.hpp"
-#include "tensoracle/bundle_inspect.hpp"
+#include "tensoracle/cubin/bundle_inspect.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <algorithm>

@@ -17,7 +17,7 @@
 // in this header depends on TensorRT.
 #pragma once
 
-#include "tensoracle/cubin_bundle.hpp"
+#include "tensoracle/cubin/cubin_bundle.hpp"
 #include "tensoracle/cuda/cuda_driver.hpp"
 
 #include <array>

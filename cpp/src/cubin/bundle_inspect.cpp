@@ -1,12 +1,12 @@
 // Checks a cubin bundle directory against its manifest and a plugin library against the bundle.
-#include "tensoracle/bundle_inspect.hpp"
+#include "tensoracle/cubin/bundle_inspect.hpp"
 
-#include "tensoracle/bundle_report.hpp"
-#include "tensoracle/cubin_elf.hpp"
+#include "tensoracle/cubin/bundle_report.hpp"
+#include "tensoracle/cubin/cubin_elf.hpp"
+#include "tensoracle/cubin/library_exports.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_bytes.hpp"
 #include "tensoracle/io/hash.hpp"
-#include "tensoracle/library_exports.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 
 #include <algorithm>

@@ -5,8 +5,8 @@
 // build.py, loaded with LoadedBundle) and a CUDA device; otherwise it exits 77 (skip). With
 // TENSORACLE_GPU_DUMP set, inputs and outputs are also written there as raw float32 files for the
 // NumPy check (check_gpu_dump.py).
-#include "tensoracle/bundle_manifest.hpp"
-#include "tensoracle/cubin_runtime.hpp"
+#include "tensoracle/cubin/bundle_manifest.hpp"
+#include "tensoracle/cubin/cubin_runtime.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <chrono>

@@ -2,10 +2,10 @@
 // plugin library the system compiler builds: an intact pair passes, each damage raises its own
 // error in the documented order, and the dynsym reader finds the exported bytes.
 #include "support/bundle_fixture.hpp"
-#include "tensoracle/bundle_inspect.hpp"
+#include "tensoracle/cubin/bundle_inspect.hpp"
+#include "tensoracle/cubin/library_exports.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_bytes.hpp"
-#include "tensoracle/library_exports.hpp"
 
 #include <gtest/gtest.h>
 

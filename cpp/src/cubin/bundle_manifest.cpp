@@ -1,7 +1,7 @@
 // Reading bundle.json (schema version 1) into typed records, in the order of 1.x inspection.
-#include "tensoracle/bundle_manifest.hpp"
+#include "tensoracle/cubin/bundle_manifest.hpp"
 
-#include "tensoracle/cubin_elf.hpp"
+#include "tensoracle/cubin/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_bytes.hpp"
 #include "tensoracle/io/hash.hpp"

@@ -1,6 +1,6 @@
 // Tests the cubin ELF reader on cubins that ptxas builds at test time from a small PTX kernel.
 #include "support/ptxas_support.hpp"
-#include "tensoracle/cubin_elf.hpp"
+#include "tensoracle/cubin/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <cstdlib>

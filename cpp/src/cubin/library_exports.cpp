@@ -1,5 +1,5 @@
 // Reading an ELF shared library's exported symbols with libelf, from bytes in memory.
-#include "tensoracle/library_exports.hpp"
+#include "tensoracle/cubin/library_exports.hpp"
 
 #include "tensoracle/errors.hpp"
 

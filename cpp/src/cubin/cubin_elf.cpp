@@ -1,5 +1,5 @@
 // Cubin ELF reading with libelf: SM from the header flags, kernels and their parameter tables.
-#include "tensoracle/cubin_elf.hpp"
+#include "tensoracle/cubin/cubin_elf.hpp"
 
 #include "tensoracle/errors.hpp"
 

@@ -3,7 +3,7 @@
 // library exports this bundle's digest and the bytes of its cubins.
 #pragma once
 
-#include "tensoracle/bundle_manifest.hpp"
+#include "tensoracle/cubin/bundle_manifest.hpp"
 
 #include <filesystem>
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
 // The cubin runtime: per-context module loading, argument checks and kernel launches.
-#include "tensoracle/cubin_runtime.hpp"
+#include "tensoracle/cubin/cubin_runtime.hpp"
 
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/hash.hpp"
