@@ -1,6 +1,6 @@
 """On a GPU machine: the GPU description, open_engine, its reuse, prepare_engine and the cache list.
 
-Usage: python tools/device_open_engine.py [PATH_TO_TENSORACLE_CLI]
+Usage: python dev/device_open_engine.py [PATH_TO_TENSORACLE_CLI]
 
 Works in a fresh temporary XDG_CACHE_HOME and prints every step, so the output is the record.
 Where the backend refuses the device (TensorRT-RTX on an H200), open_engine is expected to save

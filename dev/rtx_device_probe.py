@@ -1,8 +1,8 @@
 """Answers whether TensorRT-RTX builds, validates, deserializes and executes engines on this GPU.
 
 Usage:
-    python tools/rtx_device_probe.py build DIR   # CPU-only AOT build for the default targets
-    python tools/rtx_device_probe.py probe DIR   # on a GPU: try the engines in DIR and a local build
+    python dev/rtx_device_probe.py build DIR   # CPU-only AOT build for the default targets
+    python dev/rtx_device_probe.py probe DIR   # on a GPU: try the engines in DIR and a local build
 
 Every step prints what TensorRT-RTX logged and the exact exception, so the output is the record.
 """
