@@ -1,9 +1,9 @@
 // Python binding of the nearest saved entry of a name and its differing conditions (the reason
 // open_engine records when it builds again).
-#include "tensoracle/condition_difference.hpp"
+#include "tensoracle/cache/condition_difference.hpp"
 
 #include "bindings.hpp"
-#include "tensoracle/engine_file.hpp"
+#include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"

@@ -1,5 +1,5 @@
 // Binds the reading of a plugin library's exported functions (no loading; see
-// tensoracle/library_exports.hpp).
+// tensoracle/cubin/library_exports.hpp).
 #include "tensoracle/cubin/library_exports.hpp"
 
 #include "bindings.hpp"

@@ -1,15 +1,15 @@
 // Python bindings of the engine cache store: identities, the store, locks, saved engines, and
 // weight digests. Long operations (hashing, writing, waiting for a lock) release the GIL.
-#include "tensoracle/store.hpp"
+#include "tensoracle/cache/store.hpp"
 
 #include "bindings.hpp"
 #include "buffer_view.hpp"
+#include "tensoracle/cache/identity.hpp"
+#include "tensoracle/cache/weight_digest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/identity.hpp"
 #include "tensoracle/io/file_lock.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
-#include "tensoracle/weight_digest.hpp"
 
 #include <Python.h>
 #include <nanobind/ndarray.h>

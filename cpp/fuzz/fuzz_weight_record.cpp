@@ -1,7 +1,7 @@
 // libFuzzer target: parse_weight_record must either accept the text or throw InvalidArgument;
 // what it accepts must encode to a record that parses back to the same fields.
+#include "tensoracle/cache/weight_digest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/weight_digest.hpp"
 
 #include <cstdint>
 #include <cstdlib>

@@ -2,7 +2,7 @@
 // file's even when the path is replaced meanwhile).
 #include "tensoracle/io/file_bytes.hpp"
 
-#include "tensoracle/cache_file.hpp"
+#include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // Advisory whole-file locks with flock(2); the kernel drops them when the holder dies.
 #include "tensoracle/io/file_lock.hpp"
 
-#include "tensoracle/cache_file.hpp"
+#include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <cerrno>

@@ -1,9 +1,9 @@
 // Signing and verifying the objects of a remote engine cache (see remote_object.hpp).
 #include "tensoracle/remote/remote_object.hpp"
 
+#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/hash.hpp"
-#include "tensoracle/store.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Uses the installed core: identity of a tiny conditions object, printed as its file name.
 #include <iostream>
-#include <tensoracle/identity.hpp>
+#include <tensoracle/cache/identity.hpp>
 
 int main() {
     auto const identity = tensoracle::make_identity({{"name", "consumer"}, {"graph_version", "1"}});

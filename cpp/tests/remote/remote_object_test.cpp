@@ -1,8 +1,8 @@
 // Remote objects: verified like local engine files, then signatures bound to the entry name.
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
+#include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/plan_checksum.hpp"
 #include "tensoracle/remote/remote_object.hpp"
 
 #include <gtest/gtest.h>

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "support/test_support.hpp"
-#include "tensoracle/engine_file.hpp"
-#include "tensoracle/plan_checksum.hpp"
+#include "tensoracle/cache/engine_file.hpp"
+#include "tensoracle/cache/plan_checksum.hpp"
 
 #include <cstdint>
 #include <ctime>

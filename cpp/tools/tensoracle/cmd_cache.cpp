@@ -2,8 +2,8 @@
 // and the helpers its subcommands share.
 #include "commands.hpp"
 #include "python_command.hpp"
+#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/store.hpp"
 
 #include <exception>
 #include <iostream>

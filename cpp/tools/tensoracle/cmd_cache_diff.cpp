@@ -1,6 +1,6 @@
 // `tensoracle cache diff A B`: the condition keys in which two saved engines differ.
 #include "commands.hpp"
-#include "tensoracle/cache_entry_details.hpp"
+#include "tensoracle/cache/cache_entry_details.hpp"
 
 #include <iostream>
 #include <memory>

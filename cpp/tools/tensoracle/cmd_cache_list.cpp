@@ -1,7 +1,7 @@
 // `tensoracle cache list`: every saved engine with its header conditions, as JSON or a table.
 #include "commands.hpp"
 #include "python_command.hpp"
-#include "tensoracle/cache_listing.hpp"
+#include "tensoracle/cache/cache_listing.hpp"
 
 #include <iostream>
 #include <memory>

@@ -3,9 +3,9 @@
 // {"result": ...}.
 #include "commands.hpp"
 #include "python_command.hpp"
-#include "tensoracle/cache_pruning.hpp"
+#include "tensoracle/cache/cache_pruning.hpp"
+#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/store.hpp"
 #include "tensoracle/text/size_text.hpp"
 
 #include <iostream>

@@ -1,6 +1,6 @@
 // `tensoracle cache show ENTRY`: the whole header of one saved engine, as JSON or a table.
 #include "commands.hpp"
-#include "tensoracle/cache_entry_details.hpp"
+#include "tensoracle/cache/cache_entry_details.hpp"
 
 #include <iostream>
 #include <memory>

@@ -1,6 +1,6 @@
 // `tensoracle cache verify`: reads every saved engine fully and reports damaged ones.
 #include "commands.hpp"
-#include "tensoracle/cache_verification.hpp"
+#include "tensoracle/cache/cache_verification.hpp"
 
 #include <iostream>
 #include <memory>

@@ -11,8 +11,8 @@
 // damage but is not a cryptographic hash, so it is not what is signed.)
 #pragma once
 
-#include "tensoracle/engine_file.hpp"
-#include "tensoracle/identity.hpp"
+#include "tensoracle/cache/engine_file.hpp"
+#include "tensoracle/cache/identity.hpp"
 #include "tensoracle/remote/signature.hpp"
 
 #include <array>

@@ -1,10 +1,10 @@
 // Saves killed at random moments leave either the old or the new complete engine, never a mix,
 // and a concurrent reader never sees a partial plan.
 #include "support/test_support.hpp"
+#include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
-#include "tensoracle/plan_checksum.hpp"
-#include "tensoracle/store.hpp"
 
 #include <chrono>
 #include <csignal>

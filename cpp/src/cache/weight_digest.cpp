@@ -1,11 +1,11 @@
 // Weight-file digests remembered across processes in small self-checksummed JSON records.
-#include "tensoracle/weight_digest.hpp"
+#include "tensoracle/cache/weight_digest.hpp"
 
+#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
 #include "tensoracle/io/file_bytes.hpp"
 #include "tensoracle/io/hash.hpp"
-#include "tensoracle/store.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 

@@ -1,9 +1,9 @@
 // Tests of the engine cache store: directory, saves, verified reads, conditions, timestamps.
 #include "support/test_support.hpp"
+#include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
-#include "tensoracle/plan_checksum.hpp"
-#include "tensoracle/store.hpp"
 
 #include <cstdlib>
 #include <ctime>

@@ -1,11 +1,11 @@
 // Full reads of saved engines for `tensoracle cache verify`.
-#include "tensoracle/cache_verification.hpp"
+#include "tensoracle/cache/cache_verification.hpp"
 
-#include "tensoracle/cache_listing.hpp"
-#include "tensoracle/engine_file.hpp"
+#include "tensoracle/cache/cache_listing.hpp"
+#include "tensoracle/cache/engine_file.hpp"
+#include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/mapped_file.hpp"
-#include "tensoracle/plan_checksum.hpp"
 
 namespace tensoracle {
 namespace {

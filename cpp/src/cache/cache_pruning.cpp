@@ -1,5 +1,5 @@
 // Selection, removal and reporting for `tensoracle cache prune`.
-#include "tensoracle/cache_pruning.hpp"
+#include "tensoracle/cache/cache_pruning.hpp"
 
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_lock.hpp"

@@ -1,7 +1,7 @@
 // Eight processes opening one identity at once build it exactly once and read the same bytes.
 #include "support/test_support.hpp"
+#include "tensoracle/cache/store.hpp"
 #include "tensoracle/io/hash.hpp"
-#include "tensoracle/store.hpp"
 
 #include <chrono>
 #include <fstream>

@@ -1,7 +1,7 @@
 // Condition differences, the nearest saved entry of a name, and the details `cache show` prints.
 #include "support/cache_test_support.hpp"
-#include "tensoracle/cache_entry_details.hpp"
-#include "tensoracle/condition_difference.hpp"
+#include "tensoracle/cache/cache_entry_details.hpp"
+#include "tensoracle/cache/condition_difference.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <gtest/gtest.h>

@@ -2,10 +2,10 @@
 // and a cache that cannot be written still serves its intact entries.
 #include "support/cache_test_support.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache_listing.hpp"
+#include "tensoracle/cache/cache_listing.hpp"
+#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_lock.hpp"
-#include "tensoracle/store.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

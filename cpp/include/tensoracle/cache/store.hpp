@@ -15,8 +15,8 @@
 // let two processes hold "the" lock at once.
 #pragma once
 
-#include "tensoracle/engine_file.hpp"
-#include "tensoracle/identity.hpp"
+#include "tensoracle/cache/engine_file.hpp"
+#include "tensoracle/cache/identity.hpp"
 #include "tensoracle/io/file_lock.hpp"
 #include "tensoracle/io/mapped_file.hpp"
 

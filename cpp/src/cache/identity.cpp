@@ -1,5 +1,5 @@
 // Engine identity: canonical conditions → SHA-256 digest → file name.
-#include "tensoracle/identity.hpp"
+#include "tensoracle/cache/identity.hpp"
 
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/hash.hpp"

@@ -1,8 +1,8 @@
 // Scans a cache directory for saved engines and describes them as JSON or as a text table,
 // reading only directory entries, file metadata, engine headers and weight digest records.
-#include "tensoracle/cache_listing.hpp"
+#include "tensoracle/cache/cache_listing.hpp"
 
-#include "tensoracle/cache_file.hpp"
+#include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
 #include "tensoracle/text/size_text.hpp"

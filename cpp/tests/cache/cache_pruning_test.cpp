@@ -1,10 +1,10 @@
 // `tensoracle cache prune`: selection (pure), removal under identity locks with races injected
 // through the before-removal hook, and the JSON plan and result.
 #include "support/cache_test_support.hpp"
-#include "tensoracle/cache_pruning.hpp"
+#include "tensoracle/cache/cache_pruning.hpp"
+#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_lock.hpp"
-#include "tensoracle/store.hpp"
 
 #include <gtest/gtest.h>
 #include <string>

@@ -1,6 +1,6 @@
 // Tests of engine identities: stable digests, file names, and refusal of bad conditions.
+#include "tensoracle/cache/identity.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/identity.hpp"
 #include "tensoracle/io/hash.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 

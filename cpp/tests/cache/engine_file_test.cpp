@@ -1,8 +1,8 @@
 // Tests of the engine file format: round trips and rejection of every kind of damage.
 #include "support/test_support.hpp"
-#include "tensoracle/engine_file.hpp"
+#include "tensoracle/cache/engine_file.hpp"
+#include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/plan_checksum.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/utf8_text.hpp"
 

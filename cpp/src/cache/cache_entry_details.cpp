@@ -1,9 +1,9 @@
 // Reads one saved entry's header (never its plan) and describes it, alone or against another.
-#include "tensoracle/cache_entry_details.hpp"
+#include "tensoracle/cache/cache_entry_details.hpp"
 
+#include "tensoracle/cache/weight_digest.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/size_text.hpp"
-#include "tensoracle/weight_digest.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,10 +1,10 @@
 // The engine cache store: naming, locking, verified reads and atomic saves of engine files.
-#include "tensoracle/store.hpp"
+#include "tensoracle/cache/store.hpp"
 
-#include "tensoracle/cache_file.hpp"
+#include "tensoracle/cache/cache_file.hpp"
+#include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
-#include "tensoracle/plan_checksum.hpp"
 #include "tensoracle/text/utf8_text.hpp"
 
 #include <cerrno>

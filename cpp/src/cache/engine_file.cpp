@@ -1,11 +1,11 @@
 // Encoding and strict decoding of the saved-engine file preamble and header.
-#include "tensoracle/engine_file.hpp"
+#include "tensoracle/cache/engine_file.hpp"
 
-#include "tensoracle/cache_file.hpp"
+#include "tensoracle/cache/cache_file.hpp"
+#include "tensoracle/cache/header_schema.hpp"
+#include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/header_schema.hpp"
 #include "tensoracle/io/file_bytes.hpp"
-#include "tensoracle/plan_checksum.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 

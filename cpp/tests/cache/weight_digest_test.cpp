@@ -1,9 +1,9 @@
 // Tests of weight digests and their cross-process records.
 #include "support/test_support.hpp"
+#include "tensoracle/cache/weight_digest.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/hash.hpp"
 #include "tensoracle/text/canonical_json.hpp"
-#include "tensoracle/weight_digest.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
