@@ -3,7 +3,7 @@
 Each variant runs in a fresh process that builds a 64-layer MLP (512 wide, fp32 weights as
 constants) with ``build_serialized_engine`` and reads its resident set (VmRSS) before and after
 the build, once the plan bytes are dropped. Baseline: the build without giving the freed heap
-back (``tensoracle.memory.release_freed_heap`` replaced by a no-op, as before tensoracle called
+back (``tensoracle.engine.memory.release_freed_heap`` replaced by a no-op, as before tensoracle called
 ``malloc_trim``). Prints both growths in MiB and their ratio (goal: well under 1).
 
     .venv/bin/python bench/build_memory.py [--layers 64] [--width 512]
@@ -21,11 +21,11 @@ import gc, json, sys
 import numpy as np
 import tensoracle
 from tensoracle import BuilderSettings, EngineBuild, InputShape
-import tensoracle.build
+import tensoracle.engine.build
 
 layers, width, trim = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "trim"
 if not trim:
-    tensoracle.build.release_freed_heap = lambda: False
+    tensoracle.engine.build.release_freed_heap = lambda: False
 trt = tensoracle.backend().module
 
 

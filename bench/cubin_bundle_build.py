@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO / "examples" / "cubin_kernels"))
 
 from kernels import KERNELS
 from tensoracle.producer import compile_bundle, find_tool
-from tensoracle.producer_checks import SUPPORTED_TARGETS
+from tensoracle.producer.checks import SUPPORTED_TARGETS
 
 
 def plain_triton(targets: list[int], cache: Path) -> float:

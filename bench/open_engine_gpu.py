@@ -30,7 +30,7 @@ from tensoracle import (
     build_serialized_engine,
     open_engine,
 )
-from tensoracle import log as tensoracle_log
+from tensoracle.engine import log as tensoracle_log
 
 
 def main() -> None:

@@ -37,9 +37,9 @@ def pull_benchmark(server: s3_server.CephS3, mib: int, repeat: int, work: Path) 
     import numpy as np
     import obstore
     from tensoracle import _core
-    from tensoracle.remote.config import configure
-    from tensoracle.remote.fleet import FleetSession
-    from tensoracle.remote.objects import RemoteObjects, engine_key
+    from tensoracle.cache.remote.config import configure
+    from tensoracle.cache.remote.fleet import FleetSession
+    from tensoracle.cache.remote.objects import RemoteObjects, engine_key
 
     plan = np.random.default_rng(1).integers(0, 256, mib << 20, dtype=np.uint8)
     conditions = {"name": "bench-pull", "graph_version": "1", "plan_mib": mib}

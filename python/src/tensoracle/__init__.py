@@ -1,18 +1,27 @@
 """tensoracle: build, save, reuse and execute TensorRT engines from safetensors weights.
 
-This module only re-exports the public API; each name lives in the module of its concept.
-The cubin producer (``tensoracle.producer``) is imported explicitly: it needs Triton.
+This module only re-exports the public API; each name lives in the module of its part:
+``engine`` (declaring, building and opening engines), ``cache`` (the open protocol, the identity
+of a saved engine, the remote tier), ``execution`` (running an engine), ``compare`` (comparing
+outputs), ``bundle`` (reading cubin bundles), ``producer`` (compiling them; imported explicitly:
+it needs Triton), ``cli`` and ``convert``. The public classes name ``tensoracle`` as their module,
+so that pickles and reprs do not depend on that internal layout.
 """
 
+import inspect as _inspect
+import typing as _typing
+
 from tensoracle import gpu
-from tensoracle.backends import Backend, backend
-from tensoracle.build import build_serialized_engine
 from tensoracle.bundle import inspect_bundle, inspect_wheel
-from tensoracle.compare import ErrorStatistics, OutputComparison, compare_outputs
-from tensoracle.comparison_report import write_comparison_report
-from tensoracle.declaration import BuilderSettings, EngineBuild, InputShape
-from tensoracle.dtypes import numpy_dtype, tensor_nbytes
-from tensoracle.engine import EngineHandle, PreparedEngine, open_engine, prepare_engine
+from tensoracle.compare.measure import ErrorStatistics, OutputComparison, compare_outputs
+from tensoracle.compare.report import write_comparison_report
+from tensoracle.engine.backends import Backend, backend
+from tensoracle.engine.build import build_serialized_engine
+from tensoracle.engine.declaration import BuilderSettings, EngineBuild, InputShape
+from tensoracle.engine.handle import EngineHandle
+from tensoracle.engine.io import EngineIO, TensorSpec
+from tensoracle.engine.open import PreparedEngine, open_engine, prepare_engine
+from tensoracle.engine.progress import ProgressEvent
 from tensoracle.errors import (
     BuildCancelledError,
     BundleAbiError,
@@ -33,9 +42,8 @@ from tensoracle.errors import (
     ShapeTensorOutputWarning,
     UntrustedEngineError,
 )
-from tensoracle.execution import EngineExecution
-from tensoracle.io import EngineIO, TensorSpec
-from tensoracle.progress import ProgressEvent
+from tensoracle.execution.dtypes import numpy_dtype, tensor_nbytes
+from tensoracle.execution.unit import EngineExecution
 
 __all__ = [
     "Backend",
@@ -80,3 +88,21 @@ __all__ = [
     "tensor_nbytes",
     "write_comparison_report",
 ]
+
+
+def _name_as_public(value: type) -> None:
+    """Moves a public class to ``tensoracle`` for pickle and repr, with its own annotations
+    resolved first in its defining module (``typing.get_type_hints`` looks names up in the
+    module named by ``__module__``, which does not hold the private names they use)."""
+    own = _inspect.get_annotations(value)
+    if own:
+        hints = _typing.get_type_hints(value)
+        value.__annotations__ = {name: hints[name] for name in own}
+    value.__module__ = __name__
+
+
+for _name in __all__:
+    _value = globals()[_name]
+    if isinstance(_value, type):
+        _name_as_public(_value)
+del _name, _value

@@ -7,8 +7,8 @@ import platform
 from collections.abc import Mapping
 from typing import Any
 
-from tensoracle.backends import Backend
-from tensoracle.declaration import EngineBuild
+from tensoracle.engine.backends import Backend
+from tensoracle.engine.declaration import EngineBuild
 
 _ARCHITECTURES = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}
 

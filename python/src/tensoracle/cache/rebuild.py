@@ -23,14 +23,13 @@ from tensoracle import _core
 _logger = logging.getLogger("tensoracle.rebuild")
 
 
-def find(directory: str, conditions_json: str) -> dict[str, Any] | None:
-    """The ``rebuild_reason`` reference for a build with these conditions, or None (first of
-    its name). Logs the reason."""
+def find(directory: str, conditions_json: str, name: str) -> dict[str, Any] | None:
+    """The ``rebuild_reason`` reference for a build of ``name`` with these conditions, or None
+    (first of its name). Logs the reason."""
     found = _core.nearest_entry_json(directory, conditions_json)
     if found is None:
         return None
     reason: dict[str, Any] = json.loads(found)
-    name = json.loads(conditions_json).get("name")
     _logger.info("building %r again: %s", name, describe(reason))
     return reason
 

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from tensoracle import _core
+from tensoracle.cache.remote.objects import RemoteObjects, engine_key
 from tensoracle.cli.remote_cache import (
     EXIT_SUCCESS,
     add_remote_option,
@@ -22,7 +23,6 @@ from tensoracle.cli.remote_cache import (
     time_fields,
 )
 from tensoracle.errors import EngineCacheError
-from tensoracle.remote.objects import RemoteObjects, engine_key
 
 USAGE = "tensoracle cache list --remote [URL] [--format json|table]"
 

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from tensoracle import _core
+from tensoracle.cache.remote.objects import RemoteObjects, RemoteUnavailable, engine_key
 from tensoracle.cli.remote_cache import (
     EXIT_FAILURE,
     EXIT_SUCCESS,
@@ -25,7 +26,6 @@ from tensoracle.cli.remote_cache import (
     run,
     time_fields,
 )
-from tensoracle.remote.objects import RemoteObjects, RemoteUnavailable, engine_key
 
 USAGE = "tensoracle cache prune --remote [URL] (--unused-for DAYS | --max-size SIZE) [--dry-run]"
 NOTICE = (

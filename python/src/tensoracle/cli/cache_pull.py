@@ -9,6 +9,8 @@ Entries already saved locally are left alone. Prints one JSON object.
 from __future__ import annotations
 
 from tensoracle import _core
+from tensoracle.cache.remote.fleet import download, load_keys, save_verified
+from tensoracle.cache.remote.objects import RemoteObjects, TooLarge, engine_key
 from tensoracle.cli.remote_cache import (
     EXIT_FAILURE,
     EXIT_SUCCESS,
@@ -21,8 +23,6 @@ from tensoracle.cli.remote_cache import (
     run,
 )
 from tensoracle.errors import EngineCacheError
-from tensoracle.remote.fleet import download, load_keys, save_verified
-from tensoracle.remote.objects import RemoteObjects, TooLarge, engine_key
 
 USAGE = "tensoracle cache pull [ENTRY...] [--remote URL] [--cache-dir DIR]"
 

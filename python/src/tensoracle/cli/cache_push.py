@@ -10,6 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tensoracle import _core
+from tensoracle.cache.remote.config import SIGNING_KEY
+from tensoracle.cache.remote.fleet import load_keys, publish_bytes
+from tensoracle.cache.remote.objects import RemoteObjects
 from tensoracle.cli.remote_cache import (
     EXIT_FAILURE,
     EXIT_SUCCESS,
@@ -22,9 +25,6 @@ from tensoracle.cli.remote_cache import (
     run,
 )
 from tensoracle.errors import EngineCacheError
-from tensoracle.remote.config import SIGNING_KEY
-from tensoracle.remote.fleet import load_keys, publish_bytes
-from tensoracle.remote.objects import RemoteObjects
 
 USAGE = "tensoracle cache push [ENTRY...] [--remote URL] [--cache-dir DIR]"
 

@@ -34,7 +34,7 @@ def _version(distribution: str) -> str | None:
 
 
 def _backends() -> list[dict[str, Any]]:
-    from tensoracle import backends
+    from tensoracle.engine import backends
 
     selected: str | None
     try:

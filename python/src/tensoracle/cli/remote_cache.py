@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from tensoracle import _core
-from tensoracle.remote.config import REMOTE, RemoteConfig, configure
-from tensoracle.remote.objects import ENGINES, RemoteObjects, RemoteUnavailable
+from tensoracle.cache.remote.config import REMOTE, RemoteConfig, configure
+from tensoracle.cache.remote.objects import ENGINES, RemoteObjects, RemoteUnavailable
 
 EXIT_SUCCESS = 0
 EXIT_FAILURE = 1

@@ -139,7 +139,7 @@ class OutputComparison:
         """A matplotlib ``Figure`` of the absolute error distribution: histogram, percentiles,
         maximum and the ``atol`` line. Needs ``statistics=True`` and ``tensoracle[plot]``; save
         it with ``figure.savefig("errors.png")`` (or ``.svg``)."""
-        from tensoracle.error_plot import error_figure
+        from tensoracle.compare.plot import error_figure
 
         return error_figure(self, title)
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from tensoracle.compare import OutputComparison
+    from tensoracle.compare.measure import OutputComparison
 
 EXTRA = "tensoracle[plot]"
 # Colours of matplotlib's default cycle, fixed so that every figure reads the same.

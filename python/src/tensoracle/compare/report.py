@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tensoracle.compare import OutputComparison
-from tensoracle.error_plot import error_figure
+from tensoracle.compare.measure import OutputComparison
+from tensoracle.compare.plot import error_figure
 
 # (label, field) rows of the table; fields under "statistics." come from ErrorStatistics.
 FIELDS: tuple[str, ...] = (

@@ -11,15 +11,16 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from tensoracle import gpu, log
-from tensoracle import progress as build_progress
-from tensoracle.backends import Backend, backend
-from tensoracle.declaration import EngineBuild
+from tensoracle import gpu
+from tensoracle.engine import log
+from tensoracle.engine import progress as build_progress
+from tensoracle.engine.backends import Backend, backend
+from tensoracle.engine.declaration import EngineBuild
+from tensoracle.engine.io import Signature, signature_from_network
+from tensoracle.engine.memory import release_freed_heap
+from tensoracle.engine.plugins import load_plugins
+from tensoracle.engine.target_support import check_target_support
 from tensoracle.errors import ShapeTensorOutputWarning, caller_stacklevel, shape_output_message
-from tensoracle.io import Signature, signature_from_network
-from tensoracle.memory import release_freed_heap
-from tensoracle.plugins import load_plugins
-from tensoracle.target_support import check_target_support
 
 Graph = Callable[[Any], None]
 
@@ -35,12 +36,14 @@ class BuildResult:
     milliseconds: int
 
 
-def check_arguments(graph: Any, declaration: Any, progress: Any = None) -> None:
-    build_progress.resolve_mode(progress)
+def check_arguments(graph: Any, declaration: Any, progress: Any = None) -> build_progress.Mode:
+    """Checks the arguments every build takes; returns ``progress`` resolved to its mode."""
+    mode = build_progress.resolve_mode(progress)
     if not callable(graph):
         raise ValueError(f"graph must be a function taking the network definition, not {graph!r}")
     if not isinstance(declaration, EngineBuild):
         raise ValueError(f"declaration must be an EngineBuild, not {declaration!r}")
+    return mode
 
 
 def _check_inputs(network: Any, declaration: EngineBuild) -> None:
@@ -113,9 +116,10 @@ def build_plan(
     declaration: EngineBuild,
     targets: list[str],
     logger: Any = None,
-    progress: Any = None,
+    progress: build_progress.Mode = "off",
 ) -> BuildResult:
-    """Calls ``graph`` on a fresh network, checks its inputs against the declaration and builds.
+    """Calls ``graph`` on a fresh network, checks its inputs against the declaration and builds
+    for ``targets`` (planned by the caller), reporting progress in the resolved ``progress`` mode.
 
     Raises ValueError for declarations that do not fit the graph and RuntimeError, with the
     backend's logged errors, when the backend cannot build the network. Whatever the outcome,
@@ -134,7 +138,8 @@ def build_plan(
 
 
 def _clear_own_frames(trace: TracebackType | None) -> None:
-    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    # The tensoracle package's folder (this module is in tensoracle/engine/).
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     while trace is not None:
         frame = trace.tb_frame
         if frame.f_code.co_filename.startswith(package):
@@ -149,7 +154,7 @@ def _build_plan(
     declaration: EngineBuild,
     targets: list[str],
     logger: Any,
-    progress: Any,
+    progress: build_progress.Mode,
 ) -> BuildResult:
     trt = chosen.module
     started = time.monotonic()
@@ -195,9 +200,9 @@ def build_serialized_engine(
     Invalid declarations raise ValueError; a failed build raises RuntimeError carrying the
     backend's logged errors; plugin library problems raise PluginLibraryError. ``logger`` (a
     TensorRT ``ILogger``) receives the backend's messages; ``progress``: see ``open_engine``."""
-    check_arguments(graph, declaration, progress)
+    mode = check_arguments(graph, declaration, progress)
     chosen = backend()
     load_plugins(plugins, chosen, logger)
     targets = chosen.adapter.planned_targets(gpu.properties(), declaration.settings.targets)
-    plan = build_plan(chosen, graph, declaration, targets, logger=logger, progress=progress).plan
+    plan = build_plan(chosen, graph, declaration, targets, logger=logger, progress=mode).plan
     return bytes(plan)

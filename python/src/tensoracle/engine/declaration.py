@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tensoracle.field_checks import check_int64, check_text
+from tensoracle.engine.field_checks import check_int64, check_text
 
 Shape = tuple[int, ...]
 

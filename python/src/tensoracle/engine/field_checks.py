@@ -46,7 +46,7 @@ def check_conditions_size(text: str, conditions: dict[str, Any]) -> None:
     size = len(text.encode("utf-8"))
     if size <= MAX_CONDITIONS_BYTES:
         return
-    from tensoracle.identity import to_json
+    from tensoracle.cache.identity import to_json
 
     largest = max(conditions, key=lambda key: len(to_json({key: conditions[key]})))
     raise ValueError(

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tensoracle.declaration import EngineBuild
+from tensoracle.engine.declaration import EngineBuild
+from tensoracle.engine.field_checks import check_int64, check_text
 from tensoracle.errors import EngineIOError
-from tensoracle.field_checks import check_int64, check_text
 
 Signature = dict[str, Any]
 

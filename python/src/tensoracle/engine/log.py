@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tensoracle.backends import Backend
+from tensoracle.engine.backends import Backend
 
 _lock = threading.Lock()
 _loggers: dict[str, Any] = {}

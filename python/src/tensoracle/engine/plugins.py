@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tensoracle import _core, log
-from tensoracle.backends import Backend
+from tensoracle import _core
+from tensoracle.engine import log
+from tensoracle.engine.backends import Backend
 from tensoracle.errors import PluginLibraryError
 
 _REQUIRED_SYMBOL = "getCreators"

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tensoracle.backends import Backend
+from tensoracle.engine.backends import Backend
 from tensoracle.errors import BuildCancelledError
 
 ENVIRONMENT_VARIABLE = "TENSORACLE_PROGRESS"
@@ -61,9 +61,11 @@ class ProgressEvent:
 
 
 Progress = bool | Callable[[ProgressEvent], Any] | None
+# A resolved ``Progress``: "display", "log", "off", or the caller's function.
+Mode = str | Callable[[ProgressEvent], Any]
 
 
-def resolve_mode(progress: Any) -> str | Callable[[ProgressEvent], Any]:
+def resolve_mode(progress: Any) -> Mode:
     """``progress`` as a mode name or the caller's function; checks both it and the variable."""
     if progress is True:
         return "auto"
@@ -142,8 +144,7 @@ def _log_line(event: ProgressEvent) -> None:
 class BuildMonitor:
     """Turns TensorRT's callbacks into ``ProgressEvent`` s and answers "stop" when cancelled."""
 
-    def __init__(self, progress: Any) -> None:
-        mode = resolve_mode(progress)
+    def __init__(self, mode: Mode) -> None:
         self._display: _Display | None = None
         self._sink: Callable[[ProgressEvent], Any] | None
         if callable(mode):
@@ -244,14 +245,14 @@ def _trt_monitor(chosen: Backend, monitor: BuildMonitor) -> Any:
 
 
 def build_serialized_network(
-    chosen: Backend, builder: Any, network: Any, config: Any, progress: Any
+    chosen: Backend, builder: Any, network: Any, config: Any, mode: Mode
 ) -> Any:
     """``builder.build_serialized_network`` with progress reports and cancelling.
 
     Returns the plan (None when TensorRT failed). Raises KeyboardInterrupt on Ctrl-C,
     BuildCancelledError when the progress function returned "stop", and whatever the progress
     function raised."""
-    monitor = BuildMonitor(progress)
+    monitor = BuildMonitor(mode)
     config.progress_monitor = _trt_monitor(chosen, monitor)
     outcome: dict[str, Any] = {}
     finished = threading.Event()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from tensoracle.backends import Backend
+from tensoracle.engine.backends import Backend
 
 
 def _tensors(network: Any) -> Iterator[Any]:

@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 
-from tensoracle import log
+from tensoracle.engine import log
 from tensoracle.errors import ShapeTensorOutputWarning, caller_stacklevel, shape_output_message
-from tensoracle.io_table import (
+from tensoracle.execution.io_table import (
     IOTable,
     IOTensor,
     capture_problem,

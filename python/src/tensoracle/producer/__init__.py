@@ -2,9 +2,11 @@
 ``bundle.json`` and ``bundle.cpp`` (the translation unit that embeds the bundle in a plugin).
 
 Production needs neither a GPU nor torch: Triton compiles for explicit targets and the CUDA
-tools come from the PyPI wheels of the ``producer`` extra. Importing this module imports only
-:mod:`tensoracle.bundle`; Triton is imported when :func:`compile_bundle` runs, and
-``import tensoracle`` does not import this module.
+tools come from the PyPI wheels of the ``producer`` extra. Importing this package imports only
+:mod:`tensoracle.bundle` and its own helpers (``checks``: names and targets, ``compile``: Triton
+to cubins in worker processes, ``cubin``: the cubins' parameter layouts, ``tools``: the CUDA
+tools, ``bundle_source``: bundle.cpp); Triton is imported when :func:`compile_bundle` runs, and
+``import tensoracle`` does not import this package.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from tensoracle import bundle
-from tensoracle.bundle_source import render_bundle_cpp
-from tensoracle.producer_checks import DEFAULT_TARGETS, SUPPORTED_TARGETS, check_names
-from tensoracle.producer_compile import Pair, compile_pairs
-from tensoracle.producer_tools import find_tool as find_tool  # for tensoracle doctor
-from tensoracle.producer_tools import ptxas_version, wheel_tool
-from tensoracle.producer_tools import tool_version as tool_version  # for tensoracle doctor
+from tensoracle.producer.bundle_source import render_bundle_cpp
+from tensoracle.producer.checks import DEFAULT_TARGETS, SUPPORTED_TARGETS, check_names
+from tensoracle.producer.compile import Pair, compile_pairs
+from tensoracle.producer.tools import find_tool as find_tool  # for tensoracle doctor
+from tensoracle.producer.tools import ptxas_version, wheel_tool
+from tensoracle.producer.tools import tool_version as tool_version  # for tensoracle doctor
 
 __all__ = ["KernelSpec", "compile_bundle"]
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from tensoracle.errors import KernelCompileError
-from tensoracle.producer_checks import SUPPORTED_TARGETS, check_spec, embedded_symbol
-from tensoracle.producer_cubin import (
+from tensoracle.producer.checks import SUPPORTED_TARGETS, check_spec, embedded_symbol
+from tensoracle.producer.cubin import (
     HIDDEN_TRAILING_PARAMETERS,
     check_parameter_layout,
     registers_per_thread,

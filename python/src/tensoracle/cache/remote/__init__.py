@@ -2,6 +2,7 @@
 
 ``config`` reads the settings (``TENSORACLE_REMOTE`` and friends), ``objects`` is the client of
 the bucket (obstore, with bounded timeouts and retries), ``lease`` coordinates the builders of a
-fleet, ``fleet`` plugs all of it into the open protocol of ``tensoracle.engine``. Importing this
-package does not import obstore: that happens only when a remote cache is configured.
+fleet, ``fleet`` plugs all of it into the open protocol (``tensoracle.cache.protocol``).
+Importing this package does not import obstore: that happens only when a remote cache is
+configured.
 """

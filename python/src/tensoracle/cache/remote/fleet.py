@@ -1,4 +1,4 @@
-"""The remote tier of the open protocol (``tensoracle.engine`` enters it on a local miss).
+"""The remote tier of the open protocol (``tensoracle.cache.protocol`` enters it on a local miss).
 
 Under the identity's local exclusive lock, after the local store missed:
 
@@ -32,10 +32,10 @@ from types import TracebackType
 from typing import Any
 
 from tensoracle import _core
+from tensoracle.cache.remote import lease as leases
+from tensoracle.cache.remote.config import SIGNING_KEY, VERIFY_KEY, RemoteConfig, configure
+from tensoracle.cache.remote.objects import RemoteObjects, RemoteUnavailable, TooLarge, engine_key
 from tensoracle.errors import EngineCacheError, RemoteCacheWarning
-from tensoracle.remote import lease as leases
-from tensoracle.remote.config import SIGNING_KEY, VERIFY_KEY, RemoteConfig, configure
-from tensoracle.remote.objects import RemoteObjects, RemoteUnavailable, TooLarge, engine_key
 
 _FIRST_POLL = 0.1
 _LONGEST_POLL = 2.0

@@ -38,7 +38,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from tensoracle.remote.objects import LEASES, RemoteObjects, RemoteUnavailable, TooLarge
+from tensoracle.cache.remote.objects import LEASES, RemoteObjects, RemoteUnavailable, TooLarge
 
 _GENERATION_DIGITS = 10
 _READ_ATTEMPTS = 5

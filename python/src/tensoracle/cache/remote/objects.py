@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from tensoracle.remote.config import RemoteConfig
+from tensoracle.cache.remote.config import RemoteConfig
 
 ENGINES = "engines/"
 LEASES = "leases/"

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from tensoracle.backends import tensorrt as _tensorrt_adapter
-from tensoracle.backends import tensorrt_rtx as _rtx_adapter
+from tensoracle.engine.backends import tensorrt as _tensorrt_adapter
+from tensoracle.engine.backends import tensorrt_rtx as _rtx_adapter
 
 ENVIRONMENT_VARIABLE = "TENSORACLE_BACKEND"
 
