@@ -2,15 +2,31 @@
 tests that build or run engines skip where neither TensorRT nor TensorRT-RTX is installed.
 
 The check asks the driver only when a `gpu` test is about to run, never at collection.
+
+The tests are in folders named after the package's parts (engine/, cache/, execution/, compare/,
+cubin/, cli/, convert/, tools/); the helpers they share are in support/, which this file puts on
+``sys.path`` so that tests import them as top-level modules (``from engine_helpers import ...``).
+
+Skips are for a missing GPU or a missing TensorRT backend only. Anything else a test needs and
+``make test`` installs (the S3 server's programs, compilers, chromium, the dev extras) fails the
+test where it is absent. One exception, for machines that run the GPU tests without the
+producer extra (Triton and the CUDA tool wheels): with ``TENSORACLE_TESTS_WITHOUT_PRODUCER=1``
+the producer's tests skip, with the reason, instead of failing (support/cubin_support.py).
+Extras that ``make test`` does not install (torch for ``convert``, CuPy and cuda-python for GPU
+execution, the full TensorRT builder) skip with the reason.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import sys
 from pathlib import Path
 
 import pytest
+
+SUPPORT = Path(__file__).parent / "support"
+sys.path.insert(0, str(SUPPORT))
 
 
 @functools.cache
@@ -66,7 +82,7 @@ def s3_server():
 
     missing = ceph.missing_programs()
     if missing:
-        pytest.skip(f"the Ceph S3 server needs {', '.join(missing)} (make test installs them)")
+        pytest.fail(f"the Ceph S3 server needs {', '.join(missing)} (make test installs them)")
     server = ceph.start_server()
     try:
         yield server

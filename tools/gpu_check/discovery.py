@@ -39,8 +39,9 @@ def gpu_benchmarks(bench: Path) -> list[Path]:
 
 
 def docs_example_tests(tests: Path) -> list[Path]:
-    """The test files that run the README's and the guides' examples (`test_*docs*.py`)."""
-    return sorted(tests.glob("test_*docs*.py"))
+    """The test files that run the README's and the guides' examples (`test_*docs*.py`, in the
+    folders of the tests' parts too)."""
+    return sorted(tests.rglob("test_*docs*.py"))
 
 
 def ctest_gpu_executables(

@@ -1,0 +1,55 @@
+"""Settings of the remote cache: URLs and numbers are checked and named when wrong."""
+
+from __future__ import annotations
+
+import pytest
+
+from tensoracle.cache.remote.config import configure
+
+
+def test_off_unless_named(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("TENSORACLE_REMOTE", raising=False)
+    assert configure() is None
+    monkeypatch.setenv("TENSORACLE_REMOTE", "s3://bucket/a/b/")
+    assert configure("") is None  # the argument turns it off for one call
+    config = configure()
+    assert config is not None
+    assert (config.bucket, config.prefix) == ("bucket", "a/b")
+    assert config.object_url("engines/x.engine") == "s3://bucket/a/b/engines/x.engine"
+    other = configure("s3://other")
+    assert other is not None
+    assert (other.bucket, other.prefix) == ("other", "")
+
+
+@pytest.mark.parametrize("url", ["bucket/prefix", "https://host/bucket", "s3://", "s3://b?x=1"])
+def test_bad_urls_are_named(url: str):
+    with pytest.raises(ValueError, match="is not an s3://BUCKET") as caught:
+        configure(url)
+    assert repr(url) in str(caught.value)
+
+
+def test_numbers_and_keys_come_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path):
+    monkeypatch.setenv("TENSORACLE_REMOTE_LEASE_SECONDS", "30")
+    monkeypatch.setenv("TENSORACLE_REMOTE_RETRIES", "0")
+    monkeypatch.setenv("TENSORACLE_REMOTE_VERIFY_KEY", str(tmp_path / "verify.pem"))
+    config = configure("s3://b")
+    assert config is not None
+    assert config.lease_seconds == 30.0
+    assert config.retries == 0
+    assert config.verify_key == tmp_path / "verify.pem"
+    assert config.signing_key is None
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("TENSORACLE_REMOTE_LEASE_SECONDS", "0"),
+        ("TENSORACLE_REMOTE_WAIT_SECONDS", "-1"),
+        ("TENSORACLE_REMOTE_TIMEOUT_SECONDS", "nan"),
+        ("TENSORACLE_REMOTE_RETRIES", "1.5"),
+    ],
+)
+def test_bad_numbers_are_named(monkeypatch: pytest.MonkeyPatch, name: str, value: str):
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ValueError, match=name):
+        configure("s3://b")
