@@ -86,10 +86,16 @@ def start_long_build(fleet: Fleet, node: str, sleep: str, lease: str) -> subproc
 
 
 def newest_lease(fleet: Fleet) -> dict:
-    """The newest lease generation's document, with its key."""
-    keys = [key for key in fleet.object_keys() if key.startswith("leases/")]
-    assert keys, "no lease object"
-    return {**json.loads(fleet.read(max(keys))), "key": max(keys)}
+    """The newest lease generation's document, with its key. The holder may renew (and remove
+    the generation just listed) between the listing and the read: then list again."""
+    for _ in range(5):
+        keys = [key for key in fleet.object_keys() if key.startswith("leases/")]
+        assert keys, "no lease object"
+        try:
+            return {**json.loads(fleet.read(max(keys))), "key": max(keys)}
+        except FileNotFoundError:
+            continue
+    raise AssertionError("the newest lease generation vanished five times while it was read")
 
 
 def test_a_long_build_renews_its_lease_and_the_others_wait(fleet: Fleet):
