@@ -1,0 +1,245 @@
+# Generated from the installed tensoracle._core by tools/check_stubs.py --write (nanobind.stubgen,
+# then ruff); do not edit. `make lint` checks that it matches the bindings.
+
+import os
+from collections.abc import Sequence
+from typing import Annotated
+
+def default_cache_directory() -> str:
+    """
+    The cache directory: $XDG_CACHE_HOME/tensoracle, else <home>/.cache/tensoracle.
+    """
+
+class EngineIdentity:
+    """
+    The identity of a saved engine: digest and file name of its canonical conditions.
+    """
+
+    @property
+    def digest(self) -> str: ...
+    @property
+    def file_name(self) -> str: ...
+    @property
+    def conditions_json(self) -> str:
+        """The conditions as canonical JSON."""
+
+    def __repr__(self) -> str: ...
+
+def make_identity(conditions_json: str) -> EngineIdentity:
+    """
+    Identity of the JSON object `conditions_json` (needs a non-empty string "name"; floating point numbers are refused).
+    """
+
+class FileLock:
+    """A held cross-process lock on one identity; a context manager."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def exclusive(self) -> bool: ...
+    @property
+    def held(self) -> bool: ...
+    def release(self) -> None:
+        """Releases the lock (again: no effect)."""
+
+    def __enter__(self) -> object: ...
+    def __exit__(
+        self, exc_type: object | None, exc_value: object | None, traceback: object | None
+    ) -> None: ...
+
+class SavedEngine:
+    """A verified saved engine; `plan` is a zero-copy view of the file."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def conditions_json(self) -> str: ...
+    @property
+    def references_json(self) -> str: ...
+    @property
+    def plan(
+        self,
+    ) -> Annotated[memoryview, dict(dtype="uint8", shape=(None,), order="C", writable=False)]:
+        """
+        Read-only memoryview of the plan bytes, mapped from the file (no copy).
+        """
+
+class Store:
+    """A directory of saved engines."""
+
+    def __init__(self, directory: str | os.PathLike) -> None:
+        """Opens the directory, creating it (owner-only) when missing."""
+
+    @property
+    def directory(self) -> str: ...
+    def entry_path(self, identity: EngineIdentity) -> str: ...
+    def lock_path(self, identity: EngineIdentity) -> str: ...
+    def contains(self, identity: EngineIdentity) -> bool: ...
+    def lock(self, identity: EngineIdentity, exclusive: bool) -> FileLock:
+        """Blocks (without holding the GIL) until the identity's lock is granted."""
+
+    def try_lock(self, identity: EngineIdentity, exclusive: bool) -> FileLock | None:
+        """The identity's lock when it is free now, else None (never waits)."""
+
+    def read(self, identity: EngineIdentity) -> SavedEngine | None:
+        """
+        The verified entry, or None when there is none. Raises CorruptEngineError, EngineConditionError or OSError.
+        """
+
+    def save(self, identity: EngineIdentity, references_json: str, plan: object) -> str:
+        """
+        Atomically saves `plan` (any contiguous bytes-like object, read in place) as the identity's entry; returns its path.
+        """
+
+def weight_digest(
+    cache_directory: str | os.PathLike, path: str | os.PathLike, force: bool = False
+) -> tuple[str, bool]:
+    """
+    (sha256 hex, from_record) of a weight file, reusing the record in `cache_directory` when path, size, mtime and inode match (unless `force`).
+    """
+
+def gpu_properties() -> object:
+    """
+    Compatibility properties of the current context's GPU (else device 0), or None.
+    """
+
+def gpu_absent_reason() -> str | None:
+    """
+    Why no GPU can be described (no driver, no device, a driver error), or None.
+    """
+
+def compare_floating(
+    candidate: tuple[int, Sequence[int], Sequence[int], str],
+    reference: tuple[int, Sequence[int], Sequence[int], str],
+    atol: float | None,
+    rtol: float | None,
+    statistics: bool,
+    histogram_bins: int,
+    threads: int,
+) -> dict: ...
+def count_mismatches(
+    candidate: tuple[int, Sequence[int], Sequence[int], str],
+    reference: tuple[int, Sequence[int], Sequence[int], str],
+    threads: int,
+) -> int: ...
+def decode_codes(dtype: str, codes: Sequence[int]) -> list[float]: ...
+def inspect_bundle(directory: str, plugin: str | None = None) -> str:
+    """
+    Checks a cubin bundle directory (and a plugin library); returns the report as JSON.
+    """
+
+def bundle_sha256(manifest: str) -> str:
+    """
+    The bundle digest of a manifest given as JSON text (its bundle_sha256 key left out).
+    """
+
+def cubin_sm(data: object, allowed: Sequence[int]) -> int:
+    """
+    The SM number in a cubin's ELF header; raises CubinArchitectureError unless in allowed.
+    """
+
+def is_safe_relative_path(path: str) -> bool:
+    """
+    Whether a path stays inside its base under both POSIX and Windows rules.
+    """
+
+def inspected_sms() -> list[int]: ...
+def elf_exported_functions(library: object, name: str) -> list[str]:
+    """
+    The functions an ELF shared library (its bytes) exports, read without loading it. Raises ValueError naming `name` for bytes that are not an ELF shared object.
+    """
+
+def nearest_entry_json(directory: str | os.PathLike, conditions_json: str) -> str | None:
+    """
+    JSON {compared_with, differences: [{key, before, after, description}]} for the saved entry of the same name nearest to `conditions_json`, or None when there is none.
+    """
+
+class SigningKey:
+    """An Ed25519 private key (signs published engines)."""
+
+    @staticmethod
+    def from_pem_file(path: str | os.PathLike) -> SigningKey: ...
+    @staticmethod
+    def from_pem(pem: str) -> SigningKey: ...
+    def public_key_pem(self) -> str: ...
+
+class VerifyKey:
+    """An Ed25519 public key (verifies remote engines)."""
+
+    @staticmethod
+    def from_pem_file(path: str | os.PathLike) -> VerifyKey: ...
+    @staticmethod
+    def from_pem(pem: str) -> VerifyKey: ...
+    @property
+    def fingerprint(self) -> str: ...
+
+def signature_trailer(key: SigningKey, file_name: str, engine: object) -> bytes:
+    """
+    The signature trailer that follows the engine file `engine` in its remote object.
+    """
+
+class RemoteEngine:
+    """A downloaded object that passed verification."""
+
+    @property
+    def identity(self) -> EngineIdentity: ...
+    @property
+    def references_json(self) -> str: ...
+    @property
+    def plan_offset(self) -> int: ...
+    @property
+    def plan_size(self) -> int: ...
+    @property
+    def engine_bytes(self) -> int: ...
+    @property
+    def is_signed(self) -> bool: ...
+    @property
+    def signer(self) -> str | None: ...
+
+def verify_remote_object(
+    object: object,
+    object_name: str,
+    file_name: str,
+    identity: EngineIdentity | None,
+    verify_key: VerifyKey | None,
+) -> RemoteEngine:
+    """
+    Verifies a downloaded object as a local engine file is verified, then its signature when `verify_key` is given. Raises CorruptEngineError, EngineConditionError or UntrustedEngineError naming `object_name`.
+    """
+
+def check_remote_prefix(
+    prefix: object,
+    object_size: int,
+    object_name: str,
+    identity: EngineIdentity | None,
+    header: bool,
+) -> int:
+    """
+    Judges a remote object of `object_size` bytes from its first bytes, before the rest is downloaded: returns how many bytes from the start it needs, 0 once judged. With `header` False only the preamble is judged (a verify key is configured: the header waits for the signature). Raises CorruptEngineError or EngineConditionError.
+    """
+
+def decode_engine_header(prefix: object, file_size: int, name: str) -> tuple[str, str, int]:
+    """
+    (conditions_json, references_json, plan_offset) from the first bytes of an engine file of `file_size` bytes (preamble and header). Raises CorruptEngineError naming `name`.
+    """
+
+ENGINE_PREAMBLE_BYTES: int = 20
+
+SIGNATURE_MAGIC_BYTES: int = 8
+
+SIGNATURE_TRAILER_BYTES: int = 72
+
+def engine_prefix_bytes(preamble: object) -> int:
+    """
+    How many bytes from the start of an engine file hold its preamble and header, from its first ENGINE_PREAMBLE_BYTES bytes.
+    """
+
+def has_signature_trailer(object_size: int, tail: object) -> bool:
+    """
+    Whether a remote object of `object_size` bytes ending in `tail` (its last SIGNATURE_MAGIC_BYTES bytes or more) carries a signature trailer.
+    """
+
+def parse_size_bytes(text: str, option: str) -> int: ...
+def parse_days_nanoseconds(text: str, option: str) -> int: ...
+def format_utc_time(nanoseconds: int) -> str: ...
+def format_size_human(bytes: int) -> str: ...
