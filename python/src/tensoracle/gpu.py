@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from tensoracle import _core
 
 
 def properties() -> dict[str, Any] | None:
     """Compatibility properties of the current context's device (else device 0), or None."""
-    result: dict[str, Any] | None = _core.gpu_properties()
-    return result
+    # The binding is declared as returning `object`; it returns a dict or None.
+    return cast("dict[str, Any] | None", _core.gpu_properties())
 
 
 def absent_reason() -> str | None:
     """Why no GPU can be described here (no driver, no device, a driver error), or None."""
-    reason: str | None = _core.gpu_absent_reason()
-    return reason
+    return _core.gpu_absent_reason()

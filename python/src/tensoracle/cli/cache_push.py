@@ -54,7 +54,9 @@ def _push(args: list[str], prog: str) -> int:
         else options.entries
     )
     objects = RemoteObjects(config)
-    pushed, present, failed = [], [], []
+    pushed: list[dict[str, str | int]] = []
+    present: list[dict[str, str | int]] = []
+    failed: list[dict[str, str]] = []
     for name in names:
         path = directory / Path(name).name
         try:
@@ -63,7 +65,7 @@ def _push(args: list[str], prog: str) -> int:
         except (OSError, EngineCacheError) as error:
             failed.append({"file_name": path.name, "reason": str(error)})
             continue
-        item = {"file_name": path.name, "size_bytes": len(data)}
+        item: dict[str, str | int] = {"file_name": path.name, "size_bytes": len(data)}
         (pushed if publish_bytes(objects, path.name, data, signing) else present).append(item)
     print_json(
         {

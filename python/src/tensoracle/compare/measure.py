@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -285,7 +285,7 @@ def _tolerance(atol: float | None, rtol: float | None) -> tuple[float, float] | 
     for name, value in (("atol", atol), ("rtol", rtol)):
         # As in tensoracle 1.x, anything float() takes is a tolerance ("1e-3" and True too).
         try:
-            number = float(value)  # type: ignore[arg-type]
+            number = float(value)
         except (TypeError, ValueError, OverflowError):
             raise ValueError(
                 f"{name} must be a number (anything float() accepts), got {value!r}"
@@ -313,7 +313,7 @@ def _view(array: np.ndarray) -> tuple[int, list[int], list[int], str]:
     return (array.ctypes.data, list(array.shape), list(array.strides), array.dtype.name)
 
 
-def _statistics(described: dict | None) -> ErrorStatistics | None:
+def _statistics(described: dict[str, Any] | None) -> ErrorStatistics | None:
     if described is None:
         return None
     percentiles = dict(described["percentiles"])

@@ -58,6 +58,22 @@ class SavedEngineHandle(EngineHandle):
     open. Handles compare by identity.
     """
 
+    # Set once in __init__ through object.__setattr__ (the dataclass is frozen); these
+    # annotations declare them for the type checker and add no dataclass fields.
+    _backend: Backend
+    _path: Path
+    _plan: Any  # a read-only buffer until deserialization, then None
+    _keep: Any  # owner of the plan's memory (a SavedEngine or IHostMemory), then None
+    _io: EngineIO
+    _declaration: EngineBuild
+    _references: dict[str, Any]
+    _built: bool
+    _rebuild_reason: str | None
+    _logger: Any
+    _lock: threading.Lock
+    _engine: Any  # the deserialized ICudaEngine, None until first use
+    _runtime: Any
+
     def __init__(
         self, obtained: Obtained, *, io: EngineIO, declaration: EngineBuild, logger: Any
     ) -> None:
@@ -85,7 +101,7 @@ class SavedEngineHandle(EngineHandle):
     __eq__ = object.__eq__
     __hash__ = object.__hash__
 
-    @property  # type: ignore[override]
+    @property
     def path(self) -> Path:
         return self._path
 
@@ -123,11 +139,11 @@ class SavedEngineHandle(EngineHandle):
         with self._lock:
             return None if self._plan is None else memoryview(self._plan)
 
-    @property  # type: ignore[override]
+    @property
     def runtime(self) -> Any:
         return self._runtime
 
-    @property  # type: ignore[override]
+    @property
     def engine(self) -> Any:
         """The deserialized ``ICudaEngine`` (deserialized and IO-checked on first access)."""
         with self._lock:

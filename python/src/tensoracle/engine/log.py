@@ -52,7 +52,7 @@ def trt_logger(chosen: Backend) -> Any:
             return existing
         base = chosen.module.ILogger
 
-        class _Forwarding(base):  # type: ignore[misc, valid-type]
+        class _Forwarding(base):  # type: ignore[misc, valid-type]  # the backend's ILogger, Any
             def __init__(self) -> None:
                 base.__init__(self)
 

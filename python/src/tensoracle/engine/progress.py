@@ -77,7 +77,8 @@ def resolve_mode(progress: Any) -> Mode:
                 f"progress must be True, False, None or a function of a ProgressEvent, "
                 f"not {progress!r}"
             )
-        return progress
+        function: Callable[[ProgressEvent], Any] = progress
+        return function
     text = os.environ.get(ENVIRONMENT_VARIABLE, "").strip().lower() or "auto"
     if text not in MODES:
         raise ValueError(
@@ -223,7 +224,7 @@ def _trt_monitor(chosen: Backend, monitor: BuildMonitor) -> Any:
     if cls is None:
         base = chosen.module.IProgressMonitor
 
-        class _Forwarding(base):  # type: ignore[misc, valid-type]
+        class _Forwarding(base):  # type: ignore[misc, valid-type]  # backend class, Any
             def __init__(self, target: BuildMonitor) -> None:
                 base.__init__(self)
                 self.target = target

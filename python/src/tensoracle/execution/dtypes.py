@@ -74,7 +74,8 @@ def numpy_dtype(dtype: Any) -> np.dtype[Any]:
         raise ImportError(
             f"{name} needs the ml_dtypes package for a NumPy dtype: pip install ml_dtypes"
         ) from error
-    return np.dtype(getattr(ml_dtypes, _ML_DTYPES[name]))
+    found: np.dtype[Any] = np.dtype(getattr(ml_dtypes, _ML_DTYPES[name]))
+    return found
 
 
 def tensor_nbytes(dtype: Any, shape: Sequence[int]) -> int:

@@ -109,7 +109,7 @@ def compile_bundle(
     cuobjdump: Path | None = None,
     targets: tuple[int, ...] = DEFAULT_TARGETS,
     jobs: int | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Compiles every kernel for every target SM and writes the bundle into ``output``.
 
     Everything is checked before anything is written: torch not imported, Triton 3.8.0, the

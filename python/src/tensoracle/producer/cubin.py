@@ -62,14 +62,15 @@ def parameter_layout(elf_dump: str, entry_symbol: str) -> list[tuple[int, int, i
         start = next(i for i, line in enumerate(lines) if line.strip() == header)
     except StopIteration:
         return []
-    params = []
+    params: list[tuple[int, int, int]] = []
     for line in lines[start + 1 :]:
         if line.startswith("."):
             break
         found = _PARAM.search(line)
         if found:
-            params.append(tuple(int(part, 16) for part in found.groups()))
-    return sorted(params)  # type: ignore[arg-type]
+            ordinal, offset, size = (int(part, 16) for part in found.groups())
+            params.append((ordinal, offset, size))
+    return sorted(params)
 
 
 def check_parameter_layout(

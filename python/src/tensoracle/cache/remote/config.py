@@ -102,5 +102,5 @@ def configure(remote: str | None = None) -> RemoteConfig | None:
         prefix=prefix,
         signing_key=_key_path(SIGNING_KEY),
         verify_key=_key_path(VERIFY_KEY),
-        **numbers,  # type: ignore[arg-type]
+        **numbers,  # type: ignore[arg-type]  # int for the integer fields, else float
     )
