@@ -56,9 +56,13 @@ python: setup
 python-test: python cubin-plugin
 	cd python && ../$(PY) -m pytest -q
 
-lint: setup
+# The extension's stub (python/src/tensoracle/_core.pyi) is compared with one generated from the
+# installed package, hence `python`; mypy is strict over the package (python/pyproject.toml).
+lint: setup python
 	$(VENV)/bin/ruff check python bench examples tools
 	$(VENV)/bin/ruff format --check python bench examples tools
+	$(PY) tools/check_stubs.py
+	cd python && ../$(VENV)/bin/mypy
 	find cpp -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror
 
 # clang-tidy (config in .clang-tidy, findings are errors) over the core and the command, then over
