@@ -258,29 +258,4 @@ std::filesystem::path Store::save(EngineIdentity const& identity, nlohmann::json
     return path;
 }
 
-SavedEngine Store::open_or_build(EngineIdentity const& identity, bool force,
-                                 std::function<BuiltEngine()> const& build) const {
-    if (!force) {
-        FileLock shared = lock(identity, LockMode::shared);
-        if (auto saved = read(identity)) {
-            return std::move(*saved);
-        }
-    }
-    FileLock exclusive = lock(identity, LockMode::exclusive);
-    if (!force) {
-        if (auto saved = read(identity)) {
-            return std::move(*saved);
-        }
-    }
-    BuiltEngine built = build();
-    save(identity, std::move(built.references), built.plan);
-    auto saved = read(identity);
-    if (!saved) {
-        throw FileError("saved engine '" + entry_path(identity).string() +
-                            "' vanished right after it was saved",
-                        entry_path(identity));
-    }
-    return std::move(*saved);
-}
-
 } // namespace tensoracle

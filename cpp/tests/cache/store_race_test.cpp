@@ -1,6 +1,9 @@
-// Eight processes opening one identity at once build it exactly once and read the same bytes.
+// Concurrent writers of one identity, in separate processes: the store's exclusive lock serializes
+// their builds (no read-modify-write under it is lost), and its saves replace the entry atomically
+// (a reader that takes no lock sees no entry or a complete one, never part of a save).
 #include "support/test_support.hpp"
 #include "tensoracle/cache/store.hpp"
+#include "tensoracle/io/atomic_file.hpp"
 #include "tensoracle/io/hash.hpp"
 
 #include <chrono>
@@ -13,7 +16,9 @@
 namespace tensoracle {
 namespace {
 
-constexpr int kProcesses = 8;
+constexpr int kWriters = 8;
+constexpr int kSavesPerWriter = 4;
+constexpr std::size_t kPlanSize = 1 << 20;
 
 int read_counter(std::filesystem::path const& path) {
     std::ifstream in(path);
@@ -22,76 +27,129 @@ int read_counter(std::filesystem::path const& path) {
     return value;
 }
 
-// One race of kProcesses openers on a fresh identity; results go to files under `work`.
-void race(std::filesystem::path const& cache, std::filesystem::path const& work, int round) {
-    std::filesystem::create_directories(work);
-    auto const counter = work / "builds";
-    auto const identity =
-        make_identity({{"name", "race"}, {"graph_version", std::to_string(round)}});
-
-    // While this process holds the exclusive lock every child blocks on its shared lock; on
-    // release all of them find no entry at the same moment and compete for the exclusive lock,
-    // the case where only the re-check under the exclusive lock prevents repeated builds.
-    auto gate = Store(cache).lock(identity, LockMode::exclusive);
-    std::vector<pid_t> children;
-    for (int i = 0; i < kProcesses; ++i) {
-        pid_t const pid = ::fork();
-        if (pid == 0) {
-            gate.release(); // the parent's copy keeps the lock; this one must not
-            try {
-                Store const store(cache);
-                auto const saved = store.open_or_build(identity, false, [&] {
-                    // The build runs under the exclusive lock: a plain read-modify-write of the
-                    // counter would lose updates if two builds overlapped.
-                    int const builds = read_counter(counter) + 1;
-                    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-                    std::ofstream(counter) << builds;
-                    return BuiltEngine{
-                        {{"builder", ::getpid()}},
-                        testing::random_bytes(1 << 20, static_cast<std::uint32_t>(::getpid()))};
-                });
-                std::ofstream(work / ("digest-" + std::to_string(i)))
-                    << sha256_hex(saved.plan()) << " " << saved.header().references.dump();
-            } catch (std::exception const& error) {
-                std::ofstream(work / ("error-" + std::to_string(i))) << error.what();
-                ::_exit(1);
-            }
-            ::_exit(0);
-        }
-        children.push_back(pid);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    gate.release();
-    for (pid_t const pid : children) {
-        int status = 0;
-        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
-
-    EXPECT_EQ(read_counter(counter), 1);
-    std::string first;
-    for (int i = 0; i < kProcesses; ++i) {
-        std::ifstream in(work / ("digest-" + std::to_string(i)));
-        std::string line;
-        std::getline(in, line);
-        ASSERT_FALSE(line.empty()) << "process " << i << " reported nothing";
-        if (i == 0) {
-            first = line;
-        }
-        EXPECT_EQ(line, first) << "process " << i;
-    }
-    auto const saved = Store(cache).read(identity);
-    ASSERT_TRUE(saved.has_value());
-    EXPECT_EQ(first.substr(0, 64), sha256_hex(saved->plan()));
+// The plan writer `writer` saves in its save number `save`: readers recompute it from the
+// references to check that what they read is one complete save.
+std::vector<std::byte> plan_of(int writer, int save) {
+    return testing::random_bytes(kPlanSize, static_cast<std::uint32_t>(writer * 100 + save + 1));
 }
 
-// Which process wins which step depends on scheduling, so several rounds are run: a protocol
-// without the re-check under the exclusive lock fails at least one of them with near certainty.
-TEST(StoreRace, OneBuildForManyOpeners) {
+// One writer process: kSavesPerWriter times, under the identity's exclusive lock, a slow
+// read-modify-write of the shared counter, then a save of its own plan.
+void write_entries(Store const& store, EngineIdentity const& identity,
+                   std::filesystem::path const& counter, int writer) {
+    for (int save = 0; save < kSavesPerWriter; ++save) {
+        FileLock const builder = store.lock(identity, LockMode::exclusive);
+        int const builds = read_counter(counter) + 1;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        std::ofstream(counter) << builds;
+        store.save(identity, {{"writer", writer}, {"save", save}}, plan_of(writer, save));
+    }
+}
+
+// Reads without a lock until `stop` exists, and once more after; every entry read must be
+// complete and one writer's. Returns the number of entries read, or throws on a partial or mixed
+// one.
+int read_entries(Store const& store, EngineIdentity const& identity,
+                 std::filesystem::path const& stop) {
+    int entries = 0;
+    for (bool last = false; !last;) {
+        last = std::filesystem::exists(stop);
+        auto const saved = store.read(identity); // CorruptEngineError on a partial file
+        if (!saved) {
+            continue;
+        }
+        int const writer = saved->header().references.at("writer").get<int>();
+        int const save = saved->header().references.at("save").get<int>();
+        auto const expected = plan_of(writer, save);
+        if (saved->plan().size() != expected.size() ||
+            !std::equal(expected.begin(), expected.end(), saved->plan().begin())) {
+            throw std::runtime_error("the plan read is not the one writer " +
+                                     std::to_string(writer) + " saved");
+        }
+        ++entries;
+    }
+    return entries;
+}
+
+int wait_for(pid_t pid) {
+    int status = 0;
+    if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+        return -1;
+    }
+    return WEXITSTATUS(status);
+}
+
+// Runs `body` in a child process; exit 0 on success, 1 (with the message in `error_file`) on an
+// exception.
+template <typename Body>
+pid_t spawn(std::filesystem::path const& error_file, Body body) {
+    pid_t const pid = ::fork();
+    if (pid == 0) {
+        try {
+            body();
+        } catch (std::exception const& error) {
+            std::ofstream(error_file) << error.what();
+            ::_exit(1);
+        }
+        ::_exit(0);
+    }
+    return pid;
+}
+
+std::string error_text(std::filesystem::path const& path) {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(StoreRace, ConcurrentWritersAreSerializedAndReadersSeeOnlyCompleteEntries) {
     testing::TemporaryDirectory dir;
-    for (int round = 0; round < 6; ++round) {
-        SCOPED_TRACE("round " + std::to_string(round));
-        race(dir.path() / "cache", dir.path() / std::to_string(round), round);
+    auto const cache = dir.path() / "cache";
+    auto const counter = dir.path() / "builds";
+    auto const stop = dir.path() / "stop";
+    auto const identity = make_identity({{"name", "race"}, {"graph_version", "1"}});
+    Store const store(cache);
+
+    std::vector<pid_t> readers;
+    for (int i = 0; i < 2; ++i) {
+        readers.push_back(spawn(dir.path() / ("reader-error-" + std::to_string(i)), [&] {
+            int const entries = read_entries(Store(cache), identity, stop);
+            std::ofstream(dir.path() / ("reader-entries-" + std::to_string(i))) << entries;
+        }));
+    }
+    // Every writer is released at once: while this process holds the exclusive lock they all
+    // block on it, then compete for it.
+    auto gate = store.lock(identity, LockMode::exclusive);
+    std::vector<pid_t> writers;
+    for (int writer = 0; writer < kWriters; ++writer) {
+        writers.push_back(spawn(dir.path() / ("writer-error-" + std::to_string(writer)), [&] {
+            gate.release(); // the parent's copy keeps the lock; this one must not
+            write_entries(Store(cache), identity, counter, writer);
+        }));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    gate.release();
+    for (int writer = 0; writer < kWriters; ++writer) {
+        EXPECT_EQ(wait_for(writers[static_cast<std::size_t>(writer)]), 0)
+            << error_text(dir.path() / ("writer-error-" + std::to_string(writer)));
+    }
+    std::ofstream(stop) << "stop";
+    for (std::size_t i = 0; i < readers.size(); ++i) {
+        EXPECT_EQ(wait_for(readers[i]), 0)
+            << error_text(dir.path() / ("reader-error-" + std::to_string(i)));
+        EXPECT_GT(read_counter(dir.path() / ("reader-entries-" + std::to_string(i))), 0)
+            << "reader " << i << " read no entry";
+    }
+
+    // A lost update would mean two writers held the exclusive lock at once.
+    EXPECT_EQ(read_counter(counter), kWriters * kSavesPerWriter);
+    auto const saved = store.read(identity);
+    ASSERT_TRUE(saved.has_value());
+    int const writer = saved->header().references.at("writer").get<int>();
+    EXPECT_EQ(saved->header().references.at("save").get<int>(), kSavesPerWriter - 1)
+        << "the last save of the entry is some writer's last";
+    EXPECT_EQ(sha256_hex(saved->plan()), sha256_hex(plan_of(writer, kSavesPerWriter - 1)));
+    for (auto const& entry : std::filesystem::directory_iterator(cache)) {
+        EXPECT_FALSE(is_temporary_name(entry.path().filename().string())) << entry.path();
     }
 }
 

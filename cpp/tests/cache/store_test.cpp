@@ -4,6 +4,7 @@
 #include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
+#include "tensoracle/io/file_lock.hpp"
 
 #include <cstdlib>
 #include <ctime>
@@ -253,41 +254,51 @@ TEST(Store, ReadOfAMissingEntryCreatesNothing) {
     EXPECT_FALSE(std::filesystem::exists(store.entry_path(id)));
 }
 
-TEST(Store, OpenOrBuildBuildsOnceAndReuses) {
+// Store::lock is the per-identity lock every opener takes (SHARED to read, EXCLUSIVE to build and
+// save): on the entry's own lock file, shared with other readers, exclusive against everyone, and
+// independent of other identities.
+TEST(Store, EntryLocksAreSharedForReadersAndExclusiveForTheBuilder) {
     testing::TemporaryDirectory dir;
     Store const store(dir.path());
     auto const id = identity();
-    int builds = 0;
-    auto build = [&] {
-        ++builds;
-        return BuiltEngine{{{"build", builds}},
-                           testing::random_bytes(5000, static_cast<std::uint32_t>(builds))};
-    };
-    auto const first = store.open_or_build(id, false, build);
-    auto const second = store.open_or_build(id, false, build);
-    EXPECT_EQ(builds, 1);
-    EXPECT_EQ(second.header().references, json({{"build", 1}}));
-    auto const forced = store.open_or_build(id, true, build);
-    EXPECT_EQ(builds, 2);
-    EXPECT_EQ(forced.header().references, json({{"build", 2}}));
-    EXPECT_TRUE(std::equal(first.plan().begin(), first.plan().end(),
-                           testing::random_bytes(5000, 1).begin()));
+    auto const other = identity("2");
+    {
+        FileLock const reader = store.lock(id, LockMode::shared);
+        EXPECT_TRUE(reader.held());
+        EXPECT_EQ(reader.path(), store.lock_path(id));
+        EXPECT_TRUE(FileLock::try_acquire(store.lock_path(id), LockMode::shared).has_value());
+        EXPECT_FALSE(FileLock::try_acquire(store.lock_path(id), LockMode::exclusive).has_value());
+        EXPECT_TRUE(FileLock::try_acquire(store.lock_path(other), LockMode::exclusive).has_value());
+    }
+    {
+        FileLock const builder = store.lock(id, LockMode::exclusive);
+        EXPECT_EQ(builder.mode(), LockMode::exclusive);
+        EXPECT_FALSE(FileLock::try_acquire(store.lock_path(id), LockMode::shared).has_value());
+        // Taking the lock creates the lock file only, never the entry.
+        EXPECT_FALSE(store.contains(id));
+    }
+    EXPECT_TRUE(FileLock::try_acquire(store.lock_path(id), LockMode::exclusive).has_value());
 }
 
-TEST(Store, OpenOrBuildLetsCorruptionReachTheCaller) {
+// A damaged entry reaches the reader as CorruptEngineError (the caller decides to rebuild); a
+// forced rebuild's save replaces it, and what it saved is read back.
+TEST(Store, ACorruptEntryReachesTheReaderAndASaveReplacesIt) {
     testing::TemporaryDirectory dir;
     Store const store(dir.path());
     auto const id = identity();
     testing::write_all(store.entry_path(id), {});
-    int builds = 0;
-    auto build = [&] {
-        ++builds;
-        return BuiltEngine{json::object(), testing::random_bytes(10, 1)};
-    };
-    EXPECT_THROW(store.open_or_build(id, false, build), CorruptEngineError);
-    EXPECT_EQ(builds, 0);
-    EXPECT_EQ(store.open_or_build(id, true, build).plan().size(), 10U);
-    EXPECT_EQ(builds, 1);
+    EXPECT_TRUE(store.contains(id));
+    EXPECT_THROW(static_cast<void>(store.read(id)), CorruptEngineError);
+    auto const plan = testing::random_bytes(10, 1);
+    {
+        FileLock const builder = store.lock(id, LockMode::exclusive);
+        store.save(id, {{"build", 2}}, plan);
+    }
+    auto const saved = store.read(id);
+    ASSERT_TRUE(saved.has_value());
+    EXPECT_EQ(saved->header().references, json({{"build", 2}}));
+    ASSERT_EQ(saved->plan().size(), plan.size());
+    EXPECT_TRUE(std::equal(plan.begin(), plan.end(), saved->plan().begin()));
 }
 
 TEST(Store, SaveRefusesFloatReferences) {

@@ -1,8 +1,8 @@
 // The engine cache store: a directory of saved engines named by identity, with per-identity locks.
 //
-// The open protocol. Every process that reuses or builds an engine follows it (the C++
-// Store::open_or_build below, and the Python engine layer through the bindings), so that
-// concurrent processes build each identity once and never see a partial file:
+// The open protocol. Every process that reuses or builds an engine follows it (the Python engine
+// layer, through the bindings, with the primitives below: lock, read, save), so that concurrent
+// processes build each identity once and never see a partial file:
 //   1. Take the identity's SHARED lock. If the entry exists and no rebuild is forced, read it
 //      (a CorruptEngineError or EngineConditionError propagates: the caller decides whether to
 //      rebuild), release the lock and return.
@@ -22,10 +22,8 @@
 
 #include <cstddef>
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <span>
-#include <vector>
 
 namespace tensoracle {
 
@@ -66,12 +64,6 @@ private:
     std::uint64_t plan_offset_;
 };
 
-// What a build step of Store::open_or_build produces.
-struct BuiltEngine {
-    nlohmann::json references = nlohmann::json::object();
-    std::vector<std::byte> plan;
-};
-
 class Store {
 public:
     // Creates the directory (and parents) with owner-only permissions when it is missing.
@@ -99,11 +91,6 @@ public:
     // here) and plan as the entry for `identity`; returns its path.
     std::filesystem::path save(EngineIdentity const& identity, nlohmann::json references,
                                std::span<std::byte const> plan) const;
-
-    // The open protocol described at the top of this file: reuses a saved entry (unless `force`)
-    // or calls `build` under the exclusive lock, saves its result and returns it as read back.
-    SavedEngine open_or_build(EngineIdentity const& identity, bool force,
-                              std::function<BuiltEngine()> const& build) const;
 
 private:
     std::filesystem::path directory_;
