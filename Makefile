@@ -59,8 +59,8 @@ python-test: python cubin-plugin
 # The extension's stub (python/src/tensoracle/_core.pyi) is compared with one generated from the
 # installed package, hence `python`; mypy is strict over the package (python/pyproject.toml).
 lint: setup python
-	$(VENV)/bin/ruff check python bench examples tools
-	$(VENV)/bin/ruff format --check python bench examples tools
+	$(VENV)/bin/ruff check python bench examples tools dev
+	$(VENV)/bin/ruff format --check python bench examples tools dev
 	$(PY) tools/check_stubs.py
 	cd python && ../$(VENV)/bin/mypy
 	find cpp -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror
