@@ -27,7 +27,7 @@ protected:
     void SetUp() override {
         auto const ptxas = find_ptxas();
         if (!ptxas) {
-            GTEST_SKIP() << "no ptxas: set TENSORACLE_PTXAS or install nvidia-cuda-nvcc into .venv";
+            FAIL() << tensoracle::testing::kNoPtxas;
         }
         root_ = fs::temp_directory_path() /
                 ("tensoracle-bundle-inspect-" +

@@ -38,7 +38,7 @@ protected:
     void SetUp() override {
         ptxas_ = find_ptxas();
         if (!ptxas_) {
-            GTEST_SKIP() << "no ptxas: set TENSORACLE_PTXAS or install nvidia-cuda-nvcc into .venv";
+            FAIL() << tensoracle::testing::kNoPtxas;
         }
         directory_ = fs::temp_directory_path() /
                      ("tensoracle-cubin-elf-" +

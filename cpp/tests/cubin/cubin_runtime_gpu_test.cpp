@@ -2,9 +2,11 @@
 // reference, both dot-product variants, the TF32 control, and two CUDA contexts at once.
 //
 // Needs TENSORACLE_CUBIN_BUNDLE (a schema-1 bundle directory built by examples/cubin_kernels/
-// build.py, loaded with LoadedBundle) and a CUDA device; otherwise it exits 77 (skip). With
+// build.py, loaded with LoadedBundle) and a CUDA device. Without a usable GPU it exits 77 (skip);
+// on a machine with one, a missing bundle is a failure (tools/gpu_check builds it). With
 // TENSORACLE_GPU_DUMP set, inputs and outputs are also written there as raw float32 files for the
 // NumPy check (check_gpu_dump.py).
+#include "support/skip_exit.hpp"
 #include "tensoracle/cubin/bundle_manifest.hpp"
 #include "tensoracle/cubin/cubin_runtime.hpp"
 #include "tensoracle/errors.hpp"
@@ -352,12 +354,18 @@ TEST(CubinRuntimeRefusals, NoCubinForTheDeviceOrAWrongDigestIsAnError) {
 int main(int argc, char** argv) {
     ::testing::InitGoogleTest(&argc, argv);
     char const* directory = std::getenv("TENSORACLE_CUBIN_BUNDLE");
-    if (directory == nullptr) {
-        std::cout << "skipped: set TENSORACLE_CUBIN_BUNDLE to a bundle directory built by "
-                     "examples/cubin_kernels/build.py\n";
-        return 77;
-    }
     std::string const reason = cuda::Driver::unavailable_reason();
+    if (directory == nullptr) {
+        std::cout << (reason.empty() ? "FAILED: " : "skipped: ")
+                  << "set TENSORACLE_CUBIN_BUNDLE to a bundle directory built by "
+                     "examples/cubin_kernels/build.py";
+        if (!reason.empty()) {
+            std::cout << " (and no usable GPU: " << reason << ")\n";
+            return 77;
+        }
+        std::cout << " (this machine has a GPU, so the test must run)\n";
+        return EXIT_FAILURE;
+    }
     if (!reason.empty()) {
         std::cout << "skipped: no usable GPU: " << reason << '\n';
         return 77;
@@ -365,5 +373,5 @@ int main(int argc, char** argv) {
     auto const loaded = std::make_unique<LoadedBundle>(directory);
     bundle = &loaded->record();
     std::cout << "bundle directory " << directory << " (" << bundle->sha256 << ")\n";
-    return RUN_ALL_TESTS();
+    return tensoracle::testing::run_all_tests_for_ctest();
 }

@@ -8,8 +8,13 @@
 
 namespace tensoracle::testing {
 
+// Why a test that needs ptxas fails without one: ptxas is part of the test setup (`make test`
+// installs it into .venv), so a missing one is a failure, never a skip.
+inline constexpr char const* kNoPtxas =
+    "no ptxas: set TENSORACLE_PTXAS, or run `make setup` (installs nvidia-cuda-nvcc into .venv)";
+
 // TENSORACLE_PTXAS, else the ptxas of the nvidia-cuda-nvcc wheel in the repository's .venv;
-// nullopt when neither exists (the tests then skip with that reason).
+// nullopt when neither exists (the tests then fail with kNoPtxas).
 inline std::optional<std::filesystem::path> find_ptxas() {
     namespace fs = std::filesystem;
     if (char const* explicit_path = std::getenv("TENSORACLE_PTXAS")) {
