@@ -1,6 +1,8 @@
 // The SDK's implementation: field parsing, error reporting, PluginBase, SHA-256 and the per-context
 // kernel and device-memory caches. Self-contained: TensorRT is reached only through the
 // interfaces it passes in, the CUDA driver through its C API.
+// One file although it holds several parts: TensoracleCubinPlugin.cmake compiles the SDK into each
+// plugin as this one source beside its header, and the installed SDK is those two files.
 #include "tensoracle/cubin_plugin.hpp"
 
 #include <algorithm>

@@ -8,7 +8,8 @@
 // (examples/cubin_plugin). Every check prints "ok <what>" or "FAIL <what>: <detail>"; the exit
 // status is 1 when any check failed. With --gpu, the plugins also run on device buffers in two
 // CUDA contexts and inputs and outputs are written to DUMP_DIR as raw float32 files for
-// check_plugin_dump.py, which compares them with NumPy.
+// check_plugin_dump.py, which compares them with NumPy. One program over 400 lines: every check
+// walks the same registry, plugin objects and contexts in order, and its steps read top to bottom.
 #include "tensoracle/cuda/cuda_driver.hpp"
 
 #include <NvInferRuntime.h>

@@ -1,5 +1,7 @@
 // The comparison kernels: one fused pass over both arrays in float64, compensated block sums
 // combined in block order, a rescaled second pass only when squares over- or underflow.
+// Just over 400 lines: the floating and exact kernels share the blocks and the dtype dispatch;
+// the error description is error_statistics.cpp.
 #include "tensoracle/compare/compare.hpp"
 
 #include "error_statistics.hpp"

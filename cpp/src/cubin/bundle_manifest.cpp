@@ -1,4 +1,6 @@
 // Reading bundle.json (schema version 1) into typed records, in the order of 1.x inspection.
+// One concept, over 400 lines because every field has its own check and its own message naming
+// the value expected; the loaded bundle is loaded_bundle.cpp.
 #include "tensoracle/cubin/bundle_manifest.hpp"
 
 #include "tensoracle/cubin/cubin_elf.hpp"

@@ -1,7 +1,8 @@
 // Host-side behaviour of the plugin SDK (no GPU): Fields, PluginBase's TensorRT methods, error
 // reports, Kernel::accepts, the launch and DeviceBytes errors that need no driver (and, with the
 // link-time stub standing in for libcuda.so.1, the driver's error), SHA-256 and the fixture
-// bundle's lookup.
+// bundle's lookup. Over 400 lines as the SDK is one source (cubin_plugin.cpp) tested as one
+// binary; each TEST covers one of the parts named above.
 #include "tensoracle/cubin_plugin.hpp"
 
 #include <cstring>
