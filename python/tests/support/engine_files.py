@@ -1,6 +1,6 @@
 """Test helper: saved-engine files and weight digest records written in pure Python.
 
-It follows the documented on-disk format of cpp/include/tensoracle/engine_file.hpp (magic
+It follows the documented on-disk format of cpp/include/tensoracle/cache/engine_file.hpp (magic
 "TSRCLENG", u32 LE version 1, u64 LE header length, canonical JSON header whose "plan" member
 holds the plan's size and XXH3-128 checksum, plan bytes) and the record format of
 weight_digest.cpp, so the `tensoracle cache` tests need no bindings.
