@@ -320,15 +320,11 @@ bool check_fields(char const* plugin_name, nvinfer1::PluginFieldCollection const
         std::string const who = "plugin " + quoted(plugin_name) + ": ";
         Fields checked;
         std::string reason;
-        if (!Fields::parse(source, checked)) {
-            std::vector<FieldValue> unused;
-            if (!parse_fields(source, unused, reason)) {
-                report_error(nullptr, (who + reason).c_str());
-            } else {
-                report_error(nullptr, (who + "the fields could not be copied").c_str());
-            }
+        if (!parse_fields(source, checked.values_, reason)) {
+            report_error(nullptr, (who + reason).c_str());
             return false;
         }
+        checked.point_collection_here();
         std::vector<FieldValue> const& parsed = checked.values();
         std::string known;
         for (std::size_t r = 0; r < rule_count; ++r) {

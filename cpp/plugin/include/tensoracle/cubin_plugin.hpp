@@ -35,6 +35,8 @@ struct FieldValue {
     std::vector<std::uint8_t> bytes;
 };
 
+struct FieldRule;
+
 // The fields of one plugin, in the order TensorRT gave them, owning every name and value.
 class Fields {
 public:
@@ -58,6 +60,11 @@ public:
     nvinfer1::PluginFieldCollection const* collection() noexcept;
 
 private:
+    // check_fields parses once and reports why a collection was refused.
+    friend bool check_fields(char const* plugin_name, nvinfer1::PluginFieldCollection const* source,
+                             FieldRule const* rules, std::size_t rule_count,
+                             Fields& result) noexcept;
+
     void point_collection_here();
 
     std::vector<FieldValue> values_;
