@@ -11,16 +11,20 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from tensoracle import _core
+from tensoracle.bundle import SMS_1X
+
 NAME_PATTERN = re.compile(r"[a-zA-Z0-9_.-]+")
 SUPPORTED_TYPES = ("*fp16", "*fp32", "*i8", "*i32", "i32", "fp32")
 MAX_PUBLIC_ARGUMENTS = 14
 MAX_DIVISOR = 1 << 30
 
-# The targets of a 1.x bundle, and every SM a bundle of ours may hold: those three plus A100 (80),
-# H100/H200 (90) and B200 (100) class devices. Triton builds the arch-specific sm_90a, sm_100a and
-# sm_120a code for 90 and up; the bundle names them sm90, sm100 and sm120 all the same.
-DEFAULT_TARGETS: tuple[int, ...] = (86, 89, 120)
-SUPPORTED_TARGETS: tuple[int, ...] = (80, 86, 89, 90, 100, 120)
+# The targets of a 1.x bundle, and every SM a bundle of ours may hold (the ones the core's
+# inspector accepts): those three plus A100 (80), H100/H200 (90) and B200 (100) class devices.
+# Triton builds the arch-specific sm_90a, sm_100a and sm_120a code for 90 and up; the bundle names
+# them sm90, sm100 and sm120 all the same.
+DEFAULT_TARGETS: tuple[int, ...] = tuple(int(name.removeprefix("sm")) for name in SMS_1X)
+SUPPORTED_TARGETS: tuple[int, ...] = tuple(_core.inspected_sms())
 
 
 def embedded_symbol(sm: int, name: str) -> str:
