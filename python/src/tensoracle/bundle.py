@@ -20,9 +20,11 @@ Importing this module loads neither TensorRT, Triton, torch nor a GPU library.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 import tempfile
 import zipfile
 from collections.abc import Collection
@@ -95,9 +97,19 @@ def _check_manifest_json(root: Path) -> None:
     """FileNotFoundError when bundle.json is absent, json.JSONDecodeError when it is not JSON,
     as 1.x raises them; the core judges everything else (and files beyond its size limit)."""
     path = root / "bundle.json"
-    if path.stat().st_size > _MAX_MANIFEST_BYTES:
-        return
-    data = path.read_bytes()
+    # Opened as the core opens it: a link is not followed, and a device or a FIFO neither blocks
+    # nor streams forever; the core then refuses what is not a regular file of bounded size.
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return
+        raise
+    with os.fdopen(descriptor, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_MANIFEST_BYTES:
+            return
+        data = file.read(_MAX_MANIFEST_BYTES + 1)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

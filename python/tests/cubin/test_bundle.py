@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -597,3 +598,34 @@ def test_the_native_command_reports_a_failure_with_its_class(bundle):
     assert help_text.returncode == 0
     assert "--json" in help_text.stdout
     assert "schema_version 1" in help_text.stdout
+
+
+@pytest.mark.parametrize("kind", ["link to /dev/zero", "fifo"])
+def test_a_bundle_json_that_is_no_regular_file_is_refused_without_reading_it(tmp_path, kind):
+    # In a process of its own with a time limit: reading such a file would never end.
+    root = tmp_path / "bundle"
+    root.mkdir()
+    if kind == "fifo":
+        os.mkfifo(root / "bundle.json")
+    else:
+        (root / "bundle.json").symlink_to("/dev/zero")
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from tensoracle.bundle import inspect_bundle\n"
+        "try:\n"
+        "    inspect_bundle(Path(sys.argv[1]))\n"
+        "except (OSError, ValueError) as error:\n"
+        "    print(type(error).__name__, error)\n"
+        "else:\n"
+        "    print('accepted')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert result.stdout.startswith(("FileNotFoundError", "BundleError")), result.stdout
+    assert "bundle.json" in result.stdout
