@@ -175,6 +175,10 @@ std::string entry_details_table(nlohmann::json const& details) {
             rows.emplace_back(compact(member_or_null(difference, "key")),
                               compact(member_or_null(difference, "description")));
         }
+        if (auto const problem = reason.find("cannot_run_here");
+            problem != reason.end() && problem->is_string()) {
+            rows.emplace_back("cannot run here", problem->get<std::string>());
+        }
         append_section(text, "Built because", rows);
     }
     return text;

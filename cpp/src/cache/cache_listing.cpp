@@ -43,12 +43,22 @@ std::string text_or_dash(nlohmann::json const& value) {
     return value.dump();
 }
 
+// conditions["hardware_compatibility"] (with the targets, if any, after it), else
 // conditions["targets"] joined with ",", else conditions["gpu"]["name"], else "-".
 std::string targets_text(CacheEntry const& entry) {
     if (!entry.header) {
         return "-";
     }
     nlohmann::json const& conditions = entry.header->conditions;
+    if (auto const level = conditions.find("hardware_compatibility");
+        level != conditions.end() && level->is_string()) {
+        std::string text = level->get<std::string>();
+        if (auto const targets = conditions.find("targets");
+            targets != conditions.end() && targets->is_array() && !targets->empty()) {
+            text += " (" + text_or_dash(targets->front()) + ")";
+        }
+        return text;
+    }
     if (auto const targets = conditions.find("targets"); targets != conditions.end()) {
         if (targets->is_array()) {
             std::string joined;

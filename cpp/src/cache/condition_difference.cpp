@@ -67,10 +67,17 @@ std::string describe_weights(nlohmann::json const& before, nlohmann::json const&
     return "weights: " + changed + " content changed";
 }
 
+// A GPU record as a name: the product name; for a record of a compute capability only (a
+// TensorRT 11 engine of hardware compatibility level same_compute_capability) that; "none" for
+// an identity that records no GPU (TensorRT-RTX, level ampere_plus, a build without a GPU).
 std::string gpu_text(nlohmann::json const& gpu) {
     if (gpu.is_object()) {
         if (auto const name = gpu.find("name"); name != gpu.end() && name->is_string()) {
             return name->get<std::string>();
+        }
+        if (auto const capability = gpu.find("compute_capability");
+            capability != gpu.end() && capability->is_string() && gpu.size() == 1) {
+            return "compute capability " + capability->get<std::string>();
         }
     }
     return value_text(gpu);

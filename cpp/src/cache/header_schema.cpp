@@ -103,7 +103,8 @@ Problem check_profile(Json const& value, std::string const& at) {
 
 Problem check_conditions(Json const& conditions) {
     std::string const at = "conditions";
-    for (char const* name : {"graph_version", "backend", "backend_version", "os", "arch"}) {
+    for (char const* name :
+         {"graph_version", "backend", "backend_version", "os", "arch", "hardware_compatibility"}) {
         if (Problem found = member(conditions, at, name, false, kString)) {
             return found;
         }
@@ -199,6 +200,9 @@ Problem check_rebuild_reason(Json const& reason, std::string const& at) {
         return mistyped(reason, at, "an object");
     }
     if (Problem found = member(reason, at, "compared_with", true, kString)) {
+        return found;
+    }
+    if (Problem found = member(reason, at, "cannot_run_here", false, kString)) {
         return found;
     }
     return member(reason, at, "differences", true, [](Json const& value, auto const& path) {

@@ -193,6 +193,29 @@ TEST(ListingTable, AlignedColumnsWithGraphVersionAndTargets) {
     EXPECT_NE(table.find("2 entries"), std::string::npos) << table;
 }
 
+TEST(ListingTable, TargetsColumnNamesTheHardwareCompatibilityLevel) {
+    TemporaryDirectory directory;
+    auto const& dir = directory.path();
+    testing::write_engine(dir / "a.engine",
+                          {{"name", "a"},
+                           {"backend", "tensorrt"},
+                           {"hardware_compatibility", "same_compute_capability"},
+                           {"gpu", {{"compute_capability", "8.9"}}},
+                           {"targets", {"sm89"}}},
+                          {}, 8, 0);
+    testing::write_engine(dir / "b.engine",
+                          {{"name", "b"},
+                           {"backend", "tensorrt"},
+                           {"hardware_compatibility", "ampere_plus"},
+                           {"gpu", nullptr},
+                           {"targets", nlohmann::json::array()}},
+                          {}, 8, 0);
+    std::string const table = listing_table(scan_cache(dir));
+    EXPECT_NE(table.find("same_compute_capability (sm89)"), std::string::npos) << table;
+    EXPECT_NE(table.find("ampere_plus"), std::string::npos) << table;
+    EXPECT_EQ(table.find("ampere_plus ("), std::string::npos) << table;
+}
+
 } // namespace
 } // namespace tensoracle
 

@@ -39,6 +39,29 @@ TEST(ConditionDifference, DescribesEachChangedKeyForPeople) {
     EXPECT_TRUE(condition_differences(after, after, none).empty());
 }
 
+TEST(ConditionDifference, NamesTheHardwareAnEntryIsBuiltFor) {
+    nlohmann::json before = conditions();
+    before["backend"] = "tensorrt";
+    before["gpu"] = {{"name", "NVIDIA L40S"}, {"compute_capability", "8.9"}};
+    nlohmann::json after = before;
+    after["gpu"] = {{"compute_capability", "8.9"}};
+    after["hardware_compatibility"] = "same_compute_capability";
+    WeightPathIndex const none{std::span<WeightRecord const>{}};
+    auto const differences = condition_differences(before, after, none);
+    ASSERT_EQ(differences.size(), 2U);
+    EXPECT_EQ(differences[0].description, "gpu: NVIDIA L40S \u2192 compute capability 8.9");
+    EXPECT_EQ(differences[1].description,
+              "hardware_compatibility: none \u2192 same_compute_capability");
+    nlohmann::json portable = after;
+    portable["gpu"] = nullptr;
+    portable["hardware_compatibility"] = "ampere_plus";
+    auto const wider = condition_differences(after, portable, none);
+    ASSERT_EQ(wider.size(), 2U);
+    EXPECT_EQ(wider[0].description, "gpu: compute capability 8.9 \u2192 none");
+    EXPECT_EQ(wider[1].description,
+              "hardware_compatibility: same_compute_capability \u2192 ampere_plus");
+}
+
 TEST(ConditionDifference, NearestEntryHasFewestDifferencesAndTheSameName) {
     TemporaryDirectory const directory;
     nlohmann::json far = conditions();
@@ -77,6 +100,17 @@ TEST(CacheEntryDetails, ShowsHeaderSizesAndResolvesNames) {
     EXPECT_NE(table.find("graph_version"), std::string::npos);
     EXPECT_NE(table.find("2026-11-30T10:00:00Z"), std::string::npos);
     EXPECT_THROW((void)resolve_entry(directory.path(), "missing.engine"), FileError);
+    nlohmann::json const rebuilt = {
+        {"rebuild_reason",
+         {{"compared_with", "a.engine"},
+          {"differences", nlohmann::json::array()},
+          {"cannot_run_here", "INVALID (OLD_CUDA_DRIVER)"}}}};
+    write_engine(directory.path() / "b.engine", conditions(), rebuilt, 7, 1'000'000'000);
+    std::string const shown =
+        entry_details_table(entry_details_json(resolve_entry(directory.path(), "b.engine")));
+    EXPECT_NE(shown.find("Built because"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("cannot run here"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("INVALID (OLD_CUDA_DRIVER)"), std::string::npos) << shown;
     nlohmann::json const diff = entry_diff_json(path, path);
     EXPECT_TRUE(diff["same"].get<bool>());
     EXPECT_NE(entry_diff_table(diff).find("equal"), std::string::npos);

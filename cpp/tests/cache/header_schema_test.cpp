@@ -81,6 +81,17 @@ TEST(HeaderSchema, EachWrongTypeIsNamedByItsPath) {
     EXPECT_EQ(violation(conditions, good_references()),
               "conditions.targets[1] is a JSON number, expected a string");
     conditions = good_conditions();
+    conditions["hardware_compatibility"] = 1;
+    EXPECT_EQ(violation(conditions, good_references()),
+              "conditions.hardware_compatibility is a JSON number, expected a string");
+    conditions = good_conditions();
+    conditions["hardware_compatibility"] = "ampere_plus";
+    EXPECT_EQ(violation(conditions, good_references()), "");
+    references = good_references();
+    references["rebuild_reason"]["cannot_run_here"] = false;
+    EXPECT_EQ(violation(good_conditions(), references),
+              "references.rebuild_reason.cannot_run_here is a JSON boolean, expected a string");
+    conditions = good_conditions();
     conditions["name"] = "";
     EXPECT_EQ(violation(conditions, good_references()),
               "conditions.name is a JSON string, expected a non-empty string");

@@ -27,6 +27,11 @@ class UntrustedEngineError(EngineCacheError):
     """A remote engine is unsigned, or not signed by the key this node is configured to trust."""
 
 
+class EngineTargetError(ValueError):
+    """The engine declared for ``open_engine`` could not run on this machine's GPU (its build
+    targets or hardware compatibility level leave the GPU out); nothing is built or read."""
+
+
 class PluginLibraryError(ValueError):
     """A plugin library is missing, unreadable, incompatible, or changed after loading."""
 

@@ -13,10 +13,20 @@ import warnings
 from pathlib import Path
 
 import pytest
+from engine_files import header
 from engine_helpers import DECLARATION, make_graph, write_weights
 
 import tensoracle
-from tensoracle import BuilderSettings, EngineBuild, InputShape, build_serialized_engine
+from tensoracle import (
+    BuilderSettings,
+    EngineBuild,
+    EngineIO,
+    InputShape,
+    TensorSpec,
+    build_serialized_engine,
+    prepare_engine,
+)
+from tensoracle.cache.compatibility import cannot_run
 from tensoracle.engine.build import build_plan
 
 BACKENDS = ["tensorrt", "tensorrt_rtx"]
@@ -279,3 +289,28 @@ def test_row_rtx_validity_without_gpu_is_invalid_without_diagnostics(
     validity, diagnostics = trt.Runtime(trt.Logger()).get_engine_validity(plan)
     assert validity == trt.EngineValidity.INVALID
     assert int(diagnostics) == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("level", ["ampere_plus", "same_compute_capability"])
+def test_row_hardware_compatibility_is_set_and_read_back_on_tensorrt(
+    chosen: tensoracle.Backend, level: str, engine_cache: Path, tmp_path: Path
+):
+    only(chosen, "tensorrt")
+    # The build reads the level back from the built engine and raises when it differs.
+
+    declaration = EngineBuild(
+        {"features": InputShape.fixed((1, 3, 2))}, BuilderSettings(hardware_compatibility=level)
+    )
+    weights = write_weights(tmp_path / "w.safetensors")
+    prepared = prepare_engine(
+        make_graph(weights), declaration, name="portable", graph_version="1",
+        weights=[weights], io=EngineIO(
+            inputs={"features": TensorSpec(chosen.module.float32, (1, 3, 2))},
+            outputs={"result": TensorSpec(chosen.module.float32, (1, 3, 2))},
+        ),
+    )  # fmt: skip
+    conditions = header(prepared.path)["conditions"]
+    assert conditions["hardware_compatibility"] == level
+    device = tensoracle.gpu.properties()
+    assert cannot_run(conditions, device) is None

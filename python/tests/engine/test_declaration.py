@@ -102,3 +102,26 @@ def test_invalid_engine_builds_name_field_and_value(arguments, words):
         EngineBuild(**arguments)
     for word in words:
         assert word in str(caught.value)
+
+
+@pytest.mark.parametrize("level", [None, "ampere_plus", "same_compute_capability"])
+def test_hardware_compatibility_levels_are_accepted(level):
+    assert BuilderSettings(hardware_compatibility=level).hardware_compatibility == level
+    assert BuilderSettings().hardware_compatibility is None
+
+
+@pytest.mark.parametrize("level", ["AMPERE_PLUS", "hopper_plus", 1, ["ampere_plus"]])
+def test_unknown_hardware_compatibility_levels_name_the_value(level):
+    with pytest.raises(ValueError, match=r"BuilderSettings.hardware_compatibility") as caught:
+        BuilderSettings(hardware_compatibility=level)
+    assert repr(level) in str(caught.value)
+    assert "'same_compute_capability'" in str(caught.value)
+
+
+def test_a_level_with_declared_targets_is_refused_naming_both():
+    with pytest.raises(
+        ValueError, match=r"hardware_compatibility='ampere_plus', targets=\('sm89',\)"
+    ):
+        BuilderSettings(hardware_compatibility="ampere_plus", targets=("sm89",))
+    settings = BuilderSettings(hardware_compatibility="ampere_plus", targets=("current",))
+    assert settings.targets == ("current",)

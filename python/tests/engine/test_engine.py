@@ -3,6 +3,7 @@ damaged files, IO checks and the no-GPU behaviour."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -31,6 +32,7 @@ from tensoracle import (
     EngineConditionError,
     EngineIO,
     EngineIOError,
+    EngineTargetError,
     TensorSpec,
     open_engine,
     prepare_engine,
@@ -55,9 +57,14 @@ def open_example(weight_file: Path, graph=raising_graph, **overrides):
     declaration = arguments.pop("declaration", DECLARATION)
     try:
         return open_engine(graph, declaration, **arguments)
-    except RuntimeError as error:
-        # Where the backend refuses this GPU, open_engine saves the engine and then raises
+    except EngineTargetError:
+        # Where the backend cannot build for this GPU, open_engine refuses before building
         # (asserted by the refused-GPU test below): a test that needs the handle skips there.
+        skip_where_the_gpu_is_refused()
+        raise
+    except RuntimeError as error:
+        # Where the backend refuses a plan built for this GPU, open_engine saves the engine and
+        # then raises: a test that needs the handle skips there.
         if "it cannot run on this device" in str(error):
             skip_where_the_gpu_is_refused()
         raise
@@ -119,7 +126,9 @@ def test_header_records_the_identity_conditions(engine_cache: Path, weights):
 
     assert conditions["weights"] == [hashlib.sha256(weights.read_bytes()).hexdigest()]
     assert conditions["plugins"] == []
-    assert conditions["gpu"] == tensoracle.gpu.properties()
+    # TensorRT-RTX engines are identified by their targets, TensorRT 11 ones by the GPU.
+    expected_gpu = None if chosen.name == "tensorrt_rtx" else tensoracle.gpu.properties()
+    assert conditions["gpu"] == expected_gpu
     assert conditions["targets"] == handle.references["targets"]
     assert "workspace_limit" not in conditions
     references = saved["references"]
@@ -152,34 +161,48 @@ def test_without_gpu_the_engine_is_refused_lazily_with_the_reason(engine_cache: 
 
 
 @pytest.mark.gpu
-def test_on_a_refused_gpu_open_engine_saves_reuses_and_names_the_device_problem(
-    engine_cache: Path, weights
+def test_on_a_gpu_outside_the_targets_open_engine_refuses_and_prepare_engine_builds(
+    engine_cache: Path, weights, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ):
     if refused_gpu_reason() is None:
         pytest.skip("the backend accepts this GPU, so open_engine returns a handle here")
     chosen = tensoracle.backend()
+    device = tensoracle.gpu.properties()
+    local = "sm" + device["compute_capability"].replace(".", "")
+    targets = chosen.adapter.planned_targets(device)
     arguments = {"name": "example", "graph_version": "1", "weights": (weights,), "io": IO}
     calls: list[int] = []
-    with pytest.raises(RuntimeError, match=r"it cannot run on this device$") as first:
+    # open_engine says so before building or reading anything ...
+    with pytest.raises(EngineTargetError) as refused:
         open_engine(make_graph(weights, calls), DECLARATION, **arguments)
-    saved = list(engine_cache.glob("example-*.engine"))
-    assert calls == [1]
-    assert len(saved) == 1
-    assert f"{chosen.name} {chosen.version} reports the engine '{saved[0]}'" in str(first.value)
-    conditions = header(saved[0])["conditions"]
-    device = tensoracle.gpu.properties()
-    assert conditions["gpu"] == device
-    assert conditions["targets"] == chosen.adapter.planned_targets(device)
-    recorded = saved[0].read_bytes()
-    # The second call reuses the saved entry (raising_graph fails the test if it is called)
-    # and reports the same problem; prepare_engine needs no deserialization and succeeds.
-    with pytest.raises(RuntimeError, match=r"it cannot run on this device$") as second:
+    assert local in str(refused.value)
+    assert ", ".join(targets) in str(refused.value)
+    assert calls == []
+    assert list(engine_cache.glob("example-*.engine")) == []
+    # ... while prepare_engine builds for the targets (for other GPUs), without the GPU's
+    # properties in the identity.
+    prepared = prepare_engine(make_graph(weights, calls), DECLARATION, **arguments)
+    assert (prepared.built, calls) == (True, [1])
+    conditions = header(prepared.path)["conditions"]
+    assert (conditions["gpu"], conditions["targets"]) == (None, targets)
+    with pytest.raises(EngineTargetError):
         open_engine(raising_graph, DECLARATION, **arguments)
-    assert str(second.value) == str(first.value)
-    prepared = prepare_engine(raising_graph, DECLARATION, **arguments)
-    assert (prepared.path, prepared.built) == (saved[0], False)
-    assert saved[0].read_bytes() == recorded  # reused, not rebuilt
-    assert list(engine_cache.glob("example-*.engine")) == saved
+    # Described as a GPU of the targets, this machine finds the entry, and the backend's
+    # validity check (on the real GPU) says before deserializing that it cannot run here: a
+    # miss with that reason, built again, and the new engine is refused at deserialization.
+    major, minor = targets[-1][2:-1], targets[-1][-1]
+    described = {"name": "described GPU", "compute_capability": f"{major}.{minor}"}
+    monkeypatch.setenv("TENSORACLE_DESCRIBED_GPU", json.dumps(described))
+    with (
+        caplog.at_level("WARNING", logger="tensoracle.cache"),
+        pytest.raises(RuntimeError, match=r"it cannot run on this device$"),
+    ):
+        open_engine(make_graph(weights, calls), DECLARATION, **arguments)
+    assert calls == [1, 1]
+    assert "cannot run on this device" in caplog.text
+    rebuilt = header(prepared.path)["references"]["rebuild_reason"]
+    assert rebuilt["compared_with"] == prepared.path.name
+    assert "INVALID" in rebuilt["cannot_run_here"]
 
 
 @pytest.mark.gpu

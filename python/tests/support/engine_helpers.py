@@ -14,6 +14,7 @@ from safetensors.numpy import load_file, save_file
 
 import tensoracle
 from tensoracle import BuilderSettings, EngineBuild, EngineIO, InputShape, TensorSpec
+from tensoracle.cache.compatibility import target_of
 from tensoracle.engine.log import trt_logger
 
 try:
@@ -65,13 +66,24 @@ def refused_gpu_reason() -> str | None:
     """Why the selected backend refuses every engine on this machine's GPU, else None.
 
     None where no GPU is present (there open_engine returns a handle that refuses lazily) and
-    where the backend accepts an engine built as open_engine builds it. TensorRT-RTX 1.7 refuses
-    the H200 (compute capability 9.0): there open_engine saves the engine, then raises the
-    RuntimeError that ends in "it cannot run on this device".
+    where the backend accepts an engine built as open_engine builds it. TensorRT-RTX 1.7 cannot
+    target the H200 (compute capability 9.0): there open_engine raises EngineTargetError before
+    building; where the GPU is among the targets but the runtime still refuses the plan,
+    open_engine saves the engine, then raises the RuntimeError that ends in "it cannot run on
+    this device".
     """
     if tensoracle.gpu.absent_reason() is not None:
         return None
     chosen = tensoracle.backend()
+    device = tensoracle.gpu.properties() or {}
+    local = target_of(device)
+    targets = chosen.adapter.planned_targets(device)
+    if chosen.name == "tensorrt_rtx" and local not in targets:
+        return (
+            f"{chosen.name} {chosen.version} does not build for this GPU ({device.get('name')}, "
+            f"{local}; the targets are {', '.join(targets)}), so open_engine raises "
+            "EngineTargetError instead of returning a handle"
+        )
     with tempfile.TemporaryDirectory() as folder:
         weights = write_weights(Path(folder) / "model.safetensors")
         plan = tensoracle.build_serialized_engine(make_graph(weights), DECLARATION)

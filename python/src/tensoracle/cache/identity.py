@@ -7,6 +7,7 @@ import platform
 from collections.abc import Mapping
 from typing import Any
 
+from tensoracle.cache import compatibility
 from tensoracle.engine.backends import Backend
 from tensoracle.engine.declaration import EngineBuild
 
@@ -35,7 +36,12 @@ def conditions(
 ) -> dict[str, Any]:
     """Everything that decides whether a saved engine fits this build: names, versions, input
     profiles, the settings that change the plan (not the workspace limit), content digests of
-    weights and plugins, the platform, the GPU (None without one) and the build targets."""
+    weights and plugins, the platform, and what the engine can run on: the build targets and
+    as much of the GPU as the backend and hardware compatibility level depend on
+    (``tensoracle.cache.compatibility``)."""
+    runs_on = compatibility.hardware(
+        chosen.name, gpu, targets, declaration.settings.hardware_compatibility
+    )
     return {
         "name": name,
         "graph_version": graph_version,
@@ -48,8 +54,7 @@ def conditions(
         "plugins": list(plugins),
         "os": operating_system(),
         "arch": architecture(),
-        "gpu": dict(gpu) if gpu is not None else None,
-        "targets": list(targets),
+        **runs_on,
     }
 
 

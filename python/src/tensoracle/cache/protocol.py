@@ -5,12 +5,20 @@ which differ only in what they return. For one call:
 
 1. Check every argument, once; load the plugins (a missing or changed library is reported
    before any cached plan is opened); digest the weights; plan the build targets for this
-   device; make the identity from these conditions (``tensoracle.cache.identity``).
+   device; make the identity from these conditions (``tensoracle.cache.identity``), which
+   records what the engine can run on, not the machine it is built on
+   (``tensoracle.cache.compatibility``). For ``open_engine`` on a machine with a GPU, an
+   identity whose engine could not run on that GPU is refused here (``EngineTargetError``),
+   before anything is read or built.
 2. Take the identity's shared lock and read the entry. A hit is returned, its header's IO
-   checked against the declared ``io``.
+   checked against the declared ``io``. Where the engine will be deserialized here (a GPU is
+   present, ``open_engine``) and the backend can judge the plan's header (TensorRT-RTX's
+   engine validity), an entry that the backend says cannot run on this device is a miss, with
+   the reason logged and recorded as the rebuild reason.
 3. On a miss (or with ``force_rebuild``) take the exclusive lock and look again (unless
    forced); on a second miss the remote tier, where one is configured
-   (``tensoracle.cache.remote.fleet``), fetches the entry or takes the fleet's build lease.
+   (``tensoracle.cache.remote.fleet``), fetches the entry (judged as in step 2) or takes the
+   fleet's build lease.
 4. Build with the targets planned in step 1 (the graph is called only here), check the built
    IO against ``io`` before anything is saved, save through the store's atomic save with the
    rebuild reason (``tensoracle.cache.rebuild``), and publish to the remote tier.
@@ -23,6 +31,7 @@ store clients are.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -32,14 +41,18 @@ from pathlib import Path
 from typing import Any
 
 from tensoracle import _core, gpu
-from tensoracle.cache import identity, rebuild
+from tensoracle.cache import compatibility, identity, rebuild
 from tensoracle.cache.remote import fleet
+from tensoracle.engine import log
 from tensoracle.engine.backends import Backend, backend
 from tensoracle.engine.build import Graph, build_plan, check_arguments
 from tensoracle.engine.declaration import EngineBuild
 from tensoracle.engine.field_checks import check_conditions_size, check_text
 from tensoracle.engine.io import EngineIO, check_io
 from tensoracle.engine.plugins import load_plugins
+from tensoracle.errors import EngineTargetError
+
+_logger = logging.getLogger("tensoracle.cache")
 
 
 def _version() -> str:
@@ -117,10 +130,15 @@ def obtain(
     logger: Any,
     progress: Any,
     remote: str | None,
+    for_this_device: bool = False,
 ) -> Obtained:
     """The saved engine for these conditions, built and saved on a miss (see the module's
     docstring). A fresh build whose IO differs from ``io`` raises EngineIOError before anything
-    is saved or published; a saved entry whose header records other IO raises it too."""
+    is saved or published; a saved entry whose header records other IO raises it too.
+
+    ``for_this_device`` (``open_engine``): the engine is to run on this machine's GPU, so an
+    identity it could not run on raises EngineTargetError first, and saved entries the backend
+    says cannot run on this device are misses (``prepare_engine`` prepares for other GPUs)."""
     checked = _check_arguments(
         graph, declaration, name, graph_version, weights, io, force_rebuild, progress
     )
@@ -132,6 +150,7 @@ def obtain(
         for path in checked.weights
     ]
     device = gpu.properties()
+    chosen.adapter.check_hardware_compatibility(declaration.settings.hardware_compatibility)
     targets = chosen.adapter.planned_targets(device, declaration.settings.targets)
     conditions = identity.conditions(
         name=name,
@@ -147,7 +166,22 @@ def obtain(
     check_conditions_size(text, conditions)
     key = _core.make_identity(text)
 
-    def reused(found: Obtained) -> Obtained:
+    if for_this_device and device is not None:
+        _refuse_unrunnable(chosen, conditions, device)
+    judge_here = for_this_device and gpu.absent_reason() is None
+    unusable: str | None = None  # why a saved entry cannot run on this device
+
+    def reused(found: Obtained) -> Obtained | None:
+        nonlocal unusable
+        if judge_here:
+            unusable = _cannot_run_here(chosen, found)
+            if unusable is not None:
+                _logger.warning(
+                    "the saved engine '%s' cannot run on this device (%s); building it here",
+                    found.path,
+                    unusable,
+                )
+                return None
         signature = found.references.get("io")
         if isinstance(signature, dict):
             check_io(io, declaration, signature, str(found.path), "saved header of")
@@ -156,26 +190,22 @@ def obtain(
     if not force_rebuild:
         with store.lock(key, False):
             saved = _read(chosen, store, key)
-        if saved is not None:
-            return reused(saved)
+        if saved is not None and (usable := reused(saved)) is not None:
+            return usable
     # On a local miss the remote tier (if configured) fetches, or leases, builds and publishes.
     with store.lock(key, True), fleet.session(remote, store, key) as shared:
-        if not force_rebuild:
+        if not force_rebuild and unusable is None:
             saved = _read(chosen, store, key)
-            if saved is not None:
-                return reused(saved)
+            if saved is not None and (usable := reused(saved)) is not None:
+                return usable
+        if not force_rebuild and unusable is None:
             fetched = shared.fetch()
             if fetched is not None:
-                return reused(
-                    Obtained(
-                        chosen,
-                        fetched.path,
-                        fetched.plan,
-                        fetched.owner,
-                        fetched.references,
-                        built=False,
-                    )
+                found = Obtained(
+                    chosen, fetched.path, fetched.plan, fetched.owner, fetched.references, False
                 )
+                if (usable := reused(found)) is not None:
+                    return usable
         result = build_plan(chosen, graph, declaration, targets, logger, checked.progress)
         check_io(io, declaration, result.signature, store.entry_path(key), "built engine")
         references = {
@@ -187,12 +217,40 @@ def obtain(
             "built_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "build_milliseconds": result.milliseconds,
         }
-        reason = rebuild.find(store.directory, key.conditions_json, name)
+        reason = (
+            rebuild.find(store.directory, key.conditions_json, name)
+            if unusable is None
+            else rebuild.cannot_run_here(store.entry_path(key), unusable)
+        )
         if reason is not None:
             references["rebuild_reason"] = reason
         path = store.save(key, identity.to_json(references), memoryview(result.plan))
         shared.publish(path)
     return Obtained(chosen, Path(path), result.plan, result.plan, references, built=True)
+
+
+def _refuse_unrunnable(chosen: Backend, conditions: dict[str, Any], device: dict[str, Any]) -> None:
+    """EngineTargetError when the identity's engine could not run on ``device``."""
+    reason = compatibility.cannot_run(conditions, device)
+    if reason is None:
+        return
+    local = compatibility.target_of(device)
+    raise EngineTargetError(
+        f"open_engine will not build or read {conditions['name']!r} here: {reason}. "
+        + chosen.adapter.target_remedy(local)
+    )
+
+
+def _cannot_run_here(chosen: Backend, found: Obtained) -> str | None:
+    """The backend's reason why a saved plan cannot run on this device, judged from its header
+    without deserializing it (None when it can, or when the backend cannot tell, or when the
+    reason is damage: deserialization then reports it as CorruptEngineError)."""
+    trt = chosen.module
+    runtime = trt.Runtime(log.trt_logger(chosen))
+    problem: str | None = chosen.adapter.validity_problem(trt, runtime, found.plan)
+    if problem is None or any(word in problem for word in chosen.adapter.DAMAGE_DIAGNOSTICS):
+        return None
+    return problem
 
 
 def _read(chosen: Backend, store: Any, key: Any) -> Obtained | None:

@@ -9,13 +9,17 @@ INFO (logger ``tensoracle.rebuild``) and recorded in the new entry's header as t
      "differences": [{"key": "graph_version", "before": "3", "after": "4",
                       "description": "graph_version 3 → 4"}, ...]}
 
-A forced rebuild of an unchanged identity records an empty list of differences.
+A forced rebuild of an unchanged identity records an empty list of differences. An entry rebuilt
+because the backend said the saved one cannot run on this device records that instead::
+
+    {"compared_with": "<file name>", "differences": [], "cannot_run_here": "INVALID (...)"}
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 from typing import Any
 
 from tensoracle import _core
@@ -34,6 +38,12 @@ def find(directory: str, conditions_json: str, name: str) -> dict[str, Any] | No
     return reason
 
 
+def cannot_run_here(path: str, problem: str) -> dict[str, Any]:
+    """The ``rebuild_reason`` of an entry built again because the saved one at ``path`` cannot
+    run on this device (``problem``, the backend's words)."""
+    return {"compared_with": os.path.basename(path), "differences": [], "cannot_run_here": problem}
+
+
 def describe(reason: Any) -> str | None:
     """The recorded reason as one line, e.g. ``graph_version 3 → 4; weights: m.safetensors
     content changed (compared with <file>)``; None for entries without one."""
@@ -44,5 +54,8 @@ def describe(reason: Any) -> str | None:
         for item in reason.get("differences", [])
         if isinstance(item, dict)
     ]
+    problem = reason.get("cannot_run_here")
+    if isinstance(problem, str):
+        differences.append(f"the saved engine cannot run on this device: {problem}")
     text = "; ".join(differences) or "rebuild forced, no condition differs"
     return f"{text} (compared with {reason.get('compared_with')})"

@@ -102,6 +102,7 @@ def _configure(
         )
     if settings.workspace_limit is not None:
         config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, settings.workspace_limit)
+    chosen.adapter.apply_hardware_compatibility(trt, config, settings.hardware_compatibility)
     applied = chosen.adapter.apply_targets(trt, config, targets, settings.targets)
     profile = builder.create_optimization_profile()
     for name, shape in declaration.inputs.items():
@@ -171,6 +172,10 @@ def _build_plan(
         raise RuntimeError(
             f"{chosen.name} {chosen.version} could not build the engine: {log.describe(errors)}"
         )
+    level = declaration.settings.hardware_compatibility
+    if level is not None:
+        runtime = trt.Runtime(log.trt_logger(chosen))
+        chosen.adapter.check_built_hardware_compatibility(trt, runtime, plan, level)
     outputs = [network.get_output(index) for index in range(network.num_outputs)]
     shape_outputs = [tensor.name for tensor in outputs if tensor.is_shape_tensor]
     if shape_outputs:

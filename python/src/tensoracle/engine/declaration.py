@@ -16,6 +16,11 @@ OPTIMIZATION_LEVELS = range(0, 6)
 # A build target: a compute capability written smXY (sm80, sm120), or "current" alone.
 _TARGET = re.compile(r"sm[1-9][0-9]{1,2}")
 CURRENT_TARGET = "current"
+# BuilderSettings.hardware_compatibility (TensorRT 11's HardwareCompatibilityLevel): None, or
+# an engine for every GPU from Ampere on, or for every GPU of the build GPU's compute capability.
+AMPERE_PLUS = "ampere_plus"
+SAME_COMPUTE_CAPABILITY = "same_compute_capability"
+HARDWARE_COMPATIBILITY_LEVELS = (AMPERE_PLUS, SAME_COMPUTE_CAPABILITY)
 
 
 def _shape(field_name: str, value: Any) -> Shape:
@@ -119,12 +124,18 @@ class BuilderSettings:
     ``("current",)`` for the local GPU). None keeps the backend's default: for TensorRT-RTX the
     ``TENSORACLE_RTX_TARGETS`` environment variable, else sm80, sm86, sm89 and sm120; TensorRT 11
     always builds for the local GPU.
+
+    ``hardware_compatibility`` (TensorRT 11 only) lets an engine built on one GPU run on others:
+    ``"ampere_plus"`` on every GPU from sm80 on, ``"same_compute_capability"`` on every GPU of the
+    build GPU's compute capability; None (the default) only on GPUs like the one it was built on.
+    TensorRT-RTX engines run on every GPU of their ``targets`` and take no level.
     """
 
     workspace_limit: int | None = None
     optimization_level: int = 3
     tf32: bool = False
     targets: tuple[str, ...] | None = None
+    hardware_compatibility: str | None = None
 
     def __post_init__(self) -> None:
         limit = self.workspace_limit
@@ -154,6 +165,19 @@ class BuilderSettings:
                 f"BuilderSettings.tf32 must be False (TF32 is always disabled), not {self.tf32!r}"
             )
         object.__setattr__(self, "targets", _targets(self.targets))
+        compatibility = self.hardware_compatibility
+        if compatibility is not None and compatibility not in HARDWARE_COMPATIBILITY_LEVELS:
+            raise ValueError(
+                "BuilderSettings.hardware_compatibility must be None, "
+                + " or ".join(repr(known) for known in HARDWARE_COMPATIBILITY_LEVELS)
+                + f", not {compatibility!r}"
+            )
+        if compatibility is not None and self.targets not in (None, (CURRENT_TARGET,)):
+            raise ValueError(
+                f"BuilderSettings(hardware_compatibility={compatibility!r}, "
+                f"targets={self.targets!r}): a hardware compatibility level builds on the local "
+                "GPU for the GPUs the level names; leave targets None (or ('current',))"
+            )
 
 
 @dataclass(frozen=True)

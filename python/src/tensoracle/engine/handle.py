@@ -16,9 +16,6 @@ from tensoracle.engine.declaration import EngineBuild
 from tensoracle.engine.io import EngineIO, check_io, signature_from_engine
 from tensoracle.errors import CorruptEngineError
 
-# Backend validity diagnostics that mean the file itself is unusable, not this device.
-_DAMAGE_DIAGNOSTICS = ("MALFORMED_ENGINE", "VERSION_MISMATCH")
-
 
 @dataclass(frozen=True)
 class EngineHandle:
@@ -164,7 +161,7 @@ class SavedEngineHandle(EngineHandle):
                         f"{self._backend.name} {self._backend.version} reports the engine "
                         f"'{self._path}' {problem}"
                     )
-                    if any(word in problem for word in _DAMAGE_DIAGNOSTICS):
+                    if any(word in problem for word in self._backend.adapter.DAMAGE_DIAGNOSTICS):
                         raise CorruptEngineError(text)
                     raise RuntimeError(f"{text}: it cannot run on this device")
             engine = self._runtime.deserialize_cuda_engine(self._plan)

@@ -66,6 +66,7 @@ def open_engine(
         logger=logger,
         progress=progress,
         remote=remote,
+        for_this_device=True,
     )
     handle = SavedEngineHandle(obtained, io=io, declaration=declaration, logger=logger)
     if gpu.absent_reason() is None:

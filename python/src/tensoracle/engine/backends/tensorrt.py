@@ -54,6 +54,69 @@ def apply_targets(
     return list(targets)
 
 
+# BuilderSettings.hardware_compatibility → the name of TensorRT's HardwareCompatibilityLevel member.
+_LEVELS = {
+    None: "NONE",
+    "ampere_plus": "AMPERE_PLUS",
+    "same_compute_capability": "SAME_COMPUTE_CAPABILITY",
+}
+
+
+def check_hardware_compatibility(level: str | None) -> None:
+    """Every level of BuilderSettings.hardware_compatibility is TensorRT's: nothing to refuse."""
+    del level
+
+
+def apply_hardware_compatibility(trt: Any, config: Any, level: str | None) -> None:
+    """Sets ``config.hardware_compatibility_level`` (IBuilderConfig::setHardwareCompatibilityLevel)
+    and checks it reads back; None leaves TensorRT's default, HardwareCompatibilityLevel.NONE."""
+    if level is None:
+        return
+    wanted = getattr(trt.HardwareCompatibilityLevel, _LEVELS[level])
+    config.hardware_compatibility_level = wanted
+    if config.hardware_compatibility_level != wanted:
+        raise RuntimeError(
+            f"TensorRT kept hardware compatibility level {config.hardware_compatibility_level}, "
+            f"not {wanted} (BuilderSettings.hardware_compatibility={level!r})"
+        )
+
+
+def check_built_hardware_compatibility(
+    trt: Any, runtime: Any, plan: Any, level: str | None
+) -> None:
+    """Reads the level back from the built engine (ICudaEngine::getHardwareCompatibilityLevel,
+    after deserializing the plan on the GPU it was built on) and raises RuntimeError when it is
+    not the one declared, so that nothing is saved under an identity it does not meet."""
+    if level is None:
+        return
+    wanted = getattr(trt.HardwareCompatibilityLevel, _LEVELS[level])
+    engine = runtime.deserialize_cuda_engine(plan)
+    if engine is None:
+        raise RuntimeError(
+            "TensorRT built an engine it cannot deserialize on the GPU it was built on, so its "
+            f"hardware compatibility level (declared {level!r}) cannot be read back"
+        )
+    built = engine.hardware_compatibility_level
+    del engine
+    if built != wanted:
+        raise RuntimeError(
+            f"TensorRT built the engine with hardware compatibility level {built}, not {wanted} "
+            f"(BuilderSettings.hardware_compatibility={level!r})"
+        )
+
+
+# TensorRT has no header-only validity check (validity_problem), so no damage diagnostics.
+DAMAGE_DIAGNOSTICS: tuple[str, ...] = ()
+
+
+def target_remedy(local: str) -> str:
+    """What to change when the hardware compatibility level leaves out this GPU (``local``)."""
+    return (
+        f"Build on a GPU the level covers, choose another BuilderSettings.hardware_compatibility "
+        f"for this {local} GPU, or leave it None to build for this GPU alone"
+    )
+
+
 def validity_problem(trt: Any, runtime: Any, plan: Any) -> str | None:
     """TensorRT has no header-only validity check; deserialization reports problems itself."""
     del trt, runtime, plan

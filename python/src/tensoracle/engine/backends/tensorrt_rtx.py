@@ -104,6 +104,48 @@ def apply_targets(
     return [value.name.lower() for value in read_back]
 
 
+def apply_hardware_compatibility(trt: Any, config: Any, level: str | None) -> None:
+    """TensorRT-RTX engines run on every GPU of their targets: a level is refused."""
+    del trt, config
+    check_hardware_compatibility(level)
+
+
+def check_hardware_compatibility(level: str | None) -> None:
+    """Refuses a level before the graph is called (the open protocol checks it first)."""
+    if level is not None:
+        raise ValueError(
+            f"BuilderSettings.hardware_compatibility={level!r} is a TensorRT 11 setting; a "
+            "TensorRT-RTX engine runs on every GPU of its targets: declare "
+            "BuilderSettings.targets instead"
+        )
+
+
+def check_built_hardware_compatibility(
+    trt: Any, runtime: Any, plan: Any, level: str | None
+) -> None:
+    """Nothing to read back: TensorRT-RTX takes no level (``apply_hardware_compatibility``)."""
+    del trt, runtime, plan, level
+
+
+# Validity diagnostics that mean the file itself is unusable, not this device.
+DAMAGE_DIAGNOSTICS = ("MALFORMED_ENGINE", "VERSION_MISMATCH")
+
+
+def target_remedy(local: str) -> str:
+    """What to change when the targets leave out this machine's GPU (``local``, e.g. sm89)."""
+    if local in KNOWN_TARGETS:
+        return (
+            f"Add {local!r} to BuilderSettings.targets (or to {TARGETS_VARIABLE} when the "
+            "declaration gives none), or build for other GPUs with prepare_engine, which does "
+            "not run the engine"
+        )
+    return (
+        f"TensorRT-RTX cannot build for {local} at all (its targets are "
+        f"{', '.join(KNOWN_TARGETS)}): use the tensorrt backend (TensorRT 11) on this GPU, or "
+        "build for other GPUs with prepare_engine, which does not run the engine"
+    )
+
+
 def validity_problem(trt: Any, runtime: Any, plan: Any) -> str | None:
     """Reads the plan header with Runtime.get_engine_validity; returns why it cannot run here."""
     validity, diagnostics = runtime.get_engine_validity(plan)

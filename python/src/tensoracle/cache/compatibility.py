@@ -1,0 +1,130 @@
+"""Which GPUs a saved engine can run on: what its identity records of the hardware, and the rule
+that matches an entry's conditions against a device description.
+
+An engine's identity records only what decides where it runs, so that every machine that can
+run an engine computes the same identity for the same declaration:
+
+- TensorRT-RTX compiles ahead of time for a list of compute capabilities and specialises at run
+  time: ``"gpu": null`` and ``"targets"``, the targets set on the builder. A CI machine without a
+  GPU and a workstation with an RTX 4090 compute the same identity for targets sm86, sm89, sm120.
+- TensorRT 11 builds for the GPU in use. Without a hardware compatibility level the engine runs
+  on GPUs with exactly the built GPU's properties: ``"gpu"`` holds them all. With
+  ``BuilderSettings(hardware_compatibility="same_compute_capability")`` it runs on every GPU of
+  the same compute capability: ``"gpu": {"compute_capability": "8.9"}``. With ``"ampere_plus"``
+  it runs on every GPU from Ampere (sm80) on: ``"gpu": null``. The level is recorded as
+  ``"hardware_compatibility"`` (absent when none is set, so older entries keep their identity).
+
+``cannot_run`` is a pure function of (entry conditions, device description): tests call it with
+described devices, and ``open_engine`` calls it with the local GPU before building or reading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tensoracle.engine.declaration import (
+    AMPERE_PLUS,
+    HARDWARE_COMPATIBILITY_LEVELS,
+    SAME_COMPUTE_CAPABILITY,
+)
+
+RTX = "tensorrt_rtx"
+# The oldest compute capability an "ampere_plus" engine runs on (Ampere).
+_AMPERE_MAJOR = 8
+
+
+def target_of(device: Mapping[str, Any]) -> str:
+    """A device's compute capability as a build target: ``"8.9"`` → ``"sm89"``."""
+    capability = str(device.get("compute_capability", ""))
+    major, dot, minor = capability.partition(".")
+    if not (dot and major.isdigit() and minor.isdigit()):
+        raise ValueError(
+            f"the GPU description holds compute_capability={capability!r}; expected 'MAJOR.MINOR'"
+        )
+    return f"sm{int(major)}{int(minor)}"
+
+
+def _major(device: Mapping[str, Any]) -> int:
+    return int(str(device["compute_capability"]).partition(".")[0])
+
+
+def hardware(
+    backend: str,
+    device: Mapping[str, Any] | None,
+    targets: list[str],
+    level: str | None,
+) -> dict[str, Any]:
+    """The identity's hardware keys for a build by ``backend`` on ``device`` (None without a
+    GPU) for ``targets`` with the hardware compatibility ``level`` (None for none): ``gpu`` and
+    ``targets``, plus ``hardware_compatibility`` when a level is set."""
+    if backend == RTX:
+        return {"gpu": None, "targets": list(targets)}
+    if level is None:
+        return {"gpu": dict(device) if device is not None else None, "targets": list(targets)}
+    if level not in HARDWARE_COMPATIBILITY_LEVELS:
+        raise ValueError(
+            f"BuilderSettings.hardware_compatibility={level!r}; use None, "
+            + " or ".join(repr(known) for known in HARDWARE_COMPATIBILITY_LEVELS)
+        )
+    if level == AMPERE_PLUS:
+        return {"gpu": None, "targets": [], "hardware_compatibility": level}
+    if device is None:
+        return {"gpu": None, "targets": [], "hardware_compatibility": level}
+    return {
+        "gpu": {"compute_capability": str(device["compute_capability"])},
+        "targets": [target_of(device)],
+        "hardware_compatibility": level,
+    }
+
+
+def _device_text(device: Mapping[str, Any]) -> str:
+    return f"{device.get('name', 'the GPU')} ({target_of(device)})"
+
+
+def cannot_run(conditions: Mapping[str, Any], device: Mapping[str, Any]) -> str | None:
+    """Why an engine with these identity conditions cannot run on ``device`` (a GPU description
+    as ``tensoracle.gpu.properties()`` returns it), or None when it can.
+
+    Entries saved before identities were portable are judged by what their header records: an
+    RTX entry by its targets (its ``gpu`` is ignored), a TensorRT entry by its GPU properties."""
+    local = target_of(device)
+    targets = [str(target) for target in conditions.get("targets") or []]
+    level = conditions.get("hardware_compatibility")
+    if conditions.get("backend") == RTX:
+        if local in targets:
+            return None
+        return (
+            f"the engine is built for {', '.join(targets) or 'no target'}; this GPU, "
+            f"{_device_text(device)}, is not among them"
+        )
+    if level == AMPERE_PLUS:
+        if _major(device) >= _AMPERE_MAJOR:
+            return None
+        return (
+            f"the engine is built with hardware_compatibility 'ampere_plus', for sm80 and "
+            f"newer; this GPU, {_device_text(device)}, is older"
+        )
+    recorded = conditions.get("gpu")
+    if level == SAME_COMPUTE_CAPABILITY:
+        wanted = recorded.get("compute_capability") if isinstance(recorded, Mapping) else None
+        if wanted == str(device.get("compute_capability")):
+            return None
+        return (
+            f"the engine is built with hardware_compatibility 'same_compute_capability', for "
+            f"compute capability {wanted}; this GPU, {_device_text(device)}, has "
+            f"{device.get('compute_capability')}"
+        )
+    if level is not None:
+        return f"the engine records hardware_compatibility {level!r}, which is not known here"
+    if not isinstance(recorded, Mapping):
+        return "the engine was built without a GPU by a backend that builds for the GPU in use"
+    differing = sorted(
+        key for key in set(recorded) | set(device) if recorded.get(key) != device.get(key)
+    )
+    if not differing:
+        return None
+    return (
+        f"the engine is built for {recorded.get('name')} and runs only on a GPU with the same "
+        f"properties; this GPU, {_device_text(device)}, differs in {', '.join(differing)}"
+    )
