@@ -8,9 +8,10 @@ set. An entry already published is left as it is (``already_present``). Prints o
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tensoracle import _core
-from tensoracle.cache.remote.config import SIGNING_KEY
+from tensoracle.cache.remote.config import SIGNING_KEY, RemoteConfig
 from tensoracle.cache.remote.fleet import load_keys, publish_bytes
 from tensoracle.cache.remote.objects import RemoteObjects
 from tensoracle.cli.remote_cache import (
@@ -29,6 +30,28 @@ from tensoracle.errors import EngineCacheError
 USAGE = "tensoracle cache push [ENTRY...] [--remote URL] [--cache-dir DIR]"
 
 
+def publishing_key(config: RemoteConfig) -> Any:
+    """The key this node signs what it publishes with, or None in an unsigned fleet. A node that
+    trusts only signed engines but has no signing key must not publish: UsageError."""
+    signing, verify = load_keys(config)
+    if signing is None and verify is not None:
+        raise UsageError(
+            f"this node trusts only signed engines but has no signing key: set {SIGNING_KEY} to "
+            "publish (an unsigned object would block the entry for every node)"
+        )
+    return signing
+
+
+def push_entry(objects: RemoteObjects, path: Path, signing: Any) -> tuple[bool, int]:
+    """Verifies the saved entry at ``path`` (header, plan checksum, and a file name that is the
+    identity of its conditions), then publishes it create-only. Returns (True when this call
+    published it, False when it was already published; its size in bytes). Raises OSError or
+    EngineCacheError when it cannot be read or verified, RemoteUnavailable when the store fails."""
+    data = path.read_bytes()
+    _core.verify_remote_object(data, str(path), path.name, None, None)
+    return publish_bytes(objects, path.name, data, signing), len(data)
+
+
 def _push(args: list[str], prog: str) -> int:
     made = parser(
         prog,
@@ -41,12 +64,7 @@ def _push(args: list[str], prog: str) -> int:
     options = made.parse_args(args)
     config = remote_config(options.remote)
     directory = cache_directory(options.cache_dir)
-    signing, verify = load_keys(config)
-    if signing is None and verify is not None:
-        raise UsageError(
-            f"this node trusts only signed engines but has no signing key: set {SIGNING_KEY} to "
-            "publish (an unsigned object would block the entry for every node)"
-        )
+    signing = publishing_key(config)
     names = (
         options.entries
         or sorted(path.name for path in directory.glob("*.engine") if path.is_file())
@@ -60,13 +78,12 @@ def _push(args: list[str], prog: str) -> int:
     for name in names:
         path = directory / Path(name).name
         try:
-            data = path.read_bytes()
-            _core.verify_remote_object(data, str(path), path.name, None, None)
+            published, size = push_entry(objects, path, signing)
         except (OSError, EngineCacheError) as error:
             failed.append({"file_name": path.name, "reason": str(error)})
             continue
-        item: dict[str, str | int] = {"file_name": path.name, "size_bytes": len(data)}
-        (pushed if publish_bytes(objects, path.name, data, signing) else present).append(item)
+        item: dict[str, str | int] = {"file_name": path.name, "size_bytes": size}
+        (pushed if published else present).append(item)
     print_json(
         {
             "remote": config.url,
