@@ -22,6 +22,7 @@ from tensoracle.engine.handle import EngineHandle
 from tensoracle.engine.io import EngineIO, TensorSpec
 from tensoracle.engine.open import PreparedEngine, open_engine, prepare_engine
 from tensoracle.engine.progress import ProgressEvent
+from tensoracle.engine.recipe import EngineRecipe
 from tensoracle.errors import (
     BuildCancelledError,
     BundleAbiError,
@@ -62,6 +63,7 @@ __all__ = [
     "EngineHandle",
     "EngineIO",
     "EngineIOError",
+    "EngineRecipe",
     "EngineTargetError",
     "ErrorStatistics",
     "FalseSmClaimError",
