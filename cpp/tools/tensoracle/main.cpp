@@ -21,6 +21,10 @@ int main(int argc, char** argv) {
                           "Report backends, driver, GPUs and what runs on them, and the cache "
                           "(Python package)",
                           {"doctor"}, action);
+    add_python_subcommand(app, "build",
+                          "Prepare the engines of a model package's recipes (MODULE:ATTRIBUTE) "
+                          "and publish them to the remote cache (Python package)",
+                          {"build"}, action);
     try {
         app.parse(argc, argv);
     } catch (CLI::ParseError const& error) {

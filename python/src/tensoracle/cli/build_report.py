@@ -1,0 +1,79 @@
+"""What ``tensoracle build`` reports: one row per recipe, as a table (the layout of
+``tensoracle cache list --format table``) or as one JSON document."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+BUILT, REUSED, FAILED = "built", "reused", "failed"
+# Published: by this run ("yes"), found published already ("already"), or not ("no").
+YES, NO, ALREADY = "yes", "no", "already"
+
+
+@dataclass
+class Row:
+    """One recipe's result. ``error`` is set when it failed, or when publishing it failed."""
+
+    name: str
+    graph_version: str
+    targets: list[str] | None  # None: the backend's default (the saved header says which)
+    outcome: str = FAILED
+    published: str = NO
+    seconds: float = 0.0
+    path: str | None = None
+    error: str | None = None
+
+
+def document(spec: str, remote: str | None, signed: bool | None, rows: list[Row]) -> dict[str, Any]:
+    """The JSON document: what was asked, one object per recipe, and the counts."""
+    return {
+        "spec": spec,
+        "remote": remote,
+        "signed": signed,
+        "recipes": [{**asdict(row), "seconds": round(row.seconds, 3)} for row in rows],
+        "built": sum(row.outcome == BUILT for row in rows),
+        "reused": sum(row.outcome == REUSED for row in rows),
+        "failed": sum(row.outcome == FAILED for row in rows),
+        "succeeded": all(row.error is None for row in rows),
+    }
+
+
+def _targets(row: Row) -> str:
+    return ",".join(row.targets) if row.targets else "default"
+
+
+def table(report: dict[str, Any], rows: list[Row]) -> str:
+    """Aligned columns, a row per recipe, then a line of counts."""
+    cells = [("NAME", "GRAPH_VERSION", "TARGETS", "OUTCOME", "PUBLISHED", "SECONDS", "ERROR")]
+    for row in rows:
+        error = " ".join((row.error or "").split())
+        cells.append(
+            (
+                row.name,
+                row.graph_version,
+                _targets(row),
+                row.outcome,
+                row.published,
+                f"{row.seconds:.1f}",
+                error,
+            )
+        )
+    widths = [max(len(line[column]) for line in cells) for column in range(len(cells[0]))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        for line in cells
+    ]
+    count = len(rows)
+    summary = (
+        f"{count} recipe{'' if count == 1 else 's'}: {report['built']} built, "
+        f"{report['reused']} reused, {report['failed']} failed"
+    )
+    if report["remote"] is None:
+        summary += "; nothing published (no --push)"
+    else:
+        published = sum(row.published == YES for row in rows)
+        already = sum(row.published == ALREADY for row in rows)
+        summary += f"; {published} published, {already} already published in {report['remote']}"
+    lines.append(summary)
+    return "\n".join(lines) + "\n"

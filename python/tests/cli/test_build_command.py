@@ -1,0 +1,408 @@
+"""`tensoracle build MODULE:ATTRIBUTE`: a model package's recipes built (real TensorRT-RTX builds of
+a tiny graph) and published to the real S3 server; other nodes then get the engines without
+calling the graph; failures reported per recipe; usage errors with status 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cache_cli import run
+from docs_examples import REPO, labelled_blocks, text_blocks
+from remote_support import Fleet, make_keys
+from safetensors.numpy import save_file
+
+import tensoracle
+from tensoracle import _core
+
+TARGETS = ["sm86", "sm89", "sm120"]
+
+# The model package of these tests. Its graph appends a line to $TINYMODEL_CALLS when called,
+# and raises when $TINYMODEL_NO_BUILD is set: a node that must download never builds unseen.
+PACKAGE = '''
+"""tinymodel: a model package that ships recipes for its engines."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+from safetensors.numpy import load_file
+
+import tensoracle
+from tensoracle import BuilderSettings, EngineBuild, EngineIO, EngineRecipe, InputShape, TensorSpec
+
+HERE = Path(__file__).parent
+trt = tensoracle.backend().module
+
+DECLARATION = EngineBuild(
+    inputs={"features": InputShape.ranged((1, 1, 2), (1, 64, 2), (1, 448, 2))},
+    settings=BuilderSettings(targets=("sm86", "sm89", "sm120")),
+)
+IO = EngineIO(
+    inputs={"features": TensorSpec(trt.float32, (1, -1, 2))},
+    outputs={"result": TensorSpec(trt.float32, (1, -1, 2))},
+)
+
+
+def graph_of(weights):
+    def graph(network):
+        calls = os.environ.get("TINYMODEL_CALLS")
+        if calls:
+            with open(calls, "a") as log:
+                log.write(f"{weights.name}\\n")
+        if os.environ.get("TINYMODEL_NO_BUILD"):
+            raise AssertionError(f"the graph of {weights.name} was called")
+        print("tinymodel: building", weights.name)  # the command keeps its stdout for the report
+        bias = load_file(str(weights))["bias"]
+        features = network.add_input("features", trt.float32, (1, -1, 2))
+        constant = network.add_constant((1, 1, 2), np.ascontiguousarray(bias[None, None, :]))
+        result = network.add_elementwise(
+            features, constant.get_output(0), trt.ElementWiseOperation.SUM
+        ).get_output(0)
+        result.name = "result"
+        network.mark_output(result)
+
+    return graph
+
+
+def recipe(name, file_name):
+    weights = HERE / file_name
+    return EngineRecipe(
+        graph_of(weights), DECLARATION, name=name, graph_version="1", weights=[weights], io=IO
+    )
+
+
+def broken_graph(network):
+    raise RuntimeError("this graph cannot be built")
+
+
+RECIPES = [
+    recipe("tiny-encoder", "encoder.safetensors"),
+    recipe("tiny-decoder", "decoder.safetensors"),
+]
+WITH_FAILURE = {
+    "encoder": RECIPES[0],
+    "broken": EngineRecipe(
+        broken_graph, DECLARATION, name="tiny-broken", graph_version="1", weights=[], io=IO
+    ),
+}
+NOT_RECIPES = {"encoder": RECIPES[0], "readme": "README.md"}
+'''
+
+
+def write_package(root: Path) -> Path:
+    """tinymodel/ under ``root`` (the directory to put on PYTHONPATH), with its weights."""
+    package = root / "tinymodel"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(PACKAGE)
+    for name, bias in (("encoder", (0.5, -1.0)), ("decoder", (2.0, 3.0))):
+        save_file({"bias": np.array(bias, dtype=np.float32)}, str(package / f"{name}.safetensors"))
+    (root / "broken_at_import.py").write_text('raise RuntimeError("broken at import")\n')
+    return root
+
+
+def local_environment(tmp_path: Path, node: str, **extra: str) -> dict[str, str]:
+    environment = {key: value for key, value in os.environ.items() if key != "TENSORACLE_REMOTE"}
+    environment.update(
+        XDG_CACHE_HOME=str(tmp_path / node),
+        PYTHONPATH=str(tmp_path / "packages"),
+        TINYMODEL_CALLS=str(tmp_path / "calls.log"),
+    )
+    environment.update(extra)
+    return environment
+
+
+def graph_calls(tmp_path: Path) -> list[str]:
+    log = tmp_path / "calls.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def report(completed: subprocess.CompletedProcess[str]) -> dict:
+    assert completed.stdout.count("\n") == 1, (completed.stdout, completed.stderr)
+    return json.loads(completed.stdout)
+
+
+def column(document: dict, key: str) -> list:
+    return [row[key] for row in document["recipes"]]
+
+
+@pytest.fixture
+def packages(tmp_path: Path) -> Path:
+    return write_package(tmp_path / "packages")
+
+
+@pytest.mark.slow
+@pytest.mark.backend
+def test_build_publishes_and_another_node_gets_the_engines_without_the_graph(
+    s3_server, tmp_path: Path, packages: Path
+):
+    fleet = Fleet(s3_server, tmp_path)
+    pythonpath = {"PYTHONPATH": str(packages), "TINYMODEL_CALLS": str(tmp_path / "calls.log")}
+    farm = fleet.environment("farm", **pythonpath)
+
+    built = run(
+        "build", "tinymodel:RECIPES", "--targets", ",".join(TARGETS), "--push", fleet.url,
+        "--json", env=farm,
+    )  # fmt: skip
+
+    assert built.returncode == 0, built.stderr
+    document = report(built)
+    assert (document["spec"], document["remote"], document["signed"]) == (
+        "tinymodel:RECIPES",
+        fleet.url,
+        False,
+    )
+    assert column(document, "name") == ["tiny-encoder", "tiny-decoder"]
+    assert column(document, "outcome") == ["built", "built"]
+    assert column(document, "published") == ["yes", "yes"]
+    assert column(document, "targets") == [TARGETS, TARGETS]
+    assert column(document, "error") == [None, None]
+    assert (document["built"], document["reused"], document["failed"]) == (2, 0, 0)
+    assert "tinymodel: building encoder.safetensors" in built.stderr  # not in the report
+    entries = [Path(path) for path in column(document, "path")]
+    assert all(path.parent == fleet.cache("farm") for path in entries)
+    keys = fleet.object_keys()
+    assert sorted(f"engines/{path.name}" for path in entries) == keys  # and no lease is left
+    assert fleet.read(keys[0]) == (fleet.cache("farm") / keys[0].split("/")[1]).read_bytes()
+    assert graph_calls(tmp_path) == ["encoder.safetensors", "decoder.safetensors"]
+
+    # Another node, with an empty local cache, opens through the recipes: downloads, no build.
+    script = (
+        "import json, tensoracle, tinymodel\n"
+        "encoder, decoder = tinymodel.RECIPES\n"
+        "first = encoder.prepare(remote=URL)\n"
+        "# open deserializes where a GPU is present, which needs a target of that GPU\n"
+        "no_gpu = tensoracle.gpu.absent_reason() is not None\n"
+        "second = decoder.open(remote=URL) if no_gpu else decoder.prepare(remote=URL)\n"
+        "print(json.dumps([[str(first.path), first.built], [str(second.path), second.built]]))\n"
+    ).replace("URL", repr(fleet.url))
+    node = subprocess.run(
+        [sys.executable, "-c", script],
+        env=fleet.environment("fresh", **pythonpath, TINYMODEL_NO_BUILD="1"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert node.returncode == 0, node.stderr
+    fetched = json.loads(node.stdout)
+    assert [Path(path).name for path, _built in fetched] == [path.name for path in entries]
+    assert [built for _path, built in fetched] == [False, False]
+    assert all(Path(path).parent == fleet.cache("fresh") for path, _built in fetched)
+    assert graph_calls(tmp_path) == ["encoder.safetensors", "decoder.safetensors"]
+
+    # The farm again: its local cache has both, the remote cache too.
+    again = run("build", "tinymodel:RECIPES", "--push", fleet.url, env=farm)
+
+    assert again.returncode == 0, again.stderr
+    header, *rows, summary = again.stdout.splitlines()
+    assert header.split() == [
+        "NAME", "GRAPH_VERSION", "TARGETS", "OUTCOME", "PUBLISHED", "SECONDS", "ERROR"
+    ]  # fmt: skip
+    assert [row.split()[:5] for row in rows] == [
+        ["tiny-encoder", "1", ",".join(TARGETS), "reused", "already"],
+        ["tiny-decoder", "1", ",".join(TARGETS), "reused", "already"],
+    ]
+    assert summary == (
+        f"2 recipes: 0 built, 2 reused, 0 failed; 0 published, 2 already published in {fleet.url}"
+    )
+    assert len(graph_calls(tmp_path)) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.backend
+def test_an_engine_already_in_the_local_cache_is_pushed_signed_when_the_remote_lacks_it(
+    s3_server, tmp_path: Path, packages: Path
+):
+    fleet = Fleet(s3_server, tmp_path)
+    signing, verify = make_keys(tmp_path, "farm")
+    keys = {
+        "TENSORACLE_REMOTE_SIGNING_KEY": str(signing),
+        "TENSORACLE_REMOTE_VERIFY_KEY": str(verify),
+    }
+    farm = fleet.environment("farm", PYTHONPATH=str(packages), **keys)
+
+    local = run("build", "tinymodel:RECIPES", "--json", env=farm)  # TENSORACLE_REMOTE is set
+
+    assert local.returncode == 0, local.stderr
+    first = report(local)
+    assert first["remote"] is None
+    assert column(first, "outcome") == ["built", "built"]
+    assert column(first, "published") == ["no", "no"]
+    assert fleet.object_keys() == []  # without --push the remote cache is not used
+
+    pushed = run("build", "tinymodel:RECIPES", "--push", "--json", env=farm)  # $TENSORACLE_REMOTE
+
+    assert pushed.returncode == 0, pushed.stderr
+    second = report(pushed)
+    assert (second["remote"], second["signed"]) == (fleet.url, True)
+    assert column(second, "outcome") == ["reused", "reused"]
+    assert column(second, "published") == ["yes", "yes"]
+    for path in map(Path, column(second, "path")):
+        published = fleet.read(f"engines/{path.name}")
+        assert published[: path.stat().st_size] == path.read_bytes()
+        assert len(published) == path.stat().st_size + _core.SIGNATURE_TRAILER_BYTES
+
+    reader = fleet.environment(
+        "reader", PYTHONPATH=str(packages), TENSORACLE_REMOTE_VERIFY_KEY=str(verify)
+    )
+    refused = run("build", "tinymodel:RECIPES", "--push", env=reader)
+    assert refused.returncode == 2
+    assert "no signing key" in refused.stderr
+    assert refused.stdout == ""
+
+
+@pytest.mark.backend
+def test_a_failing_recipe_is_reported_in_its_row_and_the_others_still_run(
+    tmp_path: Path, packages: Path
+):
+    environment = local_environment(tmp_path, "farm")
+
+    failed = run("build", "tinymodel:WITH_FAILURE", "--json", env=environment)
+
+    assert failed.returncode == 1
+    document = report(failed)
+    assert column(document, "name") == ["tiny-encoder", "tiny-broken"]
+    assert column(document, "outcome") == ["built", "failed"]
+    assert column(document, "error") == [None, "RuntimeError: this graph cannot be built"]
+    assert column(document, "path")[1] is None
+    assert (document["built"], document["failed"], document["succeeded"]) == (1, 1, False)
+    assert "Traceback" in failed.stderr
+    assert "this graph cannot be built" in failed.stderr
+
+    table = run("build", "tinymodel:WITH_FAILURE", env=environment)
+
+    assert table.returncode == 1
+    rows = table.stdout.splitlines()[1:-1]
+    assert rows[0].split()[3] == "reused"
+    assert rows[1].split()[3:5] == ["failed", "no"]
+    assert rows[1].endswith("RuntimeError: this graph cannot be built")
+    assert table.stdout.splitlines()[-1] == (
+        "2 recipes: 0 built, 1 reused, 1 failed; nothing published (no --push)"
+    )
+
+
+@pytest.mark.backend
+def test_targets_replace_the_recipes_own(tmp_path: Path, packages: Path):
+    environment = local_environment(tmp_path, "farm")
+
+    built = run("build", "tinymodel:RECIPES", "--targets", "sm89", "--json", env=environment)
+
+    assert built.returncode == 0, built.stderr
+    document = report(built)
+    assert column(document, "targets") == [["sm89"], ["sm89"]]
+    assert column(document, "outcome") == ["built", "built"]
+    declared = run("build", "tinymodel:RECIPES", "--json", env=environment)
+    assert column(report(declared), "outcome") == ["built", "built"]  # sm86,sm89,sm120: others
+    assert column(report(declared), "targets") == [TARGETS, TARGETS]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["nocolon"], "'nocolon' is not MODULE:ATTRIBUTE"),
+        (["tinymodel:"], "'tinymodel:' is not MODULE:ATTRIBUTE"),
+        (["no_such_model_package:RECIPES"], "No module named 'no_such_model_package'"),
+        (["tinymodel:MISSING"], "module 'tinymodel' has no attribute 'MISSING'"),
+        (["tinymodel:NOT_RECIPES"], "tinymodel:NOT_RECIPES['readme'] is 'README.md' (str)"),
+        (["tinymodel:RECIPES", "--targets", "sm8x"], "--targets 'sm8x'"),
+        (["tinymodel:RECIPES", "--targets", "sm89,sm89"], "names a target twice"),
+        (["tinymodel:RECIPES", "--push", "https://example.com/x"], "is not an s3://BUCKET"),
+        (["tinymodel:RECIPES", "--push"], "no remote cache"),
+        (["tinymodel:RECIPES", "--force"], "unrecognized arguments: --force"),
+        ([], "MODULE:ATTRIBUTE"),
+    ],
+)
+def test_usage_errors_exit_2_and_build_nothing(tmp_path: Path, packages: Path, arguments, message):
+    completed = run("build", *arguments, env=local_environment(tmp_path, "farm"))
+
+    assert completed.returncode == 2, completed.stderr
+    assert message in completed.stderr
+    assert "usage: tensoracle build MODULE:ATTRIBUTE" in completed.stderr
+    assert completed.stdout == ""
+    assert graph_calls(tmp_path) == []
+    assert not (tmp_path / "farm").exists()
+
+
+def test_a_package_that_fails_to_import_is_a_failure_with_its_traceback(
+    tmp_path: Path, packages: Path
+):
+    completed = run("build", "broken_at_import:RECIPES", env=local_environment(tmp_path, "farm"))
+
+    assert completed.returncode == 1
+    assert "loading broken_at_import:RECIPES failed: RuntimeError: broken at import" in (
+        completed.stderr
+    )
+    assert "Traceback" in completed.stderr
+    assert completed.stdout == ""
+
+
+def test_help_describes_the_command():
+    helped = run("build", "--help")
+
+    assert helped.returncode == 0, helped.stderr
+    assert helped.stdout.startswith("usage: tensoracle build")
+    for option in ("--targets", "--push", "--force-rebuild", "--json"):
+        assert option in helped.stdout
+    listed = run("--help")
+    assert "build" in listed.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.backend
+def test_the_recipes_guide_runs(s3_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):
+    guide = "docs/recipes.md"
+    blocks = labelled_blocks(guide)
+    [package] = [code for label, code in blocks if label == "package"]
+    users = [code for label, code in blocks if label != "package"]
+    root = tmp_path / "packages"
+    (root / "mymodel").mkdir(parents=True)
+    (root / "mymodel" / "__init__.py").write_text("")
+    (root / "mymodel" / "engines.py").write_text(package)
+    bias = np.array([0.5, -1.0], dtype=np.float32)
+    save_file({"bias": bias}, str(root / "mymodel" / "encoder.safetensors"))
+    fleet = Fleet(s3_server, tmp_path)
+    documented_url = "s3://my-engines/fleet-a"
+    bash = re.findall(r"^```bash\n(.*?)^```", (REPO / guide).read_text(), re.DOTALL | re.MULTILINE)
+    [command] = [line for block in bash for line in block.splitlines() if line.startswith("tensor")]
+
+    completed = run(
+        *shlex.split(command.replace(documented_url, fleet.url))[1:],
+        env=fleet.environment("farm", PYTHONPATH=str(root)),
+    )
+
+    assert completed.returncode == 0, completed.stderr
+    [shown] = text_blocks(guide)
+    expected = shown.replace(documented_url, fleet.url).splitlines()
+    printed = completed.stdout.splitlines()
+    assert len(printed) == len(expected) == 3
+    assert printed[0] == expected[0]
+    assert printed[1].split()[:5] == expected[1].split()[:5]  # all but the seconds
+    assert printed[2] == expected[2]
+
+    device = tensoracle.gpu.properties()
+    if device is not None:
+        capability = str(device["compute_capability"]).replace(".", "")
+        if f"sm{capability}" not in ("sm86", "sm89", "sm120"):
+            pytest.skip(f"the guide's recipe has no target for this GPU (sm{capability})")
+    for name, value in fleet.environment("user").items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.chdir(tmp_path)
+    try:
+        for number, code in enumerate(users, start=1):
+            exec(compile(code, f"{guide} (user block {number})", "exec"), {"__name__": "__docs__"})
+    finally:
+        for name in ("mymodel.engines", "mymodel"):
+            sys.modules.pop(name, None)
+    assert capsys.readouterr().out.splitlines()[-1] == "downloaded or reused"
+    assert [path.name for path in fleet.cache("user").glob("*.engine")] == [
+        path.name for path in fleet.cache("farm").glob("*.engine")
+    ]
