@@ -44,6 +44,30 @@ TEST(PlanChecksum, TruncationAndZeroFillChangeIt) {
     EXPECT_EQ(plan_checksum_hex(whole), full);
 }
 
+// The incremental checksum equals the one-shot one however the bytes are split, across xxHash's
+// internal block and buffer sizes, and can be read in between.
+TEST(PlanChecksum, IncrementalEqualsOneShotForEverySplit) {
+    auto const data = testing::random_bytes((3 << 20) + 12345, 13);
+    std::span<std::byte const> const whole(data);
+    for (std::size_t const piece :
+         {std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{240}, std::size_t{1024},
+          std::size_t{65537}, std::size_t{1} << 20, data.size()}) {
+        SCOPED_TRACE(piece);
+        std::size_t const length = piece == 1 ? 5000 : data.size(); // bytewise: a short prefix
+        PlanChecksum checksum;
+        for (std::size_t at = 0; at < length; at += piece) {
+            checksum.update(whole.subspan(at, std::min(piece, length - at)));
+        }
+        EXPECT_EQ(checksum.hex_digest(), plan_checksum_hex(whole.first(length)));
+    }
+    PlanChecksum partial;
+    EXPECT_EQ(partial.hex_digest(), kEmpty);
+    partial.update(whole.first(1000));
+    EXPECT_EQ(partial.hex_digest(), plan_checksum_hex(whole.first(1000)));
+    partial.update(whole.subspan(1000));
+    EXPECT_EQ(partial.hex_digest(), plan_checksum_hex(whole));
+}
+
 TEST(PlanChecksum, HexValidation) {
     EXPECT_TRUE(is_plan_checksum_hex(kEmpty));
     EXPECT_TRUE(is_plan_checksum_hex(std::string(32, '0')));

@@ -14,4 +14,9 @@ XXH128_hash_t xxh3_128_avx2(void const* data, std::size_t size) noexcept {
     return XXH3_128bits(data, size);
 }
 
+// The streaming update on the state plan_checksum.cpp made (the same xxhash.h, the same layout).
+void xxh3_128_update_avx2(XXH3_state_t* state, void const* data, std::size_t size) noexcept {
+    (void)XXH3_128bits_update(state, data, size);
+}
+
 } // namespace tensoracle::detail
