@@ -21,10 +21,14 @@ bool has_signature_trailer(std::uint64_t object_size, std::span<std::byte const>
 }
 
 std::string signed_statement(std::string_view file_name, std::span<std::byte const> engine) {
+    return signed_statement_of_digest(file_name, sha256_hex(engine));
+}
+
+std::string signed_statement_of_digest(std::string_view file_name, std::string_view engine_sha256) {
     std::string statement = "tensoracle remote engine v1\n";
     statement += file_name;
     statement += '\n';
-    statement += sha256_hex(engine);
+    statement += engine_sha256;
     return statement;
 }
 
@@ -38,25 +42,25 @@ std::vector<std::byte> signature_trailer(SigningKey const& key, std::string_view
     return trailer;
 }
 
-namespace {
-
-// The signature check, made before any byte of the header is decoded: an object that a trusted
-// key did not sign is refused without parsing what its writer chose to put in it.
-std::string check_signature(std::span<std::byte const> object, std::span<std::byte const> engine,
-                            bool is_signed, std::string_view object_name,
-                            std::string_view file_name, VerifyKey const& trusted,
-                            std::filesystem::path const& label) {
-    if (!is_signed) {
+std::string check_remote_signature(std::span<std::byte const> trailer,
+                                   std::string_view engine_sha256, std::string_view object_name,
+                                   std::string_view file_name, VerifyKey const& trusted) {
+    std::filesystem::path const label{std::string(object_name)};
+    if (trailer.empty()) {
         throw UntrustedEngineError("remote engine '" + std::string(object_name) +
                                        "' is not signed, and this node trusts only engines "
                                        "signed by the key " +
                                        trusted.fingerprint(),
                                    label);
     }
+    if (trailer.size() != kSignatureTrailerBytes) {
+        throw InvalidArgument("check_remote_signature: a trailer of " +
+                              std::to_string(trailer.size()) + " bytes, not " +
+                              std::to_string(kSignatureTrailerBytes));
+    }
     Signature signature{};
-    auto const stored = object.subspan(engine.size(), kSignatureBytes);
-    std::memcpy(signature.data(), stored.data(), signature.size());
-    std::string const statement = signed_statement(file_name, engine);
+    std::memcpy(signature.data(), trailer.data(), signature.size());
+    std::string const statement = signed_statement_of_digest(file_name, engine_sha256);
     if (!trusted.verify(std::as_bytes(std::span(statement)), signature)) {
         throw UntrustedEngineError("remote engine '" + std::string(object_name) +
                                        "' has a signature that the trusted key " +
@@ -68,7 +72,33 @@ std::string check_signature(std::span<std::byte const> object, std::span<std::by
     return trusted.fingerprint();
 }
 
-} // namespace
+EngineIdentity remote_entry_identity(EngineHeader const& header, EngineIdentity const* expected,
+                                     std::string_view object_name, std::string_view file_name) {
+    std::filesystem::path const label{std::string(object_name)};
+    EngineIdentity identity;
+    if (expected != nullptr) {
+        identity = *expected;
+    } else {
+        // No identity asked for (a pull by name): the header's conditions must hash to the name.
+        try {
+            identity = make_identity(header.conditions);
+        } catch (InvalidArgument const& error) {
+            throw CorruptEngineError("remote engine '" + std::string(object_name) +
+                                         "' is unusable: its conditions have no identity (" +
+                                         error.what() + ")",
+                                     label);
+        }
+    }
+    if (identity.file_name != file_name) {
+        throw EngineConditionError("remote engine '" + std::string(object_name) +
+                                       "' is unusable: its header's conditions belong to the "
+                                       "entry '" +
+                                       identity.file_name + "', not '" + std::string(file_name) +
+                                       "'",
+                                   label);
+    }
+    return identity;
+}
 
 RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string_view object_name,
                                   std::string_view file_name, EngineIdentity const* expected,
@@ -81,31 +111,12 @@ RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string
     result.engine_bytes = engine.size();
     result.is_signed = is_signed;
     if (trusted != nullptr) {
+        auto const trailer = is_signed ? object.subspan(engine.size()) : object.first(0);
         result.signer =
-            check_signature(object, engine, is_signed, object_name, file_name, *trusted, label);
+            check_remote_signature(trailer, sha256_hex(engine), object_name, file_name, *trusted);
     }
-    if (expected != nullptr) {
-        result.identity = *expected;
-    } else {
-        // No identity asked for (a pull by name): the header's conditions must hash to the name.
-        DecodedHeader const header = decode_engine_header(engine, engine.size(), label);
-        try {
-            result.identity = make_identity(header.header.conditions);
-        } catch (InvalidArgument const& error) {
-            throw CorruptEngineError("remote engine '" + std::string(object_name) +
-                                         "' is unusable: its conditions have no identity (" +
-                                         error.what() + ")",
-                                     label);
-        }
-    }
-    if (result.identity.file_name != file_name) {
-        throw EngineConditionError("remote engine '" + std::string(object_name) +
-                                       "' is unusable: its header's conditions belong to the "
-                                       "entry '" +
-                                       result.identity.file_name + "', not '" +
-                                       std::string(file_name) + "'",
-                                   label);
-    }
+    DecodedHeader const header = decode_engine_header(engine, engine.size(), label);
+    result.identity = remote_entry_identity(header.header, expected, object_name, file_name);
     result.decoded = verify_engine_bytes(engine, result.identity, label);
     return result;
 }

@@ -35,6 +35,8 @@ bool has_signature_trailer(std::uint64_t object_size, std::span<std::byte const>
 
 // "tensoracle remote engine v1\n<file name>\n<SHA-256 hex of the engine bytes>".
 std::string signed_statement(std::string_view file_name, std::span<std::byte const> engine);
+// The same statement from the engine's SHA-256 (hex), for an engine hashed as it arrived.
+std::string signed_statement_of_digest(std::string_view file_name, std::string_view engine_sha256);
 
 // The 72-byte trailer that signs `engine` as the entry `file_name`.
 std::vector<std::byte> signature_trailer(SigningKey const& key, std::string_view file_name,
@@ -60,6 +62,20 @@ struct RemoteEngine {
 RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string_view object_name,
                                   std::string_view file_name, EngineIdentity const* expected,
                                   VerifyKey const* trusted);
+
+// The signature check of verify_remote_object, for an object whose engine (the object less any
+// trailer) has the SHA-256 `engine_sha256` (hex) and whose signature trailer is `trailer`, or
+// empty when it has none. Returns the trusted key's fingerprint; throws UntrustedEngineError
+// naming `object_name` when the object is unsigned or the key does not accept the signature.
+std::string check_remote_signature(std::span<std::byte const> trailer,
+                                   std::string_view engine_sha256, std::string_view object_name,
+                                   std::string_view file_name, VerifyKey const& trusted);
+
+// The identity of the entry a verified object holds, as verify_remote_object finds it: `expected`
+// when given, else the identity of the header's conditions; throws EngineConditionError (or
+// CorruptEngineError, for conditions that have no identity) unless it is the entry `file_name`.
+EngineIdentity remote_entry_identity(EngineHeader const& header, EngineIdentity const* expected,
+                                     std::string_view object_name, std::string_view file_name);
 
 // The checks a download makes before the rest of an object of `object_size` bytes is fetched, on
 // its first bytes `prefix`. Returns how many bytes from the start it needs: the preamble's 20, then
