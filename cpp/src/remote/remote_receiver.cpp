@@ -1,0 +1,227 @@
+// Receiving a remote object into the store as it arrives (see remote_receiver.hpp).
+#include "tensoracle/remote/remote_receiver.hpp"
+
+#include "tensoracle/errors.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <fcntl.h>
+#include <stdexcept>
+#include <unistd.h>
+#include <utility>
+
+namespace tensoracle {
+namespace {
+
+[[noreturn]] void refuse(std::string const& object_name, std::string const& reason) {
+    throw CorruptEngineError("remote engine '" + object_name + "' is unusable: " + reason,
+                             std::filesystem::path(object_name));
+}
+
+// The temporary file is made beside the entry before any byte is judged, so the name must not
+// reach out of the store's directory.
+void check_file_name(std::string const& file_name) {
+    std::filesystem::path const path(file_name);
+    if (file_name.empty() || file_name == "." || file_name == ".." ||
+        path.filename().string() != file_name || file_name.find('\0') != std::string::npos) {
+        throw InvalidArgument("RemoteReceiver: '" + file_name +
+                              "' is not the file name of an entry");
+    }
+}
+
+} // namespace
+
+RemoteReceiver::RemoteReceiver(Store const& store, std::string object_name, std::string file_name,
+                               std::uint64_t object_size, EngineIdentity const* expected,
+                               VerifyKey const* trusted)
+    : object_name_(std::move(object_name)), file_name_(std::move(file_name)),
+      object_size_(object_size), trusted_(trusted), prefix_wanted_(kEnginePreambleBytes),
+      held_back_(object_size >= kEnginePreambleBytes + kSignatureTrailerBytes
+                     ? kSignatureTrailerBytes
+                     : 0) {
+    check_file_name(file_name_);
+    if (expected != nullptr) {
+        expected_ = *expected;
+    }
+    // Refuses an object too small for a preamble before a byte of it is read.
+    (void)check_remote_prefix({}, object_size_, object_name_, expected, trusted_ == nullptr);
+    if (trusted_ != nullptr) {
+        engine_sha256_.emplace();
+    }
+    target_ = store.directory() / file_name_;
+    file_.emplace(target_);
+}
+
+std::filesystem::path RemoteReceiver::temporary_path() const {
+    std::lock_guard const lock(mutex_);
+    return file_ ? file_->temporary_path() : std::filesystem::path{};
+}
+
+void RemoteReceiver::abort() noexcept {
+    std::lock_guard const lock(mutex_);
+    file_.reset(); // an uncommitted AtomicFile removes its temporary file
+}
+
+void RemoteReceiver::feed(std::span<std::byte const> bytes) {
+    std::lock_guard const lock(mutex_);
+    if (!file_) {
+        throw std::logic_error("RemoteReceiver::feed after finish or abort");
+    }
+    try {
+        if (bytes.size() > object_size_ - received_) {
+            refuse(object_name_,
+                   "it sent more than the " + std::to_string(object_size_) + " bytes it announced");
+        }
+        judge_prefix(bytes);
+        settle(bytes, received_);
+        received_ += bytes.size();
+    } catch (...) {
+        file_.reset();
+        throw;
+    }
+}
+
+// Collects the preamble, then the header, and judges each once complete (check_remote_prefix);
+// with a trusted key the header is collected but not decoded before the signature.
+void RemoteReceiver::judge_prefix(std::span<std::byte const> bytes) {
+    EngineIdentity const* const expected = expected_ ? &*expected_ : nullptr;
+    while (!prefix_judged_) {
+        std::size_t const take = static_cast<std::size_t>(
+            std::min<std::uint64_t>(prefix_wanted_ - prefix_.size(), bytes.size()));
+        prefix_.insert(prefix_.end(), bytes.begin(),
+                       bytes.begin() + static_cast<std::ptrdiff_t>(take));
+        bytes = bytes.subspan(take);
+        if (prefix_.size() < prefix_wanted_) {
+            return;
+        }
+        if (plan_offset_ == 0) { // the preamble is complete
+            (void)check_remote_prefix(prefix_, object_size_, object_name_, expected,
+                                      trusted_ == nullptr);
+            plan_offset_ = engine_prefix_bytes(prefix_);
+            prefix_wanted_ = plan_offset_;
+            continue;
+        }
+        if (trusted_ == nullptr) { // the header is complete
+            (void)check_remote_prefix(prefix_, object_size_, object_name_, expected, true);
+        }
+        prefix_judged_ = true;
+    }
+}
+
+// Writes and hashes engine bytes that start at `offset` of the object.
+void RemoteReceiver::write_engine(std::span<std::byte const> piece, std::uint64_t offset) {
+    file_->write(piece);
+    if (engine_sha256_) {
+        engine_sha256_->update(piece);
+    }
+    // The plan starts after the header; until the preamble arrived, no byte is plan.
+    std::uint64_t const plan_start = std::max<std::uint64_t>(plan_offset_, kEnginePreambleBytes);
+    if (offset + piece.size() > plan_start) {
+        std::uint64_t const skip = offset < plan_start ? plan_start - offset : 0;
+        plan_checksum_.update(piece.subspan(static_cast<std::size_t>(skip)));
+    }
+}
+
+// Writes what is certainly engine; keeps the last held_back_ bytes of the object (perhaps a
+// signature trailer) aside.
+void RemoteReceiver::settle(std::span<std::byte const> bytes, std::uint64_t offset) {
+    std::uint64_t const settled_end = object_size_ - held_back_;
+    if (offset < settled_end) {
+        std::size_t const count =
+            static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), settled_end - offset));
+        write_engine(bytes.first(count), offset);
+        bytes = bytes.subspan(count);
+    }
+    tail_.insert(tail_.end(), bytes.begin(), bytes.end());
+}
+
+ReceivedEngine RemoteReceiver::finish() {
+    std::lock_guard const lock(mutex_);
+    if (!file_) {
+        throw std::logic_error("RemoteReceiver::finish after finish or abort");
+    }
+    try {
+        return verify_and_commit();
+    } catch (...) {
+        file_.reset();
+        throw;
+    }
+}
+
+ReceivedEngine RemoteReceiver::verify_and_commit() {
+    std::filesystem::path const label(object_name_);
+    if (received_ < object_size_) {
+        refuse(object_name_, "truncated: " + std::to_string(received_) + " of the " +
+                                 std::to_string(object_size_) + " bytes announced arrived");
+    }
+    RemoteEngine result;
+    result.is_signed = has_signature_trailer(object_size_, tail_);
+    result.engine_bytes = object_size_ - (result.is_signed ? kSignatureTrailerBytes : 0);
+    if (!result.is_signed) { // the held-back bytes end the engine
+        write_engine(tail_, object_size_ - tail_.size());
+    }
+    if (trusted_ != nullptr) {
+        std::span<std::byte const> const trailer =
+            result.is_signed ? std::span<std::byte const>(tail_) : std::span<std::byte const>{};
+        result.signer = check_remote_signature(trailer, engine_sha256_->hex_digest(), object_name_,
+                                               file_name_, *trusted_);
+    }
+    if (prefix_.size() > result.engine_bytes) {
+        refuse(object_name_, "truncated: its header needs " + std::to_string(prefix_.size()) +
+                                 " bytes, the engine holds " + std::to_string(result.engine_bytes));
+    }
+    DecodedHeader decoded = decode_engine_header(prefix_, result.engine_bytes, label);
+    result.identity = remote_entry_identity(decoded.header, expected_ ? &*expected_ : nullptr,
+                                            object_name_, file_name_);
+    std::string const actual = plan_checksum_.hex_digest();
+    if (actual != decoded.header.plan_xxh3_128) {
+        throw CorruptEngineError("saved engine '" + object_name_ +
+                                     "' is unusable: the plan's XXH3-128 checksum is " + actual +
+                                     " but the header records " + decoded.header.plan_xxh3_128,
+                                 label);
+    }
+    check_conditions(decoded.header.conditions, result.identity.conditions, label);
+    // The file must be the one Store::save writes for this entry (conditions from the identity,
+    // the object's references, plan size and checksum), byte for byte.
+    EngineHeader saved_header;
+    saved_header.conditions = result.identity.conditions;
+    saved_header.references = decoded.header.references;
+    saved_header.plan_size = decoded.header.plan_size;
+    saved_header.plan_xxh3_128 = decoded.header.plan_xxh3_128;
+    std::vector<std::byte> saved_prefix;
+    try {
+        saved_prefix = encode_engine_prefix(saved_header);
+    } catch (InvalidArgument const& error) {
+        refuse(object_name_, std::string("this node would not save its header: ") + error.what());
+    }
+    if (saved_prefix != prefix_) {
+        refuse(object_name_,
+               "its header is not the one this node saves for the entry '" + file_name_ + "'");
+    }
+
+    // Mapped before the rename, from the file this receiver wrote (created O_EXCL, owner-only).
+    std::filesystem::path const& temporary = file_->temporary_path();
+    int const fd = ::open(temporary.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        throw_file_error("cannot open", temporary, errno);
+    }
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } const closer{fd};
+    MappedFile mapping(fd, target_);
+    if (mapping.bytes().size() != result.engine_bytes) {
+        throw FileError("'" + temporary.string() + "' holds " +
+                            std::to_string(mapping.bytes().size()) + " bytes after receiving " +
+                            std::to_string(result.engine_bytes),
+                        temporary);
+    }
+    file_->commit();
+    file_.reset();
+    result.decoded = decoded;
+    std::uint64_t const plan_offset = decoded.plan_offset;
+    return {std::move(result),
+            SavedEngine(target_, std::move(decoded.header), std::move(mapping), plan_offset)};
+}
+
+} // namespace tensoracle

@@ -1,0 +1,297 @@
+// The streamed receiver: an object fed in pieces becomes exactly the entry Store::save writes, or,
+// refused at any point, leaves neither a temporary file nor an entry, and an existing entry as it
+// was.
+#include "support/signing_keys.hpp"
+#include "support/test_support.hpp"
+#include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/remote/remote_receiver.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <gtest/gtest.h>
+
+namespace tensoracle {
+namespace {
+
+constexpr std::string_view kObject = "s3://bucket/fleet/engines/entry.engine";
+
+struct Entry {
+    EngineIdentity identity;
+    nlohmann::json references = {{"workspace_limit", nullptr}, {"built_at", "2026-12-01"}};
+    std::vector<std::byte> plan;
+    std::vector<std::byte> engine;
+};
+
+Entry make_entry(std::string const& name, std::size_t plan_size = 100'000) {
+    Entry entry;
+    entry.identity = make_identity({{"name", name}, {"graph_version", "1"}});
+    entry.plan = testing::random_bytes(plan_size, 5);
+    EngineHeader header;
+    header.conditions = entry.identity.conditions;
+    header.references = entry.references;
+    header.plan_size = entry.plan.size();
+    header.plan_xxh3_128 = plan_checksum_hex(entry.plan);
+    entry.engine = encode_engine_prefix(header);
+    entry.engine.insert(entry.engine.end(), entry.plan.begin(), entry.plan.end());
+    return entry;
+}
+
+std::vector<std::byte> with_trailer(Entry const& entry, SigningKey const& key) {
+    auto object = entry.engine;
+    auto const trailer = signature_trailer(key, entry.identity.file_name, entry.engine);
+    object.insert(object.end(), trailer.begin(), trailer.end());
+    return object;
+}
+
+struct Keys {
+    SigningKey signing = SigningKey::from_pem(testing::new_private_key_pem(), "signing");
+    VerifyKey trusted = VerifyKey::from_pem(signing.public_key_pem(), "verify");
+    SigningKey stranger = SigningKey::from_pem(testing::new_private_key_pem(), "stranger");
+};
+
+// The file names in the store's directory, sorted (temporary files included).
+std::vector<std::string> files_in(std::filesystem::path const& directory) {
+    std::vector<std::string> names;
+    for (auto const& item : std::filesystem::directory_iterator(directory)) {
+        names.push_back(item.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+// Feeds `object` in pieces of `piece` bytes (the last one shorter).
+void feed_in_pieces(RemoteReceiver& receiver, std::span<std::byte const> object,
+                    std::size_t piece) {
+    for (std::size_t at = 0; at < object.size(); at += piece) {
+        receiver.feed(object.subspan(at, std::min(piece, object.size() - at)));
+    }
+}
+
+template <typename Error>
+std::string message_of(std::function<void()> const& body) {
+    try {
+        body();
+    } catch (Error const& error) {
+        return error.what();
+    }
+    ADD_FAILURE() << "no error raised";
+    return {};
+}
+
+class RemoteReceiverTest : public ::testing::Test {
+protected:
+    testing::TemporaryDirectory directory;
+    Store store{directory.path() / "cache"};
+    Entry entry = make_entry("model");
+
+    RemoteReceiver receiver_for(std::size_t object_size, VerifyKey const* trusted = nullptr,
+                                EngineIdentity const* expected = nullptr) {
+        return {store,
+                std::string(kObject),
+                entry.identity.file_name,
+                object_size,
+                expected != nullptr ? expected : &entry.identity,
+                trusted};
+    }
+};
+
+TEST_F(RemoteReceiverTest, AnUnsignedObjectBecomesTheFileStoreSaveWritesHoweverItIsSplit) {
+    Store const saved_by_save(directory.path() / "saved");
+    auto const expected =
+        testing::read_all(saved_by_save.save(entry.identity, entry.references, entry.plan));
+    for (std::size_t const piece : {std::size_t{1}, std::size_t{7}, std::size_t{19},
+                                    std::size_t{20}, std::size_t{4096}, entry.engine.size()}) {
+        SCOPED_TRACE(piece);
+        RemoteReceiver receiver = receiver_for(entry.engine.size());
+        feed_in_pieces(receiver, entry.engine, piece);
+        ReceivedEngine const received = receiver.finish();
+        EXPECT_FALSE(received.verified.is_signed);
+        EXPECT_EQ(received.verified.engine_bytes, entry.engine.size());
+        EXPECT_EQ(received.saved.path(), store.entry_path(entry.identity));
+        EXPECT_EQ(testing::read_all(received.saved.path()), expected);
+        EXPECT_TRUE(std::ranges::equal(received.saved.plan(), entry.plan));
+        EXPECT_EQ(received.saved.header().references, entry.references);
+        EXPECT_EQ(files_in(store.directory()), std::vector<std::string>{entry.identity.file_name});
+        EXPECT_TRUE(store.read(entry.identity).has_value());
+        EXPECT_TRUE(receiver.temporary_path().empty());
+    }
+}
+
+TEST_F(RemoteReceiverTest, ASignedObjectIsSavedWithoutItsTrailerWhenTheKeyAcceptsIt) {
+    Keys const keys;
+    auto const object = with_trailer(entry, keys.signing);
+    RemoteReceiver receiver = receiver_for(object.size(), &keys.trusted);
+    feed_in_pieces(receiver, object, 333);
+    ReceivedEngine const received = receiver.finish();
+    EXPECT_TRUE(received.verified.is_signed);
+    EXPECT_EQ(received.verified.signer, keys.trusted.fingerprint());
+    EXPECT_EQ(testing::read_all(received.saved.path()), entry.engine);
+    // The same object without a trusted key: the trailer is told from its magic and dropped.
+    std::filesystem::remove(received.saved.path());
+    RemoteReceiver keyless = receiver_for(object.size());
+    feed_in_pieces(keyless, object, 1000);
+    EXPECT_TRUE(keyless.finish().verified.is_signed);
+    EXPECT_EQ(testing::read_all(store.entry_path(entry.identity)), entry.engine);
+}
+
+// Whatever refuses an object, the store is left as it was: no temporary file, and a good entry
+// saved before is untouched.
+class RefusedObjectTest : public RemoteReceiverTest {
+protected:
+    std::vector<std::byte> good;
+
+    void SetUp() override {
+        Entry const older = make_entry("model", 5000); // an entry this node holds already
+        store.save(entry.identity, older.references, older.plan);
+        good = testing::read_all(store.entry_path(entry.identity));
+    }
+
+    void expect_store_unchanged() {
+        EXPECT_EQ(files_in(store.directory()), std::vector<std::string>{entry.identity.file_name});
+        EXPECT_EQ(testing::read_all(store.entry_path(entry.identity)), good);
+    }
+};
+
+TEST_F(RefusedObjectTest, ADamagedPlanIsRefusedAtTheEnd) {
+    auto object = entry.engine;
+    object[object.size() - 10] ^= std::byte{1};
+    RemoteReceiver receiver = receiver_for(object.size());
+    feed_in_pieces(receiver, object, 4096);
+    std::string const message = message_of<CorruptEngineError>([&] { receiver.finish(); });
+    EXPECT_NE(message.find("checksum"), std::string::npos) << message;
+    EXPECT_NE(message.find(kObject), std::string::npos) << message;
+    expect_store_unchanged();
+    EXPECT_THROW(receiver.finish(), std::logic_error); // aborted: nothing more to do
+}
+
+TEST_F(RefusedObjectTest, AnObjectCutOffMidStreamIsRefusedAsTruncated) {
+    RemoteReceiver receiver = receiver_for(entry.engine.size());
+    receiver.feed(std::span(entry.engine).first(entry.engine.size() / 2));
+    EXPECT_FALSE(receiver.temporary_path().empty());
+    EXPECT_TRUE(std::filesystem::exists(receiver.temporary_path()));
+    std::string const message = message_of<CorruptEngineError>([&] { receiver.finish(); });
+    EXPECT_NE(message.find("truncated"), std::string::npos) << message;
+    expect_store_unchanged();
+}
+
+TEST_F(RefusedObjectTest, AnAbortedOrAbandonedReceiverLeavesNothing) {
+    {
+        RemoteReceiver receiver = receiver_for(entry.engine.size());
+        receiver.feed(std::span(entry.engine).first(5000));
+        receiver.abort();
+        EXPECT_TRUE(receiver.temporary_path().empty());
+        expect_store_unchanged();
+        EXPECT_THROW(receiver.feed(std::span(entry.engine).subspan(5000)), std::logic_error);
+    }
+    {
+        RemoteReceiver receiver = receiver_for(entry.engine.size());
+        receiver.feed(std::span(entry.engine).first(entry.engine.size() - 1));
+    } // destroyed unfinished, as when the download failed
+    expect_store_unchanged();
+}
+
+// With a trusted key the header waits for the signature, so only the count refuses a body longer
+// than the response announced (without one the header would, see below).
+TEST_F(RefusedObjectTest, MoreBytesThanAnnouncedAreRefusedAsTheyArrive) {
+    Keys const keys;
+    auto const object = with_trailer(entry, keys.signing);
+    RemoteReceiver receiver = receiver_for(entry.engine.size(), &keys.trusted);
+    receiver.feed(std::span(object).first(entry.engine.size() - 10));
+    std::string const message = message_of<CorruptEngineError>(
+        [&] { receiver.feed(std::span(object).subspan(entry.engine.size() - 10)); });
+    EXPECT_NE(message.find("more than the"), std::string::npos) << message;
+    expect_store_unchanged();
+}
+
+TEST_F(RefusedObjectTest, AnObjectTooSmallForAnEngineIsRefusedBeforeAnyByte) {
+    EXPECT_THROW(receiver_for(19), CorruptEngineError);
+    expect_store_unchanged();
+}
+
+TEST_F(RefusedObjectTest, GarbageIsRefusedFromItsFirstBytes) {
+    std::vector<std::byte> const garbage(1 << 20, std::byte{0});
+    RemoteReceiver receiver = receiver_for(64 << 20);
+    std::string const message = message_of<CorruptEngineError>([&] { receiver.feed(garbage); });
+    EXPECT_NE(message.find("not a tensoracle engine file"), std::string::npos) << message;
+    EXPECT_EQ(receiver.received(), 0U);
+    expect_store_unchanged();
+}
+
+// Without a trusted key the header is judged as soon as it is complete, before any plan byte.
+TEST_F(RefusedObjectTest, AHeaderForAnotherSizeOrOtherConditionsIsRefusedBeforeThePlan) {
+    std::size_t const prefix = entry.engine.size() - entry.plan.size();
+    RemoteReceiver longer = receiver_for(entry.engine.size() + 1000);
+    std::string const message =
+        message_of<CorruptEngineError>([&] { longer.feed(std::span(entry.engine).first(prefix)); });
+    EXPECT_NE(message.find("the object holds"), std::string::npos) << message;
+
+    Entry const other = make_entry("other");
+    RemoteReceiver wrong(store, std::string(kObject), entry.identity.file_name, other.engine.size(),
+                         &entry.identity, nullptr);
+    EXPECT_THROW(wrong.feed(std::span(other.engine).first(other.engine.size() - 100'000)),
+                 EngineConditionError);
+    expect_store_unchanged();
+}
+
+TEST_F(RefusedObjectTest, UnsignedAndForeignSignedObjectsAreRefusedWithAKey) {
+    Keys const keys;
+    RemoteReceiver plain = receiver_for(entry.engine.size(), &keys.trusted);
+    feed_in_pieces(plain, entry.engine, 4096);
+    std::string const message = message_of<UntrustedEngineError>([&] { plain.finish(); });
+    EXPECT_NE(message.find("not signed"), std::string::npos) << message;
+
+    auto const foreign = with_trailer(entry, keys.stranger);
+    RemoteReceiver stranger = receiver_for(foreign.size(), &keys.trusted);
+    feed_in_pieces(stranger, foreign, 4096);
+    EXPECT_THROW(stranger.finish(), UntrustedEngineError);
+
+    auto flipped = with_trailer(entry, keys.signing);
+    flipped[100] ^= std::byte{0x10}; // in the header: refused by the signature, never decoded
+    RemoteReceiver changed = receiver_for(flipped.size(), &keys.trusted);
+    feed_in_pieces(changed, flipped, 4096);
+    std::string const changed_message = message_of<UntrustedEngineError>([&] { changed.finish(); });
+    EXPECT_NE(changed_message.find("does not accept"), std::string::npos) << changed_message;
+    expect_store_unchanged();
+}
+
+// A signature over the engine for another entry's name does not let it be saved here.
+TEST_F(RefusedObjectTest, ASignatureForAnotherEntryIsRefused) {
+    Keys const keys;
+    auto object = entry.engine;
+    auto const trailer = signature_trailer(keys.signing, "other-entry.engine", entry.engine);
+    object.insert(object.end(), trailer.begin(), trailer.end());
+    RemoteReceiver receiver = receiver_for(object.size(), &keys.trusted);
+    feed_in_pieces(receiver, object, 4096);
+    EXPECT_THROW(receiver.finish(), UntrustedEngineError);
+    expect_store_unchanged();
+}
+
+TEST_F(RemoteReceiverTest, APullByNameNeedsTheHeaderToHashToTheName) {
+    Entry const other = make_entry("other");
+    RemoteReceiver wrong(store, std::string(kObject), entry.identity.file_name, other.engine.size(),
+                         nullptr, nullptr);
+    feed_in_pieces(wrong, other.engine, 4096);
+    EXPECT_THROW(wrong.finish(), EngineConditionError);
+    EXPECT_TRUE(files_in(store.directory()).empty());
+
+    RemoteReceiver right(store, std::string(kObject), entry.identity.file_name, entry.engine.size(),
+                         nullptr, nullptr);
+    feed_in_pieces(right, entry.engine, 4096);
+    EXPECT_EQ(right.finish().verified.identity.digest, entry.identity.digest);
+    EXPECT_EQ(testing::read_all(store.entry_path(entry.identity)), entry.engine);
+}
+
+TEST_F(RemoteReceiverTest, OnlyAPlainFileNameIsAccepted) {
+    for (std::string const name : {"", ".", "..", "../outside.engine", "sub/entry.engine"}) {
+        EXPECT_THROW(RemoteReceiver(store, std::string(kObject), name, entry.engine.size(), nullptr,
+                                    nullptr),
+                     InvalidArgument)
+            << name;
+    }
+    EXPECT_TRUE(files_in(store.directory()).empty());
+    EXPECT_EQ(files_in(directory.path()), std::vector<std::string>{"cache"});
+}
+
+} // namespace
+} // namespace tensoracle
