@@ -11,4 +11,5 @@ NB_MODULE(_core, module) {
     bind_library_exports(module);
     bind_condition_difference(module);
     bind_remote(module);
+    bind_remote_receiver(module);
 }

@@ -243,3 +243,42 @@ def parse_size_bytes(text: str, option: str) -> int: ...
 def parse_days_nanoseconds(text: str, option: str) -> int: ...
 def format_utc_time(nanoseconds: int) -> str: ...
 def format_size_human(bytes: int) -> str: ...
+
+class RemoteReceiver:
+    """
+    Receives a remote object into a store as it downloads: feed(chunk) in order, then finish(). Refused or abandoned, it leaves no temporary file and the entry as it was.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        object_name: str,
+        file_name: str,
+        object_size: int,
+        identity: EngineIdentity | None,
+        verify_key: VerifyKey | None,
+    ) -> None:
+        """
+        Prepares to receive the object `object_name` (its URL, for messages) of `object_size` bytes as the entry `file_name` (with the conditions of `identity`, or when None those whose identity is `file_name`). Raises CorruptEngineError when the size cannot hold an engine.
+        """
+
+    def feed(self, chunk: object) -> None:
+        """
+        Writes and hashes the next bytes of the object (any contiguous bytes-like object). Raises CorruptEngineError or EngineConditionError when its preamble or header (or more bytes than announced) refuse it.
+        """
+
+    def finish(self) -> tuple[RemoteEngine, SavedEngine]:
+        """
+        Verifies the whole object (signature, header, plan checksum, conditions) and saves it atomically as the entry: (RemoteEngine, SavedEngine). Raises CorruptEngineError, EngineConditionError or UntrustedEngineError naming the object.
+        """
+
+    def abort(self) -> None:
+        """Removes the temporary file; the entry stays as it was."""
+
+    @property
+    def object_size(self) -> int: ...
+    @property
+    def received(self) -> int: ...
+    @property
+    def temporary_path(self) -> str | None:
+        """The temporary file while receiving; None once finished or aborted."""
