@@ -168,7 +168,7 @@ def obtain(
 
     if for_this_device and device is not None:
         _refuse_unrunnable(chosen, conditions, device)
-    judge_here = for_this_device and gpu.absent_reason() is None
+    judge_here = for_this_device and chosen.adapter.HEADER_VALIDITY and gpu.absent_reason() is None
     unusable: str | None = None  # why a saved entry cannot run on this device
 
     def reused(found: Obtained) -> Obtained | None:

@@ -106,6 +106,7 @@ def check_built_hardware_compatibility(
 
 
 # TensorRT has no header-only validity check (validity_problem), so no damage diagnostics.
+HEADER_VALIDITY = False
 DAMAGE_DIAGNOSTICS: tuple[str, ...] = ()
 
 

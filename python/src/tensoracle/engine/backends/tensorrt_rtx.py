@@ -127,7 +127,9 @@ def check_built_hardware_compatibility(
     del trt, runtime, plan, level
 
 
-# Validity diagnostics that mean the file itself is unusable, not this device.
+# Runtime.get_engine_validity judges a plan from its header, without deserializing it ...
+HEADER_VALIDITY = True
+# ... and these of its diagnostics mean the file itself is unusable, not this device.
 DAMAGE_DIAGNOSTICS = ("MALFORMED_ENGINE", "VERSION_MISMATCH")
 
 
