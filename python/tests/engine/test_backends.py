@@ -314,3 +314,16 @@ def test_row_hardware_compatibility_is_set_and_read_back_on_tensorrt(
     assert conditions["hardware_compatibility"] == level
     device = tensoracle.gpu.properties()
     assert cannot_run(conditions, device) is None
+
+
+def test_both_adapters_offer_what_the_shared_code_calls():
+    from tensoracle.engine.backends import tensorrt as trt11
+    from tensoracle.engine.backends import tensorrt_rtx as rtx
+
+    def public(module: object) -> set[str]:
+        return {name for name in vars(module) if not name.startswith("_") and name.isidentifier()}
+
+    # Names only TensorRT-RTX has: its target list and where it is read from.
+    rtx_only = {"TARGETS_VARIABLE", "DEFAULT_TARGETS", "KNOWN_TARGETS", "os"}
+    shared = {"annotations", "Any", "Mapping"}
+    assert public(rtx) - rtx_only - shared == public(trt11) - shared
