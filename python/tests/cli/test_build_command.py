@@ -290,6 +290,33 @@ def test_a_failing_recipe_is_reported_in_its_row_and_the_others_still_run(
 
 
 @pytest.mark.backend
+def test_an_unreachable_remote_cache_fails_the_publishing_not_the_builds(
+    tmp_path: Path, packages: Path
+):
+    closed = "http://127.0.0.1:9"  # the discard port: nothing listens there
+    environment = local_environment(
+        tmp_path,
+        "farm",
+        AWS_ENDPOINT_URL=closed,
+        AWS_ALLOW_HTTP="true",
+        AWS_ACCESS_KEY_ID="nobody",
+        AWS_SECRET_ACCESS_KEY="nothing",
+        AWS_REGION="us-east-1",
+        TENSORACLE_REMOTE_RETRIES="0",
+    )
+
+    completed = run("build", "tinymodel:RECIPES", "--push", "s3://engines/nowhere", env=environment)
+
+    assert completed.returncode == 1
+    _header, *rows, summary = completed.stdout.splitlines()
+    assert [row.split()[3:5] for row in rows] == [["built", "no"], ["built", "no"]]
+    assert all("publishing failed: " in row and closed in row for row in rows)
+    assert summary.endswith("0 already published, 2 not published in s3://engines/nowhere")
+    assert completed.stderr.count("RemoteCacheWarning: remote engine cache unavailable") == 2
+    assert len(list((tmp_path / "farm" / "tensoracle").glob("*.engine"))) == 2
+
+
+@pytest.mark.backend
 def test_targets_replace_the_recipes_own(tmp_path: Path, packages: Path):
     environment = local_environment(tmp_path, "farm")
 

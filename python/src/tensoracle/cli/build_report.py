@@ -74,6 +74,9 @@ def table(report: dict[str, Any], rows: list[Row]) -> str:
     else:
         published = sum(row.published == YES for row in rows)
         already = sum(row.published == ALREADY for row in rows)
-        summary += f"; {published} published, {already} already published in {report['remote']}"
+        unpublished = sum(row.published == NO for row in rows)
+        summary += f"; {published} published, {already} already published"
+        summary += f", {unpublished} not published" if unpublished else ""
+        summary += f" in {report['remote']}"
     lines.append(summary)
     return "\n".join(lines) + "\n"
