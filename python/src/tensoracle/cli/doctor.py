@@ -18,9 +18,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# Compute capabilities TensorRT-RTX 1.7 can target; 9.0 (Hopper: H100, H200) is refused at run
-# time with UNSUPPORTED_CC (observed on an H200 with TensorRT-RTX 1.7.1.116).
-_RTX_TARGETS = {"7.5", "8.0", "8.6", "8.9", "12.0", "12.1"}
+from tensoracle.engine.backends.tensorrt_rtx import KNOWN_TARGETS
+
+# Compute capabilities TensorRT-RTX 1.7 can target ("sm89" -> "8.9"); 9.0 (Hopper: H100, H200)
+# is refused at run time with UNSUPPORTED_CC (observed on an H200 with TensorRT-RTX 1.7.1.116).
+_RTX_TARGETS = {f"{target[2:-1]}.{target[-1]}" for target in KNOWN_TARGETS}
 _RTX_REFUSED = {"9.0": "refused: TensorRT-RTX reports UNSUPPORTED_CC (observed on an H200)"}
 _CU_DEVICE_ATTRIBUTE_CC_MAJOR = 75
 _CU_DEVICE_ATTRIBUTE_CC_MINOR = 76
