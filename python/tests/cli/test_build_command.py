@@ -43,7 +43,11 @@ trt = tensoracle.backend().module
 
 DECLARATION = EngineBuild(
     inputs={"features": InputShape.ranged((1, 1, 2), (1, 64, 2), (1, 448, 2))},
-    settings=BuilderSettings(targets=("sm86", "sm89", "sm120")),
+    settings=BuilderSettings(
+        # not part of the identity, but recorded in the header: a way to tell two builds apart
+        workspace_limit=int(os.environ.get("TINYMODEL_WORKSPACE_LIMIT", 1 << 30)),
+        targets=("sm86", "sm89", "sm120"),
+    ),
 )
 IO = EngineIO(
     inputs={"features": TensorSpec(trt.float32, (1, -1, 2))},
@@ -214,6 +218,17 @@ def test_build_publishes_and_another_node_gets_the_engines_without_the_graph(
         f"2 recipes: 0 built, 2 reused, 0 failed; 0 published, 2 already published in {fleet.url}"
     )
     assert len(graph_calls(tmp_path)) == 2
+
+    # Forced: built again, but a published engine is never replaced (create-only).
+    published = {key: fleet.read(key) for key in keys}
+    forced = run("build", "tinymodel:RECIPES", "--push", fleet.url, "--force-rebuild", "--json",
+                 env={**farm, "TINYMODEL_WORKSPACE_LIMIT": str(1 << 29)})  # fmt: skip
+
+    assert forced.returncode == 0, forced.stderr
+    assert column(report(forced), "outcome") == ["built", "built"]
+    assert column(report(forced), "published") == ["already", "already"]
+    assert {key: fleet.read(key) for key in fleet.object_keys()} == published
+    assert len(graph_calls(tmp_path)) == 4
 
 
 @pytest.mark.slow

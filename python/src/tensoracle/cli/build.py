@@ -61,13 +61,20 @@ class Publisher:
     def url(self) -> str:
         return self.objects.config.url
 
-    def publish(self, path: Path, built: bool, warned: list[str]) -> str:
+    def publish(self, path: Path, built: bool, forced: bool, warned: list[str]) -> str:
         """Makes sure the remote cache holds the entry saved at ``path``: YES when this run put
-        it there, ALREADY when it was published before. ``built`` with no RemoteCacheWarning
-        means ``prepare`` published it; otherwise the entry is pushed as ``cache push`` does."""
-        if built and not warned:
-            return YES
+        it there, ALREADY when it was published before. A build that met no RemoteCacheWarning
+        was published by ``prepare``, create-only: after a forced rebuild, the object is this
+        build only if it starts with the saved header. Otherwise the entry is pushed as
+        ``cache push`` pushes it."""
         key = engine_key(path.name)
+        if built and not warned:
+            if not forced:
+                return YES
+            header = _header(path)
+            found = self.objects.get_range(key, 0, len(header))
+            if found is not None:
+                return YES if bytes(found) == header else ALREADY
         if self.objects.get_range(key, 0, 1) is not None:
             if built:
                 raise NotPublished(
@@ -129,17 +136,23 @@ def _publisher(url: str) -> Publisher:
     return Publisher(RemoteObjects(config), signing)
 
 
+def _header(path: Path) -> bytes:
+    """The first bytes of a saved engine file: its preamble and its header."""
+    with path.open("rb") as file:
+        prefix = file.read(_core.ENGINE_PREAMBLE_BYTES)
+        return prefix + file.read(_core.engine_prefix_bytes(prefix) - len(prefix))
+
+
 def _saved_targets(path: Path) -> list[str] | None:
     """The targets the saved entry's header records, or None when it cannot be read."""
     try:
-        with path.open("rb") as file:
-            prefix = file.read(_core.ENGINE_PREAMBLE_BYTES)
-            prefix += file.read(_core.engine_prefix_bytes(prefix) - len(prefix))
-            size = path.stat().st_size
-        _conditions, references, _offset = _core.decode_engine_header(prefix, size, str(path))
+        header = _header(path)
+        size = path.stat().st_size
+        _conditions, references, _offset = _core.decode_engine_header(header, size, str(path))
     except (OSError, EngineCacheError):
         return None
-    targets = json.loads(references).get("targets")
+    recorded = json.loads(references)
+    targets = recorded.get("targets") if isinstance(recorded, dict) else None
     return [str(target) for target in targets] if isinstance(targets, list) else None
 
 
@@ -172,7 +185,7 @@ def _make(
         remote_warnings = [item for item in caught if issubclass(item.category, RemoteCacheWarning)]
         warned = [str(item.message) for item in remote_warnings]
         try:
-            row.published = publisher.publish(prepared.path, prepared.built, warned)
+            row.published = publisher.publish(prepared.path, prepared.built, force_rebuild, warned)
         except (NotPublished, RemoteUnavailable, OSError, EngineCacheError) as error:
             row.error = f"publishing failed: {error}"
     row.seconds = time.monotonic() - started
