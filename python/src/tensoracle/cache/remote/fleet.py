@@ -2,15 +2,20 @@
 
 Under the identity's local exclusive lock, after the local store missed:
 
-1. GET ``engines/<entry>``, judged while it arrives (``download``): its size against
-   ``max_engine_bytes`` and its preamble from the first 20 bytes; without a verify key also its
-   header (bounded), which must announce exactly the object's size and the conditions asked
-   for, before the plan is read. Then verify it whole: the signature first when a verify key is
-   configured (no header byte of an unsigned object is decoded), then exactly as a local file is
-   verified (format, header, plan checksum, conditions); save
-   it locally through the store's atomic save and return it: the graph is not called. A refused
-   object (damaged, truncated, other conditions, unsigned, wrongly signed) is reported with its
-   key in one RemoteCacheWarning, never saved locally and never overwritten; the node builds.
+1. GET ``engines/<entry>``, streamed into the local store as it arrives (``receive``, through
+   ``_core.RemoteReceiver``): its size is judged against ``max_engine_bytes`` from the response
+   and its preamble from the first 20 bytes; without a verify key also its header (bounded),
+   which must announce exactly the object's size and the conditions asked for, before the plan
+   arrives. Every byte is written to the store's temporary file for the entry and hashed as it
+   comes (the plan's XXH3-128, and SHA-256 for the signature when a verify key is configured).
+   At the end it is verified whole: the signature first when a verify key is configured (no
+   header byte of an unsigned object is decoded), then exactly as a local file is verified
+   (format, header, plan checksum, conditions); then the temporary file is renamed over the
+   entry as the store's atomic save does (fsync, rename, fsync of the directory), and the entry
+   is returned, memory-mapped: the graph is not called. A refused object (damaged, truncated,
+   other conditions, unsigned, wrongly signed) is reported with its key in one
+   RemoteCacheWarning; its temporary file is removed, nothing is saved locally and the object is
+   never overwritten; the node builds.
 2. Missing: take the entry's build lease (lease.py) and build, or wait for the holder's object,
    polling with backoff, taking over an expired lease, for at most ``wait_seconds``.
 3. After the local save, publish with one create-only PUT (signed when a signing key is
@@ -46,8 +51,8 @@ class Fetched:
     """An engine taken from the remote cache and saved locally."""
 
     path: Path
-    plan: memoryview
-    owner: Any  # keeps the downloaded buffer alive
+    plan: memoryview  # mapped from the saved file
+    owner: Any  # the SavedEngine that keeps the mapping alive
     references: dict[str, Any]
 
 
@@ -64,8 +69,31 @@ def load_keys(config: RemoteConfig) -> tuple[Any, Any]:
     return signing, verify
 
 
+def receive(
+    objects: RemoteObjects, key: str, file_name: str, identity: Any, verify: Any, store: Any
+) -> tuple[Any, Any] | None:
+    """The object at ``key`` streamed into ``store`` as its entry ``file_name`` and saved once
+    verified: (``_core.RemoteEngine``, ``_core.SavedEngine``), or None when there is no object.
+    ``identity`` gives the conditions asked for (None for a pull by name: the header's conditions
+    must then be the identity ``file_name``). A refused object raises ``EngineCacheError`` or
+    ``TooLarge`` (from its size, preamble or header as they arrive, or from the checks at the
+    end), a failed transfer ``RemoteUnavailable``; either way nothing is saved and the store's
+    entry is left as it was."""
+    url = objects.url(key)
+
+    def start(size: int) -> Any:
+        return _core.RemoteReceiver(store, url, file_name, size, identity, verify)
+
+    receiver = objects.get_into(key, start, objects.config.max_engine_bytes)
+    if receiver is None:
+        return None
+    verified, saved = receiver.finish()
+    return verified, saved
+
+
 def download(objects: RemoteObjects, key: str, identity: Any, verify: Any) -> bytearray | None:
-    """The object at ``key``, or None when there is none. Refused before its plan is read (with
+    """The object at ``key`` in memory (for ``cache pull``; ``open_engine`` uses ``receive``),
+    or None when there is none. Refused before its plan is read (with
     ``EngineCacheError`` or ``TooLarge``) when its size, preamble or, without a verify key, its
     header and conditions (``identity``, or None for a pull by name) do not fit."""
     url = objects.url(key)
@@ -77,8 +105,9 @@ def download(objects: RemoteObjects, key: str, identity: Any, verify: Any) -> by
 
 
 def save_verified(store: Any, verified: Any, found: Any) -> tuple[Path, memoryview]:
-    """Saves a verified remote object's engine through the store's atomic save (its header's
-    references, the plan as a view of the downloaded bytes); returns (path, plan view)."""
+    """Saves a verified remote object downloaded into memory (``cache pull``) through the
+    store's atomic save (its header's references, the plan as a view of the downloaded bytes);
+    returns (path, plan view)."""
     start = verified.plan_offset
     plan = memoryview(found)[start : start + verified.plan_size]
     return Path(store.save(verified.identity, verified.references_json, plan)), plan
@@ -162,7 +191,9 @@ class FleetSession:
         waited_for: str | None = None
         while True:
             try:
-                found = download(objects, key, self._identity, self._verify)
+                received = receive(
+                    objects, key, file_name, self._identity, self._verify, self._store
+                )
             except (EngineCacheError, TooLarge) as error:
                 self._refused = True
                 self._warn(
@@ -172,11 +203,13 @@ class FleetSession:
                     self._lease.release()
                     self._lease = None
                 return None
-            if found is not None:
+            if received is not None:
                 if self._lease is not None:  # published between our GET and our lease
                     self._lease.release()
                     self._lease = None
-                return self._accept(objects.url(key), found)
+                verified, saved = received
+                references = json.loads(verified.references_json)
+                return Fetched(Path(saved.path), saved.plan, saved, references)
             if self._lease is not None:
                 return None
             state = leases.newest(objects, file_name)
@@ -201,19 +234,6 @@ class FleetSession:
                 return None
             time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             delay = min(delay * 1.5, _LONGEST_POLL)
-
-    def _accept(self, url: str, found: Any) -> Fetched | None:
-        identity = self._identity
-        try:
-            verified = _core.verify_remote_object(
-                found, url, identity.file_name, identity, self._verify
-            )
-        except EngineCacheError as error:
-            self._refused = True
-            self._warn(f"refused the remote engine {url}, building locally: {error}")
-            return None
-        path, view = save_verified(self._store, verified, found)
-        return Fetched(path, view, found, json.loads(verified.references_json))
 
     def publish(self, path: str | Path) -> None:
         """Publishes the entry just saved at ``path`` (create-only); never replaces an object."""

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from tensoracle.cache.remote.config import RemoteConfig
 
@@ -36,6 +37,19 @@ class TooLarge(ValueError):
 
 # Downloads are copied into one buffer of the announced size as they arrive, in chunks of this.
 _CHUNK_BYTES = 8 << 20
+# Streamed downloads hand chunks of this size on (see docs/benchmarks.md for the measurement).
+_STREAM_CHUNK_BYTES = 1 << 20
+
+
+class Receiver(Protocol):
+    """Where a streamed download goes (``_core.RemoteReceiver``): the chunks in order."""
+
+    def feed(self, chunk: Any) -> None: ...
+
+    def abort(self) -> None: ...
+
+
+_R = TypeVar("_R", bound=Receiver)
 
 
 @dataclass(frozen=True)
@@ -137,6 +151,56 @@ class RemoteObjects:
             while needed and filled >= needed:
                 needed = judge(view[:filled], size)
         return buffer
+
+    def get_into(self, key: str, start: Callable[[int], _R], max_bytes: int) -> _R | None:
+        """Streams the object into the receiver ``start(object_size)`` returns and returns it,
+        every chunk fed, for the caller to finish: None when there is no object, ``TooLarge``
+        past ``max_bytes`` (known from the response, before its body). Each chunk is fed on a
+        worker thread (the receiver writes and hashes it without the GIL) while the next one
+        downloads. Whatever stops the download (a refusal raised by ``start`` or ``feed``, a
+        failed or cut-off transfer, more bytes than announced, an interruption) aborts the
+        receiver before the error propagates."""
+        try:
+            result = self._obstore.get(self._store, key)
+            size = int(result.meta["size"])
+        except FileNotFoundError:  # obstore.exceptions.NotFoundError
+            return None
+        except Exception as error:
+            raise self._failure("GET", key, error) from error
+        if size > max_bytes:
+            raise TooLarge(
+                f"{self.url(key)} holds {size} bytes, more than the limit of {max_bytes} bytes"
+            )
+        receiver = start(size)
+        try:
+            with ThreadPoolExecutor(1, thread_name_prefix="tensoracle-download") as worker:
+                self._feed_all(key, result, size, receiver, worker)
+        except BaseException:
+            receiver.abort()  # after the worker finished its last feed (the with block waits)
+            raise
+        return receiver
+
+    def _feed_all(
+        self, key: str, result: Any, size: int, receiver: Receiver, worker: ThreadPoolExecutor
+    ) -> None:
+        chunks = iter(result.stream(min_chunk_size=_STREAM_CHUNK_BYTES))
+        fed: Future[None] | None = None
+        arrived = 0
+        while True:
+            try:
+                chunk = next(chunks, None)
+            except Exception as error:
+                raise self._failure("GET", key, error) from error
+            if fed is not None:
+                fed.result()  # the previous chunk's refusal, if any
+            if chunk is None:
+                break
+            arrived += len(chunk)
+            if arrived > size:
+                raise TooLarge(f"{self.url(key)} sent more than the {size} bytes it announced")
+            fed = worker.submit(receiver.feed, chunk)
+        if arrived < size:
+            raise self._failure("GET", key, EOFError(f"{arrived} of {size} bytes arrived"))
 
     def get_small(self, key: str, max_bytes: int) -> bytes | None:
         """The bytes of an object expected to be small (a lease), or None when there is none;

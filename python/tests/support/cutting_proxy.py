@@ -1,0 +1,64 @@
+"""A TCP proxy in front of the test S3 server that cuts every connection after a number of
+bytes of the server's answer: a download that the network drops mid-body, as a real one can be.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import socketserver
+import threading
+from collections.abc import Iterator
+
+
+class _Relay(socketserver.BaseRequestHandler):
+    server: _CuttingServer
+
+    def handle(self) -> None:
+        client: socket.socket = self.request
+        with socket.create_connection(self.server.upstream, timeout=30) as upstream:
+            forward = threading.Thread(target=_pump, args=(client, upstream, None), daemon=True)
+            forward.start()
+            _pump(upstream, client, self.server.limit)
+            # The answer was cut (or ended): close both ends, which also stops the forward pump.
+            for end in (client, upstream):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+            forward.join(timeout=5)
+
+
+def _pump(source: socket.socket, target: socket.socket, limit: int | None) -> None:
+    sent = 0
+    with contextlib.suppress(OSError):
+        while limit is None or sent < limit:
+            wanted = 65536 if limit is None else min(65536, limit - sent)
+            data = source.recv(wanted)
+            if not data:
+                return
+            target.sendall(data)
+            sent += len(data)
+
+
+class _CuttingServer(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, upstream: tuple[str, int], limit: int) -> None:
+        super().__init__(("127.0.0.1", 0), _Relay)
+        self.upstream = upstream
+        self.limit = limit
+
+
+@contextlib.contextmanager
+def cutting_proxy(upstream_port: int, limit: int) -> Iterator[str]:
+    """An http:// endpoint relaying to 127.0.0.1:``upstream_port`` whose answers stop after
+    ``limit`` bytes, the connection closed."""
+    server = _CuttingServer(("127.0.0.1", upstream_port), limit)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
