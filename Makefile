@@ -9,7 +9,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 JOBS ?= $(shell nproc)
 APT_PACKAGES := g++ clang clang-format clang-tidy libclang-rt-14-dev ninja-build \
-	libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libssl-dev libelf-dev libxxhash-dev zlib1g-dev
+	libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libssl-dev libxxhash-dev zlib1g-dev
 # Headless Chromium renders the HTML comparison report in python/tests/test_comparison_report.py.
 APT_PACKAGES += chromium
 # The remote cache tests' real S3 server: a throwaway Ceph RADOS Gateway (python/tests/s3_server.py).

@@ -1,18 +1,17 @@
-// Cubin ELF reading with libelf: SM from the header flags, kernels and their parameter tables.
+// Cubin ELF reading: SM from the header flags, kernels and their parameter tables.
 #include "tensoracle/cubin/cubin_elf.hpp"
 
+#include "elf_image.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <algorithm>
-#include <cstring>
-#include <gelf.h>
-#include <libelf.h>
-#include <memory>
 
 namespace tensoracle::cubin {
 namespace {
 
-constexpr std::uint16_t machine_cuda = 190; // EM_CUDA
+constexpr std::uint16_t machine_cuda = 190;    // EM_CUDA
+constexpr unsigned char elf_class_64 = 2;      // ELFCLASS64
+constexpr unsigned char elf_little_endian = 1; // ELFDATA2LSB
 // Attribute formats and the one attribute we read from .nv.info.<kernel> sections.
 constexpr unsigned char format_none = 0x01;
 constexpr unsigned char format_byte = 0x02;
@@ -27,10 +26,6 @@ constexpr std::string_view info_prefix = ".nv.info.";
 [[noreturn]] void corrupt(std::string const& path, std::string const& why) {
     throw CorruptCubinError("cubin '" + path + "' is not a usable CUDA ELF image: " + why, path);
 }
-
-struct ElfCloser {
-    void operator()(Elf* elf) const noexcept { elf_end(elf); }
-};
 
 std::uint32_t read_u16(unsigned char const* p) {
     return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8U);
@@ -100,6 +95,23 @@ KernelInfo read_info(std::span<unsigned char const> info, std::string const& pat
     return result;
 }
 
+// Attaches each .nv.info.<kernel> section's parameters to its kernel.
+CubinElf with_infos(CubinElf result, std::vector<std::pair<std::string, KernelInfo>>& infos,
+                    std::string const& path) {
+    for (auto& info : infos) {
+        auto found = std::find_if(result.functions.begin(), result.functions.end(),
+                                  [&](CubinFunction const& f) { return f.name == info.first; });
+        if (found != result.functions.end()) {
+            found->params = std::move(info.second.params);
+            found->block_threads = info.second.block_threads;
+        }
+    }
+    if (result.functions.empty()) {
+        corrupt(path, "no kernel code section (.text.<kernel>)");
+    }
+    return result;
+}
+
 } // namespace
 
 std::uint32_t cubin_sm(std::span<std::byte const> bytes, std::span<std::uint32_t const> allowed,
@@ -112,15 +124,15 @@ std::uint32_t cubin_sm(std::span<std::byte const> bytes, std::span<std::uint32_t
                " bytes, shorter than a 64-byte ELF64 header");
     }
     auto const* p = reinterpret_cast<unsigned char const*>(bytes.data());
-    if (p[0] != 0x7f || p[1] != 'E' || p[2] != 'L' || p[3] != 'F' || p[4] != ELFCLASS64 ||
-        p[5] != ELFDATA2LSB) {
+    if (p[0] != 0x7f || p[1] != 'E' || p[2] != 'L' || p[3] != 'F' || p[4] != elf_class_64 ||
+        p[5] != elf_little_endian) {
         refuse("is not a 64-bit little-endian ELF image");
     }
     std::uint32_t const machine = read_u16(p + 18);
     if (machine != machine_cuda) {
         refuse("has e_machine " + std::to_string(machine) + ", expected 190 (EM_CUDA)");
     }
-    std::uint32_t const abi = p[EI_ABIVERSION];
+    std::uint32_t const abi = p[8]; // e_ident[EI_ABIVERSION]
     std::uint32_t const flags = read_u32(p + 48);
     std::uint32_t sm = 0;
     if (abi == 7) {
@@ -147,76 +159,43 @@ CubinFunction const* CubinElf::function(std::string_view name) const noexcept {
 }
 
 CubinElf read_cubin_elf(std::span<std::byte const> bytes, std::string const& path) {
-    if (elf_version(EV_CURRENT) == EV_NONE) {
-        corrupt(path, std::string{"libelf cannot start: "} + elf_errmsg(-1));
-    }
     if (bytes.empty()) {
         corrupt(path, "the file is empty");
     }
-    // libelf wants a mutable buffer; cubins are small, so a private copy is cheap.
-    std::vector<char> image(bytes.size());
-    std::memcpy(image.data(), bytes.data(), bytes.size());
-    std::unique_ptr<Elf, ElfCloser> elf{elf_memory(image.data(), image.size())};
-    if (!elf || elf_kind(elf.get()) != ELF_K_ELF) {
-        corrupt(path, "no ELF header");
-    }
-    GElf_Ehdr header;
-    if (gelf_getehdr(elf.get(), &header) == nullptr) {
-        corrupt(path, std::string{"unreadable ELF header: "} + elf_errmsg(-1));
-    }
-    if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_machine != machine_cuda) {
-        corrupt(path, "e_machine is " + std::to_string(header.e_machine) + ", not EM_CUDA (190)");
-    }
-    CubinElf result{};
-    result.abi_version = header.e_ident[EI_ABIVERSION];
-    // The same rule as cubin_sm(): ABI 8 keeps the SM in the second byte of e_flags, ABI 7 in
-    // the third.
-    result.sm = result.abi_version == 8   ? (header.e_flags >> 8U) & 0xffU
-                : result.abi_version == 7 ? (header.e_flags >> 16U) & 0xffU
-                                          : 0;
-
-    std::size_t names_index = 0;
-    if (elf_getshdrstrndx(elf.get(), &names_index) != 0) {
-        corrupt(path, "no section name table");
-    }
-    std::vector<std::pair<std::string, KernelInfo>> infos;
-    for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section != nullptr;
-         section = elf_nextscn(elf.get(), section)) {
-        GElf_Shdr section_header;
-        if (gelf_getshdr(section, &section_header) == nullptr) {
-            corrupt(path, "unreadable section header");
+    try {
+        detail::ElfImage const elf(bytes);
+        auto const& header = elf.header();
+        if (!header.is_64 || header.machine != machine_cuda) {
+            corrupt(path, "e_machine is " + std::to_string(header.machine) + ", not EM_CUDA (190)");
         }
-        char const* raw_name = elf_strptr(elf.get(), names_index, section_header.sh_name);
-        if (raw_name == nullptr) {
-            corrupt(path, "section name outside the name table");
-        }
-        std::string_view const name{raw_name};
-        if (name.starts_with(text_prefix)) {
-            result.functions.push_back(
-                CubinFunction{std::string{name.substr(text_prefix.size())}, {}, std::nullopt});
-        } else if (name.starts_with(info_prefix)) {
-            Elf_Data* data = elf_getdata(section, nullptr);
-            if (data == nullptr || data->d_buf == nullptr) {
-                corrupt(path, "section " + std::string{name} + " has no data");
+        CubinElf result{};
+        result.abi_version = header.abi_version;
+        // The same rule as cubin_sm(): ABI 8 keeps the SM in the second byte of e_flags, ABI 7
+        // in the third.
+        result.sm = result.abi_version == 8   ? (header.flags >> 8U) & 0xffU
+                    : result.abi_version == 7 ? (header.flags >> 16U) & 0xffU
+                                              : 0;
+        std::vector<std::pair<std::string, KernelInfo>> infos;
+        for (auto const& section : elf.sections()) {
+            std::string_view const name = elf.section_name(section);
+            if (name.starts_with(text_prefix)) {
+                result.functions.push_back(
+                    CubinFunction{std::string{name.substr(text_prefix.size())}, {}, std::nullopt});
+            } else if (name.starts_with(info_prefix)) {
+                auto const data = elf.contents(section);
+                if (section.type == detail::kElfSectionNoBits) {
+                    corrupt(path, "section " + std::string{name} + " has no data");
+                }
+                std::span<unsigned char const> const info{
+                    reinterpret_cast<unsigned char const*>(data.data()), data.size()};
+                infos.emplace_back(std::string{name.substr(info_prefix.size())},
+                                   read_info(info, path, std::string{name}));
             }
-            std::span<unsigned char const> info{static_cast<unsigned char const*>(data->d_buf),
-                                                data->d_size};
-            infos.emplace_back(std::string{name.substr(info_prefix.size())},
-                               read_info(info, path, std::string{name}));
         }
+        return with_infos(std::move(result), infos, path);
+    } catch (detail::ElfFormatError const& error) {
+        corrupt(path, error.what());
     }
-    for (auto& info : infos) {
-        auto found = std::find_if(result.functions.begin(), result.functions.end(),
-                                  [&](CubinFunction const& f) { return f.name == info.first; });
-        if (found != result.functions.end()) {
-            found->params = std::move(info.second.params);
-            found->block_threads = info.second.block_threads;
-        }
-    }
-    if (result.functions.empty()) {
-        corrupt(path, "no kernel code section (.text.<kernel>)");
-    }
-    return result;
 }
 
 } // namespace tensoracle::cubin

@@ -1,79 +1,52 @@
-// Reading an ELF shared library's exported symbols with libelf, from bytes in memory.
+// Reading an ELF shared library's exported symbols from bytes in memory (elf_image.hpp).
 #include "tensoracle/cubin/library_exports.hpp"
 
+#include "elf_image.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <functional>
-#include <gelf.h>
-#include <libelf.h>
-#include <memory>
 
 namespace tensoracle {
 namespace {
 
-struct ElfCloser {
-    void operator()(Elf* elf) const noexcept { elf_end(elf); }
-};
+using detail::ElfImage;
+using detail::ElfSymbol;
 
 [[noreturn]] void refuse(std::string const& name, std::string const& why) {
     throw InvalidArgument("'" + name + "' is not a readable ELF shared library: " + why);
 }
 
-using SymbolVisitor = std::function<void(Elf*, GElf_Sym const&, char const*)>;
+using SymbolVisitor = std::function<void(ElfImage const&, ElfSymbol const&, std::string_view)>;
 
-// Opens `library` and calls `visit` for every defined global or weak symbol of its .dynsym.
+// Reads `library` and calls `visit` for every defined global or weak symbol of its .dynsym.
 void for_each_exported(std::span<std::byte const> library, std::string const& name,
                        bool require_elf64_le, SymbolVisitor const& visit) {
-    if (elf_version(EV_CURRENT) == EV_NONE) {
-        refuse(name, "libelf is unusable");
-    }
-    // libelf reads the buffer in place and does not write it.
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): libelf takes a non-const image
-    auto* image = const_cast<char*>(reinterpret_cast<char const*>(library.data()));
-    std::unique_ptr<Elf, ElfCloser> const elf{elf_memory(image, library.size())};
-    if (!elf || elf_kind(elf.get()) != ELF_K_ELF) {
-        refuse(name, "no ELF header");
-    }
-    GElf_Ehdr header{};
-    if (gelf_getehdr(elf.get(), &header) == nullptr) {
-        refuse(name, elf_errmsg(-1));
-    }
-    if (require_elf64_le &&
-        (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)) {
-        refuse(name, "not a 64-bit little-endian ELF file");
-    }
-    if (header.e_type != ET_DYN) {
-        refuse(name, "not a shared object (ELF type " + std::to_string(header.e_type) + ")");
-    }
-    for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section != nullptr;
-         section = elf_nextscn(elf.get(), section)) {
-        GElf_Shdr section_header{};
-        if (gelf_getshdr(section, &section_header) == nullptr) {
-            refuse(name, elf_errmsg(-1));
+    try {
+        ElfImage const elf(library);
+        auto const& header = elf.header();
+        if (require_elf64_le && (!header.is_64 || !header.little_endian)) {
+            refuse(name, "not a 64-bit little-endian ELF file");
         }
-        if (section_header.sh_type != SHT_DYNSYM || section_header.sh_entsize == 0) {
-            continue;
+        if (header.type != detail::kElfTypeSharedObject) {
+            refuse(name, "not a shared object (ELF type " + std::to_string(header.type) + ")");
         }
-        Elf_Data* data = elf_getdata(section, nullptr);
-        if (data == nullptr) {
-            refuse(name, elf_errmsg(-1));
-        }
-        std::size_t const count = section_header.sh_size / section_header.sh_entsize;
-        for (std::size_t i = 0; i < count; ++i) {
-            GElf_Sym symbol{};
-            if (gelf_getsym(data, static_cast<int>(i), &symbol) == nullptr) {
-                refuse(name, "symbol " + std::to_string(i) + " of .dynsym cannot be read");
-            }
-            unsigned const binding = GELF_ST_BIND(symbol.st_info);
-            if ((binding != STB_GLOBAL && binding != STB_WEAK) || symbol.st_shndx == SHN_UNDEF) {
+        for (auto const& section : elf.sections()) {
+            if (section.type != detail::kElfSectionDynamicSymbols || section.entry_size == 0) {
                 continue;
             }
-            char const* text = elf_strptr(elf.get(), section_header.sh_link, symbol.st_name);
-            if (text == nullptr) {
-                refuse(name, "a symbol name lies outside the string table");
+            std::size_t const count = elf.symbol_count(section);
+            for (std::size_t i = 0; i < count; ++i) {
+                ElfSymbol const symbol = elf.symbol(section, i);
+                unsigned const binding = symbol.binding();
+                if ((binding != detail::kElfBindGlobal && binding != detail::kElfBindWeak) ||
+                    symbol.section == detail::kElfSectionUndefined) {
+                    continue;
+                }
+                visit(elf, symbol, elf.string(section.link, symbol.name));
             }
-            visit(elf.get(), symbol, text);
         }
+    } catch (detail::ElfFormatError const& error) {
+        refuse(name, error.what());
     }
 }
 
@@ -82,42 +55,44 @@ void for_each_exported(std::span<std::byte const> library, std::string const& na
 std::vector<std::string> elf_exported_functions(std::span<std::byte const> library,
                                                 std::string const& name) {
     std::vector<std::string> functions;
-    for_each_exported(library, name, false, [&](Elf*, GElf_Sym const& symbol, char const* text) {
-        if (GELF_ST_TYPE(symbol.st_info) == STT_FUNC) {
-            functions.emplace_back(text);
-        }
-    });
+    for_each_exported(library, name, false,
+                      [&](ElfImage const&, ElfSymbol const& symbol, std::string_view text) {
+                          if (symbol.kind() == detail::kElfTypeFunction) {
+                              functions.emplace_back(text);
+                          }
+                      });
     return functions;
 }
 
 std::map<std::string, ExportedData> elf_exported_data(std::span<std::byte const> library,
                                                       std::string const& name) {
     std::map<std::string, ExportedData> symbols;
-    for_each_exported(library, name, true, [&](Elf* elf, GElf_Sym const& symbol, char const* text) {
-        if (GELF_ST_TYPE(symbol.st_info) != STT_OBJECT || symbol.st_shndx >= SHN_LORESERVE) {
-            return;
-        }
-        Elf_Scn* holder = elf_getscn(elf, symbol.st_shndx);
-        GElf_Shdr section{};
-        if (holder == nullptr || gelf_getshdr(holder, &section) == nullptr) {
-            refuse(name, "symbol '" + std::string{text} + "' names section " +
-                             std::to_string(symbol.st_shndx) + ", which does not exist");
-        }
-        if (section.sh_type == SHT_NOBITS) {
-            return; // zero-initialised data: no bytes in the file
-        }
-        bool const inside_section =
-            symbol.st_value >= section.sh_addr &&
-            symbol.st_value - section.sh_addr <= section.sh_size &&
-            symbol.st_size <= section.sh_size - (symbol.st_value - section.sh_addr);
-        std::uint64_t const offset = section.sh_offset + (symbol.st_value - section.sh_addr);
-        if (!inside_section || offset > library.size() ||
-            symbol.st_size > library.size() - offset) {
-            refuse(name, "the bytes of symbol '" + std::string{text} +
-                             "' lie outside its section or the file");
-        }
-        symbols[text] = ExportedData{symbol.st_size, offset};
-    });
+    for_each_exported(
+        library, name, true,
+        [&](ElfImage const& elf, ElfSymbol const& symbol, std::string_view text) {
+            if (symbol.kind() != detail::kElfTypeObject ||
+                symbol.section >= detail::kElfSectionReservedLow) {
+                return;
+            }
+            if (symbol.section >= elf.sections().size() + 1) {
+                refuse(name, "symbol '" + std::string{text} + "' names section " +
+                                 std::to_string(symbol.section) + ", which does not exist");
+            }
+            auto const& section = elf.section(symbol.section);
+            if (section.type == detail::kElfSectionNoBits) {
+                return; // zero-initialised data: no bytes in the file
+            }
+            bool const inside_section =
+                symbol.value >= section.address && symbol.value - section.address <= section.size &&
+                symbol.size <= section.size - (symbol.value - section.address);
+            std::uint64_t const offset = section.offset + (symbol.value - section.address);
+            if (!inside_section || offset > library.size() ||
+                symbol.size > library.size() - offset) {
+                refuse(name, "the bytes of symbol '" + std::string{text} +
+                                 "' lie outside its section or the file");
+            }
+            symbols[std::string{text}] = ExportedData{symbol.size, offset};
+        });
     return symbols;
 }
 
