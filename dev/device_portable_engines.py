@@ -20,7 +20,6 @@ import json
 import os
 import struct
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +41,7 @@ def step(title: str, action: Any) -> Any:
     print(f"== {title}", flush=True)
     try:
         value = action()
-    except Exception as error:  # the record shows what was raised, then goes on
+    except Exception as error:  # noqa: BLE001 (the record shows what was raised, then goes on)
         print(f"   raised {type(error).__name__}: {error}", flush=True)
         return error
     print(f"   returned {value!r}", flush=True)
@@ -76,7 +75,9 @@ def main() -> None:
         calls.append(1)
         bias = load_file(str(weights))["bias"]
         features = network.add_input("features", trt.float32, (1, -1, 2))
-        constant = network.add_constant((1, 1, 2), np.ascontiguousarray(bias[None, None, :]))
+        constant = network.add_constant(
+            (1, 1, 2), np.ascontiguousarray(bias[None, None, :])
+        )
         result = network.add_elementwise(
             features, constant.get_output(0), trt.ElementWiseOperation.SUM
         ).get_output(0)
@@ -102,10 +103,16 @@ def main() -> None:
     print("gpu.absent_reason():", tensoracle.gpu.absent_reason(), flush=True)
     if mode == "build":
         prepared = step(
-            "prepare_engine without a GPU", lambda: prepare_engine(graph, declaration, **arguments)
+            "prepare_engine without a GPU",
+            lambda: prepare_engine(graph, declaration, **arguments),
         )
         conditions = header(prepared.path)["conditions"]
-        print("   conditions gpu/targets:", conditions["gpu"], conditions["targets"], flush=True)
+        print(
+            "   conditions gpu/targets:",
+            conditions["gpu"],
+            conditions["targets"],
+            flush=True,
+        )
         return
 
     saved = sorted((folder / "xdg").rglob("*.engine"))
@@ -115,9 +122,16 @@ def main() -> None:
         "prepare_engine on this GPU (the CPU-built entry, found by identity)",
         lambda: prepare_engine(graph, declaration, **arguments),
     )
-    print(f"   graph calls: {len(calls)}; same file: {prepared.path == saved[0]}", flush=True)
-    step("open_engine on this GPU", lambda: open_engine(graph, declaration, **arguments))
-    print(f"   graph calls: {len(calls)}; file unchanged: {saved[0].read_bytes() == recorded}")
+    print(
+        f"   graph calls: {len(calls)}; same file: {prepared.path == saved[0]}",
+        flush=True,
+    )
+    step(
+        "open_engine on this GPU", lambda: open_engine(graph, declaration, **arguments)
+    )
+    print(
+        f"   graph calls: {len(calls)}; file unchanged: {saved[0].read_bytes() == recorded}"
+    )
 
     data = saved[0].read_bytes()
     (length,) = struct.unpack_from("<Q", data, 12)
@@ -139,12 +153,10 @@ def main() -> None:
     )
     references = header(saved[0])["references"]
     print(f"   graph calls: {len(calls)}", flush=True)
-    print("   rebuild_reason:", json.dumps(references.get("rebuild_reason")), flush=True)
+    print(
+        "   rebuild_reason:", json.dumps(references.get("rebuild_reason")), flush=True
+    )
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Exception:
-        traceback.print_exc()
-        sys.exit(1)
+    main()
