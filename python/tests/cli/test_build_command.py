@@ -101,6 +101,17 @@ NOT_RECIPES = {"encoder": RECIPES[0], "readme": "README.md"}
 '''
 
 
+# The test seam that describes a node's GPU (TENSORACLE_DESCRIBED_GPU, docs/engines.md).
+RTX_4090 = {
+    "TENSORACLE_DESCRIBED_GPU": json.dumps(
+        {"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"}
+    )
+}
+H200 = {
+    "TENSORACLE_DESCRIBED_GPU": json.dumps({"name": "NVIDIA H200", "compute_capability": "9.0"})
+}
+
+
 def write_package(root: Path) -> Path:
     """tinymodel/ under ``root`` (the directory to put on PYTHONPATH), with its weights."""
     package = root / "tinymodel"
@@ -177,7 +188,8 @@ def test_build_publishes_and_another_node_gets_the_engines_without_the_graph(
     assert fleet.read(keys[0]) == (fleet.cache("farm") / keys[0].split("/")[1]).read_bytes()
     assert graph_calls(tmp_path) == ["encoder.safetensors", "decoder.safetensors"]
 
-    # Another node, with an empty local cache, opens through the recipes: downloads, no build.
+    # Another node, with an empty local cache and (described) an RTX 4090, sm89, one of the
+    # targets, opens through the recipes: downloads, no build.
     script = (
         "import json, tensoracle, tinymodel\n"
         "encoder, decoder = tinymodel.RECIPES\n"
@@ -189,7 +201,7 @@ def test_build_publishes_and_another_node_gets_the_engines_without_the_graph(
     ).replace("URL", repr(fleet.url))
     node = subprocess.run(
         [sys.executable, "-c", script],
-        env=fleet.environment("fresh", **pythonpath, TINYMODEL_NO_BUILD="1"),
+        env=fleet.environment("fresh", **pythonpath, TINYMODEL_NO_BUILD="1", **RTX_4090),
         capture_output=True,
         text=True,
         timeout=120,
@@ -201,6 +213,25 @@ def test_build_publishes_and_another_node_gets_the_engines_without_the_graph(
     assert [built for _path, built in fetched] == [False, False]
     assert all(Path(path).parent == fleet.cache("fresh") for path, _built in fetched)
     assert graph_calls(tmp_path) == ["encoder.safetensors", "decoder.safetensors"]
+
+    # A node whose GPU (described: an H200, sm90) is not a target is told so by open, before
+    # anything is downloaded or built.
+    refused = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import tinymodel; tinymodel.RECIPES[0].open(remote=" + repr(fleet.url) + ")",
+        ],
+        env=fleet.environment("hopper", **pythonpath, TINYMODEL_NO_BUILD="1", **H200),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert refused.returncode == 1
+    assert "EngineTargetError" in refused.stderr
+    assert "NVIDIA H200 (sm90), is not among them" in refused.stderr
+    assert not list(fleet.cache("hopper").glob("*.engine"))
 
     # The farm again: its local cache has both, the remote cache too.
     again = run("build", "tinymodel:RECIPES", "--push", fleet.url, env=farm)
