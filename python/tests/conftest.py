@@ -28,6 +28,13 @@ import pytest
 SUPPORT = Path(__file__).parent / "support"
 sys.path.insert(0, str(SUPPORT))
 
+# --installed-package: the suite run against the package installed from a wheel.
+import installed_package  # noqa: E402 (found in SUPPORT, put on the path above)
+
+pytest_addoption = installed_package.pytest_addoption
+pytest_configure = installed_package.pytest_configure
+pytest_terminal_summary = installed_package.pytest_terminal_summary
+
 
 @functools.cache
 def gpu_absent_reason() -> str | None:
