@@ -19,9 +19,10 @@ FUZZ_SECONDS ?= 60
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: test demo setup apt venv cpp cpp-test python python-test lint tidy fuzz bench clean \
-	tensorrt-headers plugin-tensorrt cubin-plugin wheel wheel-test gpu-check
+	tensorrt-headers plugin-tensorrt cubin-plugin wheel wheel-test gpu-check \
+	wheel-abi3 wheel-abi3-test wheel-abi3-test-3.12 wheel-abi3-test-3.13
 
-test: setup cpp-test python cubin-plugin lint tidy python-test wheel-test fuzz
+test: setup cpp-test python cubin-plugin lint tidy python-test wheel-test wheel-abi3-test fuzz
 
 setup: apt venv
 
@@ -88,8 +89,9 @@ fuzz: setup
 	  FUZZ_SECONDS=$(FUZZ_SECONDS) PYTHON=$(abspath $(PY)) cpp/fuzz/run.sh build/fuzz; \
 	else echo "clang++ not found: fuzzing skipped"; fi
 
-# The release wheel, built as `make python` builds the package (same build folder, so it costs
-# little after it), checked with auditwheel and tagged with the manylinux policy it meets.
+# The release wheel for CPython 3.11 (cp311-cp311, with $(PYTHON), the Python of .venv), built as
+# `make python` builds the package (same build folder, so it costs little after it), checked with
+# auditwheel and tagged with the manylinux policy it meets.
 WHEEL_DIR := build/wheel
 WHEEL_VENV := build/wheel-venv
 wheel: setup
@@ -109,6 +111,51 @@ wheel-test: wheel
 	    tensoracle cache list; tensoracle bundle inspect --help >/dev/null; \
 	    echo "tensoracle bundle inspect --help: exit 0"'; \
 	  status=$$?; rm -rf $$scratch; exit $$status
+
+# The release wheel for CPython 3.12 and later: one cp312-abi3 wheel (wheel.py-api in
+# python/pyproject.toml, STABLE_ABI in python/CMakeLists.txt), built with 3.12, its floor, in a
+# build environment of its own with the pinned build tools, repaired and checked with auditwheel
+# as the cp311 wheel is, then by tools/check_abi3.py (abi3audit: the extension imports nothing
+# outside 3.12's limited API). tools/find_python.sh finds the interpreters (on PATH, else in
+# pyenv's versions); PYTHON312=... and PYTHON313=... choose others.
+PYTHON312 ?= $(shell tools/find_python.sh 3.12)
+PYTHON313 ?= $(shell tools/find_python.sh 3.13)
+ABI3_DIR := build/wheel-abi3
+ABI3_BUILD_VENV := build/wheel-abi3-build
+ABI3_WHEEL = $(ABI3_DIR)/tensoracle-*-cp312-abi3-manylinux_*.whl
+need_python = @test -n "$(1)" || { echo "CPython $(2) not found on PATH nor in pyenv's versions:" \
+	"install it (pyenv install $(2)) or set PYTHON$(subst .,,$(2))=/path/to/python$(2)" >&2; exit 1; }
+wheel-abi3: setup
+	$(call need_python,$(PYTHON312),3.12)
+	rm -rf $(ABI3_DIR) $(ABI3_BUILD_VENV)
+	$(PYTHON312) -m venv $(ABI3_BUILD_VENV)
+	$(ABI3_BUILD_VENV)/bin/python -m pip install -q -c python/requirements-dev.txt \
+	  cmake ninja nanobind scikit-build-core
+	$(ABI3_BUILD_VENV)/bin/python -m pip wheel -q --no-build-isolation --no-deps \
+	  -w $(ABI3_DIR)/linux ./python
+	$(PY) tools/check_wheel.py $(ABI3_DIR)/linux/tensoracle-*.whl $(ABI3_DIR)
+	$(PY) tools/check_abi3.py $(ABI3_WHEEL)
+
+# The abi3 wheel on CPython 3.12 and on 3.13: each in a new virtual environment of that
+# interpreter with the test dependencies of python/requirements-dev.txt, then the whole Python
+# suite run from python/tests; --installed-package fails the run unless `import tensoracle` is the
+# installed wheel (python/tests/support/installed_package.py). torch, which `make venv` adds for
+# 3.11 (the CPU build kept on this machine), is not installed: PyPI's torch 2.13.0 for 3.12 and
+# 3.13 is the CUDA build, which requires triton 3.7.1 against the pinned 3.8.0, so the converter's
+# tests skip with their reason.
+ABI3_TEST_VENV := build/wheel-abi3-venv
+define test_abi3_wheel
+$(call need_python,$(1),$(2))
+rm -rf $(ABI3_TEST_VENV)-$(2)
+$(1) -m venv $(ABI3_TEST_VENV)-$(2)
+$(ABI3_TEST_VENV)-$(2)/bin/python -m pip install -q -r python/requirements-dev.txt $(ABI3_WHEEL)
+cd python/tests && ../../$(ABI3_TEST_VENV)-$(2)/bin/python -m pytest -q --installed-package
+endef
+wheel-abi3-test: wheel-abi3-test-3.12 wheel-abi3-test-3.13
+wheel-abi3-test-3.12: wheel-abi3 cubin-plugin
+	$(call test_abi3_wheel,$(PYTHON312),3.12)
+wheel-abi3-test-3.13: wheel-abi3 cubin-plugin
+	$(call test_abi3_wheel,$(PYTHON313),3.13)
 
 # On a machine with an NVIDIA GPU: every GPU test, the documentation examples and the GPU
 # benchmarks, written to one Markdown report (see docs/tested-environments.md). Extra options of
