@@ -1,7 +1,8 @@
 // Shared helpers for raising the core's errors.
 #include "tensoracle/errors.hpp"
 
-#include <cstring>
+#include "io/platform.hpp"
+
 #include <string>
 
 namespace tensoracle {
@@ -11,7 +12,7 @@ void throw_file_error(std::string_view what, std::filesystem::path const& path, 
     message += " '";
     message += path.string();
     message += "': ";
-    message += std::strerror(error_number);
+    message += platform::error_text(error_number);
     throw FileError(message, path, error_number);
 }
 

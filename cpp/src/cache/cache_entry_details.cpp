@@ -1,13 +1,13 @@
 // Reads one saved entry's header (never its plan) and describes it, alone or against another.
 #include "tensoracle/cache/cache_entry_details.hpp"
 
+#include "io/platform.hpp"
 #include "tensoracle/cache/weight_digest.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/size_text.hpp"
 
 #include <algorithm>
 #include <cerrno>
-#include <sys/stat.h>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -93,19 +93,18 @@ std::filesystem::path resolve_entry(std::filesystem::path const& directory,
 nlohmann::json entry_details_json(std::filesystem::path const& path) {
     DecodedHeader const decoded = read_engine_header(path);
     EngineHeader const& header = decoded.header;
-    struct stat status {};
-    if (::stat(path.c_str(), &status) != 0) {
+    auto const status = platform::status(path, platform::Follow::links);
+    if (!status) {
         throw_file_error("cannot read the metadata of", path, errno);
     }
-    std::int64_t const used_ns = static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 +
-                                 static_cast<std::int64_t>(status.st_mtim.tv_nsec);
+    std::int64_t const used_ns = status->modified_ns;
     std::vector<WeightRecord> const records =
         read_weight_records(std::filesystem::absolute(path).parent_path());
     WeightPathIndex const weights{records};
     return {{"file_name", path.filename().string()},
             {"path", std::filesystem::absolute(path).lexically_normal().string()},
             {"format_version", kEngineFormatVersion},
-            {"size_bytes", static_cast<std::uint64_t>(status.st_size)},
+            {"size_bytes", status->size},
             {"header_bytes", decoded.plan_offset - kEnginePreambleBytes},
             {"plan_bytes", header.plan_size},
             {"plan_xxh3_128", header.plan_xxh3_128},

@@ -1,18 +1,12 @@
 // Opening files of the cache directory without following links (see cache_file.hpp).
 #include "tensoracle/cache/cache_file.hpp"
 
-#include <cerrno>
-#include <fcntl.h>
+#include "io/platform.hpp"
 
 namespace tensoracle {
 
 int open_cache_file(std::filesystem::path const& path, int flags, unsigned mode) noexcept {
-    int fd = -1;
-    do {
-        fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-                    static_cast<mode_t>(mode));
-    } while (fd < 0 && errno == EINTR);
-    return fd;
+    return platform::open_file(path, flags, mode, platform::Follow::no_links);
 }
 
 std::string link_refusal(std::filesystem::path const& path) {

@@ -2,6 +2,7 @@
 // reading only directory entries, file metadata, engine headers and weight digest records.
 #include "tensoracle/cache/cache_listing.hpp"
 
+#include "io/platform.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
@@ -10,28 +11,15 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <dirent.h>
-#include <fcntl.h>
 #include <map>
 #include <memory>
 #include <ostream>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace tensoracle {
 namespace {
 
 constexpr std::string_view kEngineSuffix = ".engine";
 constexpr std::string_view kTemporaryInfix = ".engine.tmp-";
-
-struct DirectoryCloser {
-    void operator()(DIR* directory) const noexcept { ::closedir(directory); }
-};
-
-std::int64_t modification_ns(struct stat const& status) {
-    return static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 +
-           static_cast<std::int64_t>(status.st_mtim.tv_nsec);
-}
 
 std::string text_or_dash(nlohmann::json const& value) {
     if (value.is_string()) {
@@ -130,45 +118,35 @@ bool read_entry_header(std::filesystem::path const& directory, CacheEntry& entry
 CacheScan scan_cache(std::filesystem::path const& directory, bool read_headers) {
     CacheScan scan;
     scan.directory = directory;
-    std::unique_ptr<DIR, DirectoryCloser> stream{::opendir(directory.c_str())};
-    if (!stream) {
+    auto const names = platform::list_directory(directory);
+    if (!names) {
         if (errno == ENOENT) {
             return scan;
         }
         throw_file_error("cannot list the cache directory", directory, errno);
     }
     scan.exists = true;
-    int const directory_fd = ::dirfd(stream.get());
-    while (true) {
-        errno = 0;
-        dirent const* const item = ::readdir(stream.get());
-        if (item == nullptr) {
-            if (errno != 0) {
-                throw_file_error("cannot list the cache directory", directory, errno);
-            }
-            break;
-        }
-        std::string_view const name{item->d_name};
+    for (std::string const& name : *names) {
         bool const temporary = is_temporary_engine_name(name);
         if (!temporary && !is_engine_file_name(name)) {
             continue;
         }
-        struct stat status {};
-        if (::fstatat(directory_fd, item->d_name, &status, AT_SYMLINK_NOFOLLOW) != 0) {
+        auto const status = platform::status(directory / name, platform::Follow::no_links);
+        if (!status) {
             if (errno == ENOENT) {
                 continue; // removed since the directory was read
             }
             throw_file_error("cannot read the metadata of", directory / name, errno);
         }
-        bool const link = S_ISLNK(status.st_mode);
-        if (!S_ISREG(status.st_mode) && !link) {
+        bool const link = status->kind == platform::FileKind::link;
+        if (status->kind != platform::FileKind::regular && !link) {
             continue;
         }
         CacheEntry entry;
-        entry.name = std::string(name);
-        entry.size_bytes = static_cast<std::uint64_t>(status.st_size);
-        entry.recorded_at_ns = modification_ns(status);
-        entry.inode = static_cast<std::uint64_t>(status.st_ino);
+        entry.name = name;
+        entry.size_bytes = status->size;
+        entry.recorded_at_ns = status->modified_ns;
+        entry.inode = status->identity;
         entry.temporary = temporary;
         if (link) {
             // Never followed: listed as unrecognized, so `cache verify` reports it and `prune`

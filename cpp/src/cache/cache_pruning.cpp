@@ -1,6 +1,7 @@
 // Selection, removal and reporting for `tensoracle cache prune`.
 #include "tensoracle/cache/cache_pruning.hpp"
 
+#include "io/platform.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_lock.hpp"
 #include "tensoracle/text/size_text.hpp"
@@ -8,8 +9,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace tensoracle {
 namespace {
@@ -33,30 +32,25 @@ ExcludedEntry excluded(CacheEntry const& entry, std::string reason) {
     return {entry.name, entry.size_bytes, entry.recorded_at_ns, std::move(reason)};
 }
 
-std::int64_t modification_ns(struct stat const& status) {
-    return static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 +
-           static_cast<std::int64_t>(status.st_mtim.tv_nsec);
-}
-
 // What differs between the planned entry and the file now, or an empty string.
-std::string observed_change(PlannedRemoval const& entry, struct stat const& status) {
+std::string observed_change(PlannedRemoval const& entry, platform::FileStatus const& status) {
     std::string change;
     auto const note = [&change](std::string const& text) {
         change += (change.empty() ? "" : ", ") + text;
     };
-    if (static_cast<std::uint64_t>(status.st_size) != entry.size_bytes) {
-        note("size " + std::to_string(entry.size_bytes) + " -> " + std::to_string(status.st_size) +
+    if (status.size != entry.size_bytes) {
+        note("size " + std::to_string(entry.size_bytes) + " -> " + std::to_string(status.size) +
              " bytes");
     }
-    if (modification_ns(status) != entry.recorded_at_ns) {
+    if (status.modified_ns != entry.recorded_at_ns) {
         note("recorded_at_ns " + std::to_string(entry.recorded_at_ns) + " -> " +
-             std::to_string(modification_ns(status)));
+             std::to_string(status.modified_ns));
     }
-    if (static_cast<std::uint64_t>(status.st_ino) != entry.inode) {
+    if (status.identity != entry.inode) {
         note("replaced by another file (inode " + std::to_string(entry.inode) + " -> " +
-             std::to_string(status.st_ino) + ")");
+             std::to_string(status.identity) + ")");
     }
-    if (!S_ISREG(status.st_mode)) {
+    if (status.kind != platform::FileKind::regular) {
         note("no longer a regular file");
     }
     return change;
@@ -182,8 +176,7 @@ PruneResult execute_prune(Store const& store, PrunePlan const& plan,
             before_removal(entry);
         }
         std::filesystem::path const path = store.directory() / entry.name;
-        struct stat status {};
-        if (::lstat(path.c_str(), &status) != 0 && errno == ENOENT) {
+        if (!platform::status(path, platform::Follow::no_links) && errno == ENOENT) {
             result.missing.push_back(entry.name); // gone: no lock file is created for it
             continue;
         }
@@ -199,26 +192,28 @@ PruneResult execute_prune(Store const& store, PrunePlan const& plan,
                 {entry.name, entry.size_bytes, entry.recorded_at_ns, std::string{kInUseReason}});
             continue;
         }
-        if (::lstat(path.c_str(), &status) != 0) { // again, now that the lock is held
+        // Again, now that the lock is held.
+        auto const status = platform::status(path, platform::Follow::no_links);
+        if (!status) {
             if (errno == ENOENT) {
                 result.missing.push_back(entry.name);
             } else {
-                result.failed.push_back(
-                    {entry.name, std::string("cannot read its metadata: ") + std::strerror(errno)});
+                result.failed.push_back({entry.name, std::string("cannot read its metadata: ") +
+                                                         platform::error_text(errno)});
             }
             continue;
         }
-        if (std::string change = observed_change(entry, status); !change.empty()) {
+        if (std::string change = observed_change(entry, *status); !change.empty()) {
             result.failed.push_back(
                 {entry.name, "changed since the plan (" + change + "); left in place"});
             continue;
         }
-        if (::unlink(path.c_str()) != 0) {
+        if (platform::remove_file(path) != 0) {
             if (errno == ENOENT) {
                 result.missing.push_back(entry.name);
             } else {
                 result.failed.push_back(
-                    {entry.name, std::string("cannot remove it: ") + std::strerror(errno)});
+                    {entry.name, std::string("cannot remove it: ") + platform::error_text(errno)});
             }
             continue;
         }

@@ -1,6 +1,7 @@
 // Encoding and strict decoding of the saved-engine file preamble and header.
 #include "tensoracle/cache/engine_file.hpp"
 
+#include "io/platform.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/cache/header_schema.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
@@ -14,8 +15,6 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <string>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace tensoracle {
 namespace {
@@ -258,25 +257,22 @@ DecodedHeader decode_engine_header(std::span<std::byte const> bytes, std::uint64
 }
 
 DecodedHeader read_engine_header(std::filesystem::path const& path) {
-    int const fd = open_cache_file(path, O_RDONLY);
+    platform::Descriptor const file{open_cache_file(path, O_RDONLY)};
+    int const fd = file.get();
     if (fd < 0) {
         if (errno == ELOOP) {
             corrupt(path, link_refusal(path));
         }
         throw_file_error("cannot open saved engine", path, errno);
     }
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
-    struct stat status {};
-    if (::fstat(fd, &status) != 0) {
+    auto const status = platform::status(fd);
+    if (!status) {
         throw_file_error("cannot stat saved engine", path, errno);
     }
-    if (!S_ISREG(status.st_mode)) {
+    if (status->kind != platform::FileKind::regular) {
         corrupt(path, "not a regular file");
     }
-    auto const file_size = static_cast<std::uint64_t>(status.st_size);
+    auto const file_size = status->size;
     auto read_prefix = [&](std::uint64_t wanted) {
         std::vector<std::byte> buffer(static_cast<std::size_t>(std::min(wanted, file_size)));
         // A file that shrank while we read it comes back short: decode reports the truncation.

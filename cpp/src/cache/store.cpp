@@ -1,6 +1,7 @@
 // The engine cache store: naming, locking, verified reads and atomic saves of engine files.
 #include "tensoracle/cache/store.hpp"
 
+#include "io/platform.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/errors.hpp"
@@ -11,12 +12,6 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <set>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <vector>
-#ifndef _WIN32
-#include <pwd.h>
-#endif
 
 namespace tensoracle {
 namespace {
@@ -73,22 +68,6 @@ void check_conditions(nlohmann::json const& saved, nlohmann::json const& request
         path);
 }
 
-namespace {
-
-struct FileDescriptor {
-    int fd = -1;
-    explicit FileDescriptor(int descriptor) noexcept : fd(descriptor) {}
-    FileDescriptor(FileDescriptor const&) = delete;
-    FileDescriptor& operator=(FileDescriptor const&) = delete;
-    ~FileDescriptor() {
-        if (fd >= 0) {
-            ::close(fd);
-        }
-    }
-};
-
-} // namespace
-
 DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdentity const& identity,
                                   std::filesystem::path const& path) {
     if (bytes.empty()) {
@@ -112,21 +91,6 @@ DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdenti
 
 namespace {
 
-#ifndef _WIN32
-// The home directory of this process's user in the password database, or "" when it has none.
-std::string password_database_home() {
-    long const suggested = ::sysconf(_SC_GETPW_R_SIZE_MAX);
-    std::vector<char> buffer(suggested > 0 ? static_cast<std::size_t>(suggested) : 16384);
-    struct passwd entry {};
-    struct passwd* found = nullptr;
-    if (::getpwuid_r(::getuid(), &entry, buffer.data(), buffer.size(), &found) != 0 ||
-        found == nullptr || found->pw_dir == nullptr) {
-        return {};
-    }
-    return found->pw_dir;
-}
-#endif
-
 // The cache folder's name becomes part of messages and of Python's str: refuse bytes that are
 // not text at once, naming the variable, rather than fail later elsewhere.
 void check_text_variable(char const* name, std::string const& value) {
@@ -144,16 +108,7 @@ std::filesystem::path default_cache_directory() {
     if (!xdg.empty()) {
         return std::filesystem::path(xdg) / "tensoracle";
     }
-#ifdef _WIN32
-    std::string const home = environment("USERPROFILE");
-    char const* home_variable = "USERPROFILE";
-#else
-    std::string home = environment("HOME");
-    char const* home_variable = "HOME";
-    if (home.empty()) {
-        home = password_database_home(); // as Python's Path.home() does without HOME
-    }
-#endif
+    auto const [home, home_variable] = platform::home_directory();
     check_text_variable(home_variable, home);
     if (home.empty()) {
         throw InvalidArgument(
@@ -170,15 +125,15 @@ void create_private_directories(std::filesystem::path const& directory) {
     std::filesystem::path partial;
     for (auto const& component : directory) {
         partial /= component;
-        if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
+        if (platform::make_directory(partial) != 0 && errno != EEXIST) {
             throw_file_error("cannot create directory", partial, errno);
         }
     }
-    struct stat status {};
-    if (::stat(directory.c_str(), &status) != 0) {
+    auto const status = platform::status(directory, platform::Follow::links);
+    if (!status) {
         throw_file_error("cannot use directory", directory, errno);
     }
-    if (!S_ISDIR(status.st_mode)) {
+    if (status->kind != platform::FileKind::directory) {
         throw FileError("cannot use '" + directory.string() + "' as a directory: not a directory",
                         directory);
     }
@@ -215,14 +170,14 @@ FileLock Store::lock(EngineIdentity const& identity, LockMode mode) const {
 }
 
 bool Store::contains(EngineIdentity const& identity) const {
-    struct stat status {};
-    return ::lstat(entry_path(identity).c_str(), &status) == 0 && S_ISREG(status.st_mode);
+    auto const status = platform::status(entry_path(identity), platform::Follow::no_links);
+    return status && status->kind == platform::FileKind::regular;
 }
 
 std::optional<SavedEngine> Store::read(EngineIdentity const& identity) const {
     auto const path = entry_path(identity);
-    FileDescriptor file{open_cache_file(path, O_RDONLY)};
-    if (file.fd < 0) {
+    platform::Descriptor const file{open_cache_file(path, O_RDONLY)};
+    if (!file.valid()) {
         if (errno == ENOENT) {
             return std::nullopt;
         }
@@ -232,13 +187,13 @@ std::optional<SavedEngine> Store::read(EngineIdentity const& identity) const {
         }
         throw_file_error("cannot open saved engine", path, errno);
     }
-    MappedFile mapping(file.fd, path);
+    MappedFile mapping(file.get(), path);
     mapping.advise_sequential(); // the checksum reads the plan once, front to back
     auto decoded = verify_engine_bytes(mapping.bytes(), identity, path);
-    // Record the successful read in the modification time. futimens acts on the file we read,
+    // Record the successful read in the modification time. The update acts on the file we read,
     // so a file replaced or removed meanwhile is neither touched nor recreated; a read-only
     // cache must not turn a good read into a failure, so errors are ignored.
-    (void)::futimens(file.fd, nullptr);
+    (void)platform::touch(file.get());
     return SavedEngine(path, std::move(decoded.header), std::move(mapping), decoded.plan_offset);
 }
 

@@ -1,6 +1,7 @@
 // Weight-file digests remembered across processes in small self-checksummed JSON records.
 #include "tensoracle/cache/weight_digest.hpp"
 
+#include "io/platform.hpp"
 #include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
@@ -17,7 +18,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
-#include <sys/stat.h>
 
 namespace tensoracle {
 namespace {
@@ -35,18 +35,17 @@ struct FileStamp {
 };
 
 FileStamp stamp_of(std::filesystem::path const& path) {
-    struct stat status {};
-    if (::stat(path.c_str(), &status) != 0) {
+    auto const status = platform::status(path, platform::Follow::links);
+    if (!status) {
         throw_file_error("cannot stat weight file", path, errno);
     }
-    if (!S_ISREG(status.st_mode)) {
+    if (status->kind != platform::FileKind::regular) {
         throw FileError("weight file '" + path.string() + "' is not a regular file", path);
     }
     FileStamp stamp;
-    stamp.size = static_cast<std::uint64_t>(status.st_size);
-    stamp.mtime_ns = static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 +
-                     static_cast<std::int64_t>(status.st_mtim.tv_nsec);
-    stamp.inode = static_cast<std::uint64_t>(status.st_ino);
+    stamp.size = status->size;
+    stamp.mtime_ns = status->modified_ns;
+    stamp.inode = status->identity;
     return stamp;
 }
 

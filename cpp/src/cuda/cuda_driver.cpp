@@ -1,9 +1,10 @@
-// Loads libcuda.so.1 with dlopen and resolves the driver entry points the cubin runtime uses.
+// Loads the CUDA driver (libcuda.so.1 with dlopen; nvcuda.dll with LoadLibrary on Windows) and
+// resolves the driver entry points the cubin runtime uses.
 #include "tensoracle/cuda/cuda_driver.hpp"
 
+#include "io/platform.hpp"
 #include "tensoracle/errors.hpp"
 
-#include <dlfcn.h>
 #include <mutex>
 
 namespace tensoracle::cuda {
@@ -15,8 +16,8 @@ struct Loaded {
 };
 
 template <typename Pointer>
-void resolve(void* library, Pointer& target, char const* symbol) {
-    void* address = dlsym(library, symbol);
+void resolve(platform::DynamicLibrary const& library, Pointer& target, char const* symbol) {
+    void* address = library.symbol(symbol);
     if (address == nullptr) {
         throw CubinRuntimeError(std::string{"the CUDA driver lacks "} + symbol);
     }
@@ -30,14 +31,16 @@ Driver const& Driver::get() {
     static Loaded const loaded = [] {
         Loaded result;
         try {
-            void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-            if (handle == nullptr) {
-                char const* why = dlerror();
-                throw CubinRuntimeError(std::string{"cannot load the CUDA driver libcuda.so.1: "} +
-                                        (why != nullptr ? why : "unknown reason"));
+            std::string why;
+            auto library = platform::DynamicLibrary::load(platform::cuda_driver_library(), why);
+            if (!library) {
+                throw CubinRuntimeError(std::string{"cannot load the CUDA driver "} +
+                                        platform::cuda_driver_library() + ": " + why);
             }
             static Driver driver;
-            driver.library_ = std::shared_ptr<void>(handle, [](void* h) { dlclose(h); });
+            auto const shared = std::make_shared<platform::DynamicLibrary>(std::move(*library));
+            driver.library_ = shared;
+            platform::DynamicLibrary const& handle = *shared;
             resolve(handle, driver.init, "cuInit");
             resolve(handle, driver.get_error_name, "cuGetErrorName");
             resolve(handle, driver.device_get, "cuDeviceGet");

@@ -1,6 +1,7 @@
 // Atomic file replacement: write a private temporary file, fsync, rename, fsync the directory.
 #include "tensoracle/io/atomic_file.hpp"
 
+#include "io/platform.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <array>
@@ -9,8 +10,6 @@
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <sys/random.h>
-#include <unistd.h>
 #include <utility>
 
 namespace tensoracle {
@@ -18,14 +17,13 @@ namespace {
 
 constexpr std::string_view kTemporaryMarker = ".tmp-";
 
-// 64 random bits make the name unguessable and distinct across threads of one process.
+// 64 random bits make the name unguessable and distinct across threads of one process
+// (std::random_device reads the OS's generator: getrandom on Linux, rand_s on Windows).
 std::string random_hex() {
     std::array<unsigned char, 8> bytes{};
-    if (::getrandom(bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size())) {
-        std::random_device device;
-        for (auto& b : bytes) {
-            b = static_cast<unsigned char>(device() & 0xFFU);
-        }
+    std::random_device device;
+    for (auto& b : bytes) {
+        b = static_cast<unsigned char>(device() & 0xFFU);
     }
     constexpr std::string_view kDigits = "0123456789abcdef";
     std::string hex;
@@ -37,10 +35,8 @@ std::string random_hex() {
 }
 
 void fsync_or_throw(int fd, std::filesystem::path const& path) {
-    while (::fsync(fd) != 0) {
-        if (errno != EINTR) {
-            throw_file_error("cannot flush", path, errno);
-        }
+    if (platform::flush_file(fd) != 0) {
+        throw_file_error("cannot flush", path, errno);
     }
 }
 
@@ -51,11 +47,13 @@ AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)
     if (name.empty()) {
         throw InvalidArgument("AtomicFile needs a file path, got '" + target_.string() + "'");
     }
-    std::string const suffix = std::string(kTemporaryMarker) + std::to_string(::getpid()) + "-";
+    std::string const suffix =
+        std::string(kTemporaryMarker) + std::to_string(platform::process_id()) + "-";
     for (int attempt = 0;; ++attempt) {
         temporary_ = target_;
         temporary_.replace_filename(name + suffix + random_hex());
-        fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        fd_ = platform::open_file(temporary_, O_WRONLY | O_CREAT | O_EXCL, 0600,
+                                  platform::Follow::links);
         if (fd_ >= 0) {
             return;
         }
@@ -67,10 +65,10 @@ AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)
 
 AtomicFile::~AtomicFile() {
     if (fd_ >= 0) {
-        ::close(fd_);
+        (void)platform::close_file(fd_);
     }
     if (!committed_) {
-        ::unlink(temporary_.c_str());
+        (void)platform::remove_file(temporary_);
     }
 }
 
@@ -79,11 +77,8 @@ void AtomicFile::write(std::span<std::byte const> bytes) {
         throw std::logic_error("AtomicFile::write after commit");
     }
     while (!bytes.empty()) {
-        ssize_t const count = ::write(fd_, bytes.data(), bytes.size());
+        long long const count = platform::write_some(fd_, bytes.data(), bytes.size());
         if (count < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
             throw_file_error("cannot write", temporary_, errno);
         }
         bytes = bytes.subspan(static_cast<std::size_t>(count)); // short writes continue
@@ -102,10 +97,10 @@ void AtomicFile::commit() {
     // target renamed onto an empty or partial file.
     fsync_or_throw(fd_, temporary_);
     int const fd = std::exchange(fd_, -1);
-    if (::close(fd) != 0 && errno != EINTR) {
+    if (platform::close_file(fd) != 0 && errno != EINTR) {
         throw_file_error("cannot close", temporary_, errno);
     }
-    if (::rename(temporary_.c_str(), target_.c_str()) != 0) {
+    if (platform::replace_file(temporary_, target_) != 0) {
         throw_file_error("cannot rename '" + temporary_.string() + "' to", target_, errno);
     }
     committed_ = true;
@@ -114,15 +109,9 @@ void AtomicFile::commit() {
     if (directory.empty()) {
         directory = ".";
     }
-    int const dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir_fd < 0) {
-        throw_file_error("cannot open directory", directory, errno);
+    if (platform::flush_directory(directory) != 0) {
+        throw_file_error("cannot flush directory", directory, errno);
     }
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{dir_fd};
-    fsync_or_throw(dir_fd, directory);
 }
 
 bool is_temporary_name(std::string_view file_name) noexcept {

@@ -2,14 +2,13 @@
 // file's even when the path is replaced meanwhile).
 #include "tensoracle/io/file_bytes.hpp"
 
+#include "io/platform.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace tensoracle {
 
@@ -17,12 +16,9 @@ std::size_t read_from_start(int fd, std::span<std::byte> buffer,
                             std::filesystem::path const& path) {
     std::size_t filled = 0;
     while (filled < buffer.size()) {
-        ssize_t const count =
-            ::pread(fd, buffer.data() + filled, buffer.size() - filled, static_cast<off_t>(filled));
+        long long const count =
+            platform::read_at(fd, buffer.data() + filled, buffer.size() - filled, filled);
         if (count < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
             throw_file_error("cannot read", path, errno);
         }
         if (count == 0) {
@@ -35,23 +31,21 @@ std::size_t read_from_start(int fd, std::span<std::byte> buffer,
 
 std::optional<std::vector<char>> read_file_bytes(std::filesystem::path const& path,
                                                  std::uint64_t max_bytes, Links links) {
-    int const fd = links == Links::refuse ? open_cache_file(path, O_RDONLY)
-                                          : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    platform::Descriptor const file{
+        links == Links::refuse ? open_cache_file(path, O_RDONLY)
+                               : platform::open_file(path, O_RDONLY, 0, platform::Follow::links)};
+    int const fd = file.get();
     if (fd < 0) {
         throw_file_error("cannot open", path, errno);
     }
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } const closer{fd};
-    struct stat status {};
-    if (::fstat(fd, &status) != 0) {
+    auto const status = platform::status(fd);
+    if (!status) {
         throw_file_error("cannot stat", path, errno);
     }
-    if (!S_ISREG(status.st_mode)) {
+    if (status->kind != platform::FileKind::regular) {
         throw FileError("'" + path.string() + "' is not a regular file", path);
     }
-    auto const size = static_cast<std::uint64_t>(status.st_size);
+    auto const size = status->size;
     if (size > max_bytes) {
         return std::nullopt;
     }

@@ -1,13 +1,13 @@
-// Advisory whole-file locks with flock(2); the kernel drops them when the holder dies.
+// Advisory whole-file locks (flock(2); LockFileEx on Windows); the OS drops them when the holder
+// dies.
 #include "tensoracle/io/file_lock.hpp"
 
+#include "io/platform.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <cerrno>
 #include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
 #include <utility>
 
 namespace tensoracle {
@@ -33,10 +33,6 @@ int open_lock_file(std::filesystem::path const& lock_path, LockMode mode) {
     throw_file_error("cannot open lock file", lock_path, error);
 }
 
-int flock_operation(LockMode mode) {
-    return mode == LockMode::exclusive ? LOCK_EX : LOCK_SH;
-}
-
 } // namespace
 
 FileLock FileLock::acquire(std::filesystem::path const& lock_path, LockMode mode) {
@@ -44,12 +40,10 @@ FileLock FileLock::acquire(std::filesystem::path const& lock_path, LockMode mode
     if (fd < 0) {
         return {fd, lock_path, mode};
     }
-    while (::flock(fd, flock_operation(mode)) != 0) {
-        if (errno != EINTR) {
-            int const error = errno;
-            ::close(fd);
-            throw_file_error("cannot lock", lock_path, error);
-        }
+    if (platform::lock_file(fd, mode == LockMode::exclusive, true) != 0) {
+        int const error = errno;
+        (void)platform::close_file(fd);
+        throw_file_error("cannot lock", lock_path, error);
     }
     return {fd, lock_path, mode};
 }
@@ -60,12 +54,9 @@ std::optional<FileLock> FileLock::try_acquire(std::filesystem::path const& lock_
     if (fd < 0) {
         return FileLock(fd, lock_path, mode);
     }
-    while (::flock(fd, flock_operation(mode) | LOCK_NB) != 0) {
+    if (platform::lock_file(fd, mode == LockMode::exclusive, false) != 0) {
         int const error = errno;
-        if (error == EINTR) {
-            continue;
-        }
-        ::close(fd);
+        (void)platform::close_file(fd);
         if (error == EWOULDBLOCK) {
             return std::nullopt;
         }
@@ -95,9 +86,11 @@ FileLock::~FileLock() {
 }
 
 void FileLock::release() noexcept {
-    // Closing the only descriptor of the open file description drops the flock.
+    // Closing the only descriptor of the open file description drops the lock; it is released
+    // first, since Windows drops the locks of a closed handle only eventually.
     if (fd_ >= 0) {
-        ::close(std::exchange(fd_, -1));
+        (void)platform::unlock_file(fd_);
+        (void)platform::close_file(std::exchange(fd_, -1));
     }
 }
 

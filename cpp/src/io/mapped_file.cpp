@@ -1,45 +1,38 @@
-// Read-only whole-file memory maps (POSIX mmap).
+// Read-only whole-file memory maps (mmap; CreateFileMappingW and MapViewOfFile on Windows).
 #include "tensoracle/io/mapped_file.hpp"
 
+#include "io/platform.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <cerrno>
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <utility>
 
 namespace tensoracle {
 
 MappedFile::MappedFile(std::filesystem::path const& path) {
-    int const fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    platform::Descriptor const file{
+        platform::open_file(path, O_RDONLY, 0, platform::Follow::links)};
+    if (!file.valid()) {
         throw_file_error("cannot open", path, errno);
     }
-    try {
-        *this = MappedFile(fd, path);
-    } catch (...) {
-        ::close(fd);
-        throw;
-    }
-    ::close(fd); // the mapping keeps the file's pages reachable on its own
+    *this = MappedFile(file.get(), path); // the mapping keeps the file's pages reachable on its own
 }
 
 MappedFile::MappedFile(int fd, std::filesystem::path const& path) {
-    struct stat status {};
-    if (::fstat(fd, &status) != 0) {
+    auto const status = platform::status(fd);
+    if (!status) {
         throw_file_error("cannot stat", path, errno);
     }
-    if (!S_ISREG(status.st_mode)) {
+    if (status->kind != platform::FileKind::regular) {
         throw FileError("cannot map '" + path.string() + "': not a regular file", path);
     }
-    size_ = static_cast<std::size_t>(status.st_size);
+    size_ = static_cast<std::size_t>(status->size);
     if (size_ == 0) {
         return; // mmap refuses empty ranges; an empty span describes the file exactly
     }
-    void* const address = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
-    if (address == MAP_FAILED) {
+    void* const address = platform::map_file(fd, size_);
+    if (address == nullptr) {
         int const error = errno;
         size_ = 0;
         throw_file_error("cannot map", path, error);
@@ -53,7 +46,7 @@ MappedFile::MappedFile(MappedFile&& other) noexcept
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     if (this != &other) {
         if (address_ != nullptr) {
-            ::munmap(address_, size_);
+            platform::unmap_file(address_, size_);
         }
         address_ = std::exchange(other.address_, nullptr);
         size_ = std::exchange(other.size_, 0);
@@ -63,13 +56,13 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 
 MappedFile::~MappedFile() {
     if (address_ != nullptr) {
-        ::munmap(address_, size_);
+        platform::unmap_file(address_, size_);
     }
 }
 
 void MappedFile::advise_sequential() const noexcept {
     if (address_ != nullptr) {
-        (void)::madvise(address_, size_, MADV_SEQUENTIAL);
+        platform::advise_sequential(address_, size_);
     }
 }
 

@@ -1,31 +1,24 @@
 // Hands the Python-owned subcommands to the Python package (see python_command.hpp).
 #include "python_command.hpp"
 
-#include <cerrno>
+#include "process.hpp"
+
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <string_view>
-#include <unistd.h>
 
 namespace tensoracle::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool is_executable(fs::path const& path) {
-    std::error_code error;
-    return fs::is_regular_file(path, error) && ::access(path.c_str(), X_OK) == 0;
-}
-
 std::optional<fs::path> beside_this_executable() {
-    std::error_code error;
-    fs::path const self = fs::read_symlink("/proc/self/exe", error);
-    if (error) {
+    std::optional<fs::path> const self = this_executable();
+    if (!self) {
         return std::nullopt;
     }
-    for (char const* name : {"python3", "python"}) {
-        fs::path const candidate = self.parent_path() / name;
+    for (char const* name : python_names()) {
+        fs::path const candidate = self->parent_path() / name;
         if (is_executable(candidate)) {
             return candidate;
         }
@@ -37,11 +30,12 @@ std::optional<fs::path> on_path() {
     char const* path = std::getenv("PATH");
     std::string_view rest = path == nullptr ? std::string_view{} : std::string_view{path};
     while (!rest.empty()) {
-        std::size_t const colon = rest.find(':');
-        std::string_view const directory = rest.substr(0, colon);
-        rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
-        if (!directory.empty() && is_executable(fs::path{directory} / "python3")) {
-            return fs::path{directory} / "python3";
+        std::size_t const separator = rest.find(path_separator());
+        std::string_view const directory = rest.substr(0, separator);
+        rest =
+            separator == std::string_view::npos ? std::string_view{} : rest.substr(separator + 1);
+        if (!directory.empty() && is_executable(fs::path{directory} / python_names()[0])) {
+            return fs::path{directory} / python_names()[0];
         }
     }
     return std::nullopt;
@@ -70,18 +64,11 @@ int run_python_command(std::vector<std::string> const& arguments) {
     }
     std::vector<std::string> command{python->string(), "-m", "tensoracle.cli"};
     command.insert(command.end(), arguments.begin(), arguments.end());
-    std::vector<char*> argv;
-    argv.reserve(command.size() + 1);
-    for (std::string& argument : command) {
-        argv.push_back(argument.data());
-    }
-    argv.push_back(nullptr);
-    ::execv(python->c_str(), argv.data());
-    int const error = errno;
+    std::string error;
+    int const status = run_in_place_of_this_process(*python, command, error);
     std::cerr << "tensoracle: cannot run the Python interpreter " << *python
-              << " (TENSORACLE_PYTHON or the python3 beside this command): " << std::strerror(error)
-              << "\n";
-    return kExitFailure;
+              << " (TENSORACLE_PYTHON or the python3 beside this command): " << error << "\n";
+    return status;
 }
 
 void add_python_subcommand(CLI::App& parent, std::string const& name,

@@ -9,7 +9,9 @@
 namespace tensoracle {
 
 // open(2) of `path` with O_NOFOLLOW, O_NONBLOCK (a planted FIFO does not block) and O_CLOEXEC
-// added to `flags`. Returns the descriptor, or -1 with errno set (ELOOP when `path` is a link).
+// added to `flags` (on Windows: CreateFileW without following a symbolic link or junction, sharing
+// read, write and delete access). Returns the descriptor, or -1 with errno set (ELOOP when `path`
+// is a link).
 int open_cache_file(std::filesystem::path const& path, int flags, unsigned mode = 0600) noexcept;
 
 // "'<path>' is a symbolic link; tensoracle does not follow links inside its cache directory".

@@ -1,5 +1,5 @@
-// Cross-process advisory locks (flock) on a lock file; released by the destructor and by the OS
-// when the holding process dies.
+// Cross-process advisory locks on a lock file (flock; LockFileEx over the whole file on Windows);
+// released by the destructor and by the OS when the holding process dies.
 #pragma once
 
 #include <filesystem>

@@ -1,0 +1,136 @@
+// Private to the core: the operating-system calls the core makes, behind one interface with one
+// implementation per system (src/io/posix/, src/io/windows/; CMake compiles the one of the
+// target). Files are named by C runtime descriptors (`int`) on both: POSIX descriptors there,
+// descriptors of the Microsoft C runtime over Win32 handles on Windows.
+//
+// The functions report failures as the POSIX calls they stand for do: -1 (or false, or nullopt)
+// with errno set, so that callers keep one error-handling path. The Windows implementation maps
+// its errors onto errno (ENOENT, EEXIST, EACCES for a sharing violation, EWOULDBLOCK for a lock
+// held elsewhere, ELOOP for a reparse point that open_file was told not to follow, ...).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tensoracle::platform {
+
+enum class Follow { links, no_links };
+
+// How open_file opens: the C runtime's O_RDONLY, O_WRONLY or O_RDWR, with O_CREAT, O_EXCL and
+// O_TRUNC. Without following links, a link at `path` fails with ELOOP, and a FIFO does not block
+// (POSIX O_NONBLOCK). Descriptors are not inherited by child processes. On Windows, files are
+// opened sharing read, write and delete access, so an open descriptor of ours never keeps another
+// process from replacing or removing the file.
+int open_file(std::filesystem::path const& path, int flags, unsigned mode, Follow follow) noexcept;
+int close_file(int fd) noexcept;
+
+enum class FileKind { regular, directory, link, other };
+
+struct FileStatus {
+    FileKind kind = FileKind::other;
+    std::uint64_t size = 0;
+    std::int64_t modified_ns = 0; // since the Unix epoch
+    std::uint64_t identity = 0;   // the inode number; on Windows the file index
+};
+
+std::optional<FileStatus> status(int fd) noexcept;
+std::optional<FileStatus> status(std::filesystem::path const& path, Follow follow) noexcept;
+
+// read(2) / pread(2) / write(2): the count done, 0 at the end of the file, or -1.
+long long read_some(int fd, void* buffer, std::size_t size) noexcept;
+long long read_at(int fd, void* buffer, std::size_t size, std::uint64_t offset) noexcept;
+long long write_some(int fd, void const* buffer, std::size_t size) noexcept;
+
+// Flushes the file's data to the device (fsync; FlushFileBuffers).
+int flush_file(int fd) noexcept;
+// Sets the modification time to now (futimens(fd, nullptr); SetFileTime).
+int touch(int fd) noexcept;
+// Renames `from` over `to`, atomically replacing it (rename(2); MoveFileExW with
+// MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH). On Windows this fails with EACCES while
+// another process keeps `to` open without sharing delete access, or maps it.
+int replace_file(std::filesystem::path const& from, std::filesystem::path const& to) noexcept;
+// Makes a completed rename in `directory` durable (fsync of the directory; on Windows the
+// write-through rename already is, and this does nothing).
+int flush_directory(std::filesystem::path const& directory) noexcept;
+// unlink(2); DeleteFileW. On Windows EACCES while another process keeps the file open.
+int remove_file(std::filesystem::path const& path) noexcept;
+// mkdir(path, 0700); CreateDirectoryW (EEXIST when something is there).
+int make_directory(std::filesystem::path const& path) noexcept;
+
+// The names in `directory` (without "." and ".."), or nullopt with errno set.
+std::optional<std::vector<std::string>> list_directory(std::filesystem::path const& directory);
+
+// Whole-file advisory locks, released by unlock_file, by closing the descriptor and by the OS
+// when the process dies (flock; LockFileEx over the whole file). Without `wait`, a conflicting
+// holder fails at once with EWOULDBLOCK.
+int lock_file(int fd, bool exclusive, bool wait) noexcept;
+int unlock_file(int fd) noexcept;
+
+// A read-only shared mapping of the first `size` bytes (size > 0), or nullptr with errno set.
+void* map_file(int fd, std::size_t size) noexcept;
+void unmap_file(void* address, std::size_t size) noexcept;
+// A read-once-in-order hint for a file read with read_some (posix_fadvise
+// POSIX_FADV_SEQUENTIAL; nothing on Windows); errors ignored.
+void advise_sequential_reads(int fd) noexcept;
+// A read-once-in-order hint (madvise MADV_SEQUENTIAL; nothing on Windows); errors ignored.
+void advise_sequential(void* address, std::size_t size) noexcept;
+
+long long process_id() noexcept;
+
+// The user's home directory: HOME, else the password database (POSIX); USERPROFILE (Windows).
+// `variable` names the variable that was read, for messages. Empty when there is none.
+struct Home {
+    std::string directory;
+    char const* variable;
+};
+Home home_directory();
+
+// strerror(error_number), with what the error usually means on this system when that helps
+// (on Windows, EACCES for a file another process keeps open).
+std::string error_text(int error_number);
+
+// A shared library loaded by name (dlopen RTLD_NOW | RTLD_LOCAL; LoadLibraryExW), closed by the
+// destructor; error() says why the last load or lookup failed.
+class DynamicLibrary {
+public:
+    // nullopt when the library cannot be loaded; `why` receives the loader's reason.
+    static std::optional<DynamicLibrary> load(std::string const& name, std::string& why);
+    DynamicLibrary(DynamicLibrary&& other) noexcept;
+    DynamicLibrary& operator=(DynamicLibrary&& other) noexcept;
+    DynamicLibrary(DynamicLibrary const&) = delete;
+    DynamicLibrary& operator=(DynamicLibrary const&) = delete;
+    ~DynamicLibrary();
+    // The address of `symbol`, or nullptr.
+    void* symbol(char const* symbol) const noexcept;
+
+private:
+    explicit DynamicLibrary(void* handle) noexcept : handle_(handle) {}
+    void* handle_ = nullptr;
+};
+
+// The CUDA driver library's name: libcuda.so.1; nvcuda.dll.
+char const* cuda_driver_library() noexcept;
+
+// An owned descriptor, closed by the destructor.
+class Descriptor {
+public:
+    explicit Descriptor(int fd) noexcept : fd_(fd) {}
+    Descriptor(Descriptor const&) = delete;
+    Descriptor& operator=(Descriptor const&) = delete;
+    ~Descriptor() {
+        if (fd_ >= 0) {
+            (void)close_file(fd_);
+        }
+    }
+    int get() const noexcept { return fd_; }
+    bool valid() const noexcept { return fd_ >= 0; }
+
+private:
+    int fd_;
+};
+
+} // namespace tensoracle::platform
