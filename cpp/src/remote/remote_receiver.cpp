@@ -1,6 +1,7 @@
 // Receiving a remote object into the store as it arrives (see remote_receiver.hpp).
 #include "tensoracle/remote/remote_receiver.hpp"
 
+#include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <algorithm>
@@ -201,7 +202,7 @@ ReceivedEngine RemoteReceiver::verify_and_commit() {
 
     // Mapped before the rename, from the file this receiver wrote (created O_EXCL, owner-only).
     std::filesystem::path const& temporary = file_->temporary_path();
-    int const fd = ::open(temporary.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int const fd = open_cache_file(temporary, O_RDONLY);
     if (fd < 0) {
         throw_file_error("cannot open", temporary, errno);
     }
