@@ -7,37 +7,20 @@
 #include "tensoracle/cache/plan_checksum.hpp"
 
 #include <cstdint>
-#include <ctime>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
-#include <sys/stat.h>
 #include <vector>
 
 namespace tensoracle::testing {
 
-inline void set_mtime(std::filesystem::path const& path, std::int64_t nanoseconds) {
-    timespec times[2];
-    times[0].tv_sec = 0;
-    times[0].tv_nsec = UTIME_OMIT;
-    times[1].tv_sec = static_cast<time_t>(nanoseconds / 1'000'000'000);
-    times[1].tv_nsec = static_cast<long>(nanoseconds % 1'000'000'000);
-    if (::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
-        throw std::runtime_error("utimensat failed for " + path.string());
-    }
-}
-
-inline std::int64_t mtime_ns(std::filesystem::path const& path) {
-    struct stat status {};
-    if (::lstat(path.c_str(), &status) != 0) {
-        throw std::runtime_error("lstat failed for " + path.string());
-    }
-    return static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 +
-           static_cast<std::int64_t>(status.st_mtim.tv_nsec);
-}
+// The modification time in nanoseconds since the Unix epoch, of `path` itself (a link is not
+// followed); per OS in support/posix/file_times.cpp and support/windows/file_times.cpp (where
+// times have 100 ns steps).
+void set_mtime(std::filesystem::path const& path, std::int64_t nanoseconds);
+std::int64_t mtime_ns(std::filesystem::path const& path);
 
 inline void write_file(std::filesystem::path const& path, std::string const& text,
                        std::int64_t time_ns) {

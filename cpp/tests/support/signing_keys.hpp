@@ -1,33 +1,14 @@
-// Fresh keys for the signature tests, made with OpenSSL as `openssl genpkey` makes them.
+// Fresh keys for the signature tests, as `openssl genpkey` writes them (PKCS#8 PEM); made per OS
+// in support/posix/signing_keys.cpp (OpenSSL) and support/windows/signing_keys.cpp (libsodium).
 #pragma once
 
-#include <memory>
-#include <openssl/bio.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <stdexcept>
 #include <string>
 
 namespace tensoracle::testing {
 
-inline std::string private_key_pem(EVP_PKEY* key) {
-    std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> owned(key, EVP_PKEY_free);
-    std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), BIO_free);
-    if (!owned || !bio ||
-        PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) != 1) {
-        throw std::runtime_error("OpenSSL could not make a test key");
-    }
-    char* data = nullptr;
-    long const size = BIO_get_mem_data(bio.get(), &data);
-    return {data, static_cast<std::size_t>(size)};
-}
-
-inline std::string new_private_key_pem() {
-    return private_key_pem(EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519"));
-}
-
-inline std::string new_rsa_private_key_pem() {
-    return private_key_pem(EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", std::size_t{2048}));
-}
+// A new Ed25519 private key.
+std::string new_private_key_pem();
+// An RSA private key (a key of another algorithm, which the signature code must refuse).
+std::string new_rsa_private_key_pem();
 
 } // namespace tensoracle::testing

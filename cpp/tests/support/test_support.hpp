@@ -20,11 +20,16 @@ namespace tensoracle::testing {
 class TemporaryDirectory {
 public:
     TemporaryDirectory() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "tensoracle-test-XXXXXX");
-        if (::mkdtemp(pattern.data()) == nullptr) {
-            throw std::runtime_error("mkdtemp failed for " + pattern);
+        std::random_device device;
+        for (int attempt = 0; attempt < 16; ++attempt) {
+            auto const candidate = std::filesystem::temp_directory_path() /
+                                   ("tensoracle-test-" + std::to_string(device()));
+            if (std::filesystem::create_directory(candidate)) {
+                path_ = candidate;
+                return;
+            }
         }
-        path_ = pattern;
+        throw std::runtime_error("cannot create a temporary directory");
     }
     TemporaryDirectory(TemporaryDirectory const&) = delete;
     TemporaryDirectory& operator=(TemporaryDirectory const&) = delete;
