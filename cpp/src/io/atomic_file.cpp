@@ -82,6 +82,14 @@ void AtomicFile::write(std::span<std::byte const> bytes) {
             throw_file_error("cannot write", temporary_, errno);
         }
         bytes = bytes.subspan(static_cast<std::size_t>(count)); // short writes continue
+        written_ += static_cast<std::uint64_t>(count);
+    }
+}
+
+void AtomicFile::start_writeback() noexcept {
+    if (fd_ >= 0 && written_ > writeback_from_) {
+        platform::start_writeback(fd_, writeback_from_, written_ - writeback_from_);
+        writeback_from_ = written_;
     }
 }
 

@@ -69,6 +69,33 @@ TEST(AtomicFile, AbandonedFileLeavesTheTargetAndNoTemporary) {
     EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"out.bin"});
 }
 
+// Writeback started early changes when the disk is written, never what the target holds or
+// whether an abandoned file leaves anything.
+TEST(AtomicFile, EarlyWritebackKeepsTheContentsAndTheAtomicity) {
+    testing::TemporaryDirectory dir;
+    auto const target = dir.path() / "out.bin";
+    testing::write_all(target, testing::to_bytes("old"));
+    auto const data = testing::random_bytes(5'000'000, 2);
+    std::span<std::byte const> const whole(data);
+    {
+        AtomicFile abandoned(target);
+        abandoned.write(whole.first(1'000'000));
+        abandoned.start_writeback();
+    }
+    EXPECT_EQ(testing::read_all(target), testing::to_bytes("old"));
+    EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"out.bin"});
+    AtomicFile file(target);
+    file.start_writeback(); // nothing written yet
+    file.write(whole.first(3'000'000));
+    file.start_writeback();
+    file.start_writeback(); // nothing new
+    file.write(whole.subspan(3'000'000));
+    EXPECT_EQ(testing::read_all(target), testing::to_bytes("old"));
+    file.commit();
+    file.start_writeback(); // after the commit: nothing to do
+    EXPECT_EQ(testing::read_all(target), data);
+}
+
 TEST(AtomicFile, CommitReplacesAnExistingTarget) {
     testing::TemporaryDirectory dir;
     auto const target = dir.path() / "out.bin";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string_view>
@@ -20,6 +21,10 @@ public:
 
     void write(std::span<std::byte const> bytes);
     void write(std::string_view text);
+    // Starts the disk writes of what was written so far without waiting for them (Linux's
+    // sync_file_range; nothing elsewhere), so that a file written over a long time, a download
+    // say, leaves commit()'s fsync little to wait for. A hint: errors are commit()'s to report.
+    void start_writeback() noexcept;
     // fsync the file, rename it over the target, fsync the directory.
     void commit();
 
@@ -30,6 +35,8 @@ private:
     std::filesystem::path temporary_;
     int fd_ = -1;
     bool committed_ = false;
+    std::uint64_t written_ = 0;        // bytes written so far
+    std::uint64_t writeback_from_ = 0; // where the writes not yet started by start_writeback begin
 };
 
 // Recognizes the temporary names AtomicFile uses (for listing and pruning).

@@ -88,6 +88,17 @@ int flush_file(int fd) noexcept {
     return retrying([&] { return ::fsync(fd); });
 }
 
+void start_writeback(int fd, std::uint64_t offset, std::uint64_t length) noexcept {
+#if defined(__linux__)
+    (void)::sync_file_range(fd, static_cast<off_t>(offset), static_cast<off_t>(length),
+                            SYNC_FILE_RANGE_WRITE);
+#else
+    (void)fd;
+    (void)offset;
+    (void)length;
+#endif
+}
+
 int touch(int fd) noexcept {
     return ::futimens(fd, nullptr);
 }

@@ -261,6 +261,8 @@ int flush_file(int fd) noexcept {
     return ::FlushFileBuffers(handle_of(fd)) != 0 ? 0 : failed(-1);
 }
 
+void start_writeback(int, std::uint64_t, std::uint64_t) noexcept {} // FlushFileBuffers only
+
 int touch(int fd) noexcept {
     FILETIME now{};
     ::GetSystemTimeAsFileTime(&now);
