@@ -14,6 +14,10 @@
 namespace tensoracle {
 namespace {
 
+// How often the disk writes of what was received are started, so that finish()'s fsync has
+// little left to wait for.
+constexpr std::uint64_t kWritebackBytes = std::uint64_t{8} << 20;
+
 [[noreturn]] void refuse(std::string const& object_name, std::string const& reason) {
     throw CorruptEngineError("remote engine '" + object_name + "' is unusable: " + reason,
                              std::filesystem::path(object_name));
@@ -112,6 +116,10 @@ void RemoteReceiver::judge_prefix(std::span<std::byte const> bytes) {
 // Writes and hashes engine bytes that start at `offset` of the object.
 void RemoteReceiver::write_engine(std::span<std::byte const> piece, std::uint64_t offset) {
     file_->write(piece);
+    if (offset + piece.size() >= writeback_at_) { // the disk writes overlap the download
+        file_->start_writeback();
+        writeback_at_ = offset + piece.size() + kWritebackBytes;
+    }
     if (engine_sha256_) {
         engine_sha256_->update(piece);
     }

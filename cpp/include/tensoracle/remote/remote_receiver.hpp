@@ -11,8 +11,10 @@
 // size and the conditions asked for), so a refused object costs what was read until then. Every
 // engine byte is written to "<entry>.tmp-<pid>-<random>" in the store's directory (AtomicFile),
 // its plan bytes go through the XXH3-128 plan checksum and, with a trusted key, every engine byte
-// through SHA-256. The last 72 bytes are held back until the end: only then is it known whether
-// they are a signature trailer or the end of the engine.
+// through SHA-256; every 8 MiB the disk writes of what was written are started
+// (AtomicFile::start_writeback), so that the fsync at the end has little left to wait for. The
+// last 72 bytes are held back until the end: only then is it known whether they are a signature
+// trailer or the end of the engine.
 //
 // finish() checks the signature first (with a trusted key no header byte is decoded before it),
 // then the header, the plan checksum, the conditions, and that the file holds exactly the bytes
@@ -97,6 +99,7 @@ private:
     std::uint64_t prefix_wanted_;         // 20, then the preamble and header's length
     bool prefix_judged_ = false;          // the preamble (and header) passed check_remote_prefix
     std::uint64_t plan_offset_ = 0;       // known once the preamble arrived
+    std::uint64_t writeback_at_ = 0;      // where the next AtomicFile::start_writeback is due
     std::uint64_t held_back_;             // the trailer's 72 bytes when the object can hold one
     std::vector<std::byte> tail_;         // the last held_back_ bytes
     PlanChecksum plan_checksum_;          // over the plan bytes written
