@@ -100,11 +100,10 @@ TEST(CacheEntryDetails, ShowsHeaderSizesAndResolvesNames) {
     EXPECT_NE(table.find("graph_version"), std::string::npos);
     EXPECT_NE(table.find("2026-11-30T10:00:00Z"), std::string::npos);
     EXPECT_THROW((void)resolve_entry(directory.path(), "missing.engine"), FileError);
-    nlohmann::json const rebuilt = {
-        {"rebuild_reason",
-         {{"compared_with", "a.engine"},
-          {"differences", nlohmann::json::array()},
-          {"cannot_run_here", "INVALID (OLD_CUDA_DRIVER)"}}}};
+    nlohmann::json const rebuilt = {{"rebuild_reason",
+                                     {{"compared_with", "a.engine"},
+                                      {"differences", nlohmann::json::array()},
+                                      {"cannot_run_here", "INVALID (OLD_CUDA_DRIVER)"}}}};
     write_engine(directory.path() / "b.engine", conditions(), rebuilt, 7, 1'000'000'000);
     std::string const shown =
         entry_details_table(entry_details_json(resolve_entry(directory.path(), "b.engine")));
