@@ -1,38 +1,43 @@
-// Tests of cross-process file locks, using forked children as the other processes.
+// Tests of cross-process file locks, using child processes (support/child_process.hpp) as the
+// other processes.
+#include "support/child_process.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_lock.hpp"
 
 #include <chrono>
-#include <csignal>
+#include <filesystem>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
 
 namespace tensoracle {
 namespace {
 
-// Runs `probe` in a child process and returns its exit status (0..255).
-template <typename Probe>
-int in_child(Probe probe) {
-    pid_t const pid = ::fork();
-    if (pid == 0) {
-        int code = 100;
-        try {
-            code = probe();
-        } catch (...) {
-        }
-        ::_exit(code);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+LockMode mode_named(std::string const& name) {
+    return name == "exclusive" ? LockMode::exclusive : LockMode::shared;
 }
 
+// Child: tries to take the lock at arguments[0] in mode arguments[1]; exits 1 when it got it.
+int try_lock_role(std::vector<std::string> const& arguments) {
+    return FileLock::try_acquire(arguments.at(0), mode_named(arguments.at(1))) ? 1 : 0;
+}
+bool const try_lock_registered = testing::register_child_role("try_lock", try_lock_role);
+
+// Child: takes the lock at arguments[0] exclusively, creates the file arguments[1] to say so,
+// then holds the lock until killed.
+int hold_lock_role(std::vector<std::string> const& arguments) {
+    auto const lock = FileLock::acquire(arguments.at(0), LockMode::exclusive);
+    testing::write_all(arguments.at(1), testing::to_bytes("held"));
+    for (;;) {
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+}
+bool const hold_lock_registered = testing::register_child_role("hold_lock", hold_lock_role);
+
 int try_in_child(std::filesystem::path const& path, LockMode mode) {
-    return in_child([&] { return FileLock::try_acquire(path, mode) ? 1 : 0; });
+    testing::ChildProcess child(
+        "try_lock", {path.string(), mode == LockMode::exclusive ? "exclusive" : "shared"});
+    return child.wait().value_or(-1);
 }
 
 TEST(FileLock, CreatesThePrivateLockFile) {
@@ -42,9 +47,11 @@ TEST(FileLock, CreatesThePrivateLockFile) {
     EXPECT_TRUE(lock.held());
     EXPECT_EQ(lock.path(), path);
     EXPECT_EQ(lock.mode(), LockMode::shared);
-    struct stat status {};
-    ASSERT_EQ(::stat(path.c_str(), &status), 0);
-    EXPECT_EQ(status.st_mode & 0777, 0600U);
+    EXPECT_TRUE(std::filesystem::is_regular_file(path));
+#ifndef _WIN32 // Windows files have no POSIX permission bits; the private folder protects them.
+    EXPECT_EQ(std::filesystem::status(path).permissions(),
+              std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+#endif
 }
 
 TEST(FileLock, SharedLocksCoexistAndExcludeWriters) {
@@ -103,24 +110,17 @@ TEST(FileLock, BlockingAcquireWaitsForTheHolder) {
 TEST(FileLock, ADeadHolderLosesItsLock) {
     testing::TemporaryDirectory dir;
     auto const path = dir.path() / "x.lock";
-    int ready[2];
-    ASSERT_EQ(::pipe(ready), 0);
-    pid_t const pid = ::fork();
-    if (pid == 0) {
-        auto const lock = FileLock::acquire(path, LockMode::exclusive);
-        char const byte = 'x';
-        (void)::write(ready[1], &byte, 1);
-        ::pause();
-        ::_exit(0);
+    auto const ready = dir.path() / "ready";
+    testing::ChildProcess holder("hold_lock", {path.string(), ready.string()});
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    while (!std::filesystem::exists(ready) && std::chrono::steady_clock::now() < deadline) {
+        ASSERT_FALSE(holder.wait(std::chrono::milliseconds(10)).has_value()) << "the holder ended";
     }
-    char byte = 0;
-    ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+    ASSERT_TRUE(std::filesystem::exists(ready));
     EXPECT_FALSE(FileLock::try_acquire(path, LockMode::shared).has_value());
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
+    holder.kill();
+    EXPECT_EQ(holder.wait(), testing::kKilledChild);
     EXPECT_TRUE(FileLock::try_acquire(path, LockMode::exclusive).has_value());
-    ::close(ready[0]);
-    ::close(ready[1]);
 }
 
 TEST(FileLock, UnopenableLockFileIsAFileError) {
