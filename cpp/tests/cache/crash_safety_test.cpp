@@ -1,5 +1,6 @@
 // Saves killed at random moments leave either the old or the new complete engine, never a mix,
 // and a concurrent reader never sees a partial plan.
+#include "support/child_process.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/cache/store.hpp"
@@ -7,14 +8,12 @@
 #include "tensoracle/io/atomic_file.hpp"
 
 #include <chrono>
-#include <csignal>
 #include <cstring>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <optional>
 #include <random>
-#include <sys/mman.h>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
 
 namespace tensoracle {
 namespace {
@@ -63,43 +62,70 @@ void chunked_save(Store const& store, EngineIdentity const& identity, std::uint6
     file.commit();
 }
 
-// Reads the entry in a loop until killed; exits non-zero on the first bad read.
-[[noreturn]] void reader_loop(Store const& store, EngineIdentity const& identity,
-                              std::uint64_t* reads) {
-    for (;; ++*reads) {
+EngineIdentity crash_identity() {
+    return make_identity({{"name", "crash"}, {"graph_version", "1"}});
+}
+
+// Child: reads the entry in a loop until the file arguments[1] exists, then writes its count of
+// good reads to arguments[2] and exits 0; exits 3 when the entry is missing, 4 on a bad read.
+int reader_role(std::vector<std::string> const& arguments) {
+    Store const store(arguments.at(0));
+    auto const identity = crash_identity();
+    std::uint64_t reads = 0;
+    while (!std::filesystem::exists(arguments.at(1))) {
         try {
             auto const saved = store.read(identity);
             if (!saved) {
-                ::_exit(3);
+                return 3;
             }
             verified_generation(*saved);
         } catch (...) {
-            ::_exit(4);
+            return 4;
         }
+        ++reads;
     }
+    std::ofstream(arguments.at(2)) << reads;
+    return 0;
 }
+bool const reader_registered = testing::register_child_role("crash_reader", reader_role);
+
+// Child: creates the file arguments[2] to say it starts, then saves generation arguments[1];
+// exits 0 when the save completed, 2 when it failed.
+int writer_role(std::vector<std::string> const& arguments) {
+    Store const store(arguments.at(0));
+    std::ofstream(arguments.at(2)) << "started";
+    try {
+        chunked_save(store, crash_identity(), std::stoull(arguments.at(1)));
+    } catch (...) {
+        return 2;
+    }
+    return 0;
+}
+bool const writer_registered = testing::register_child_role("crash_writer", writer_role);
 
 TEST(CrashSafety, KilledSavesLeaveACompleteEngine) {
     testing::TemporaryDirectory dir;
     Store const store(dir.path());
-    auto const identity = make_identity({{"name", "crash"}, {"graph_version", "1"}});
+    auto const identity = crash_identity();
 
     auto const started = std::chrono::steady_clock::now();
     chunked_save(store, identity, 0);
     auto const save_time = std::chrono::steady_clock::now() - started;
-    auto const window_us = std::max<long>(
+    auto const window_us = std::max<long long>(
         2000, std::chrono::duration_cast<std::chrono::microseconds>(save_time).count() * 3 / 2);
 
-    // The reader counts its good reads in memory shared with this process.
-    void* const shared = ::mmap(nullptr, sizeof(std::uint64_t), PROT_READ | PROT_WRITE,
-                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(shared, MAP_FAILED);
-    auto* const reads = static_cast<std::uint64_t*>(shared);
-    *reads = 0;
-    pid_t const reader = ::fork();
-    if (reader == 0) {
-        reader_loop(store, identity, reads);
-    }
+    // A reader that takes no lock keeps the entry mapped while writers replace it: Windows
+    // refuses to rename over a mapped file (the save fails and says so), so there the killed
+    // saves run without it.
+    auto const stop = dir.path() / "stop";
+    auto const reads_file = dir.path() / "reads";
+#ifdef _WIN32
+    std::optional<testing::ChildProcess> reader;
+#else
+    std::optional<testing::ChildProcess> reader(
+        std::in_place, "crash_reader",
+        std::vector<std::string>{dir.path().string(), stop.string(), reads_file.string()});
+#endif
 
     std::mt19937 random(12345);
     std::uint64_t current = 0;
@@ -107,31 +133,32 @@ TEST(CrashSafety, KilledSavesLeaveACompleteEngine) {
     int completed = 0;
     for (int trial = 1; trial <= kTrials; ++trial) {
         auto const generation = static_cast<std::uint64_t>(trial);
-        pid_t const writer = ::fork();
-        if (writer == 0) {
-            try {
-                chunked_save(store, identity, generation);
-            } catch (...) {
-                ::_exit(2);
-            }
-            ::_exit(0);
+        // The delay counts from the writer's start of its save, not of its process (a process
+        // start takes longer than a save).
+        auto const started_file = dir.path() / ("started-" + std::to_string(trial));
+        testing::ChildProcess writer(
+            "crash_writer",
+            {dir.path().string(), std::to_string(generation), started_file.string()});
+        while (!std::filesystem::exists(started_file) &&
+               !writer.wait(std::chrono::milliseconds(0))) {
+            std::this_thread::yield();
         }
-        std::uniform_int_distribution<long> delay(0, window_us);
+        std::uniform_int_distribution<long long> delay(0, window_us);
         std::this_thread::sleep_for(std::chrono::microseconds(delay(random)));
-        ::kill(writer, SIGKILL);
-        int status = 0;
-        ASSERT_EQ(::waitpid(writer, &status, 0), writer);
-        if (WIFSIGNALED(status)) {
+        writer.kill();
+        int const status = writer.wait().value_or(-1);
+        bool const was_killed = status == testing::kKilledChild;
+        if (was_killed) {
             ++killed;
         } else {
-            ASSERT_EQ(WEXITSTATUS(status), 0) << "the writer failed on its own";
+            ASSERT_EQ(status, 0) << "the writer failed on its own";
             ++completed;
         }
 
         auto const saved = store.read(identity);
         ASSERT_TRUE(saved.has_value());
         auto const found = verified_generation(*saved);
-        if (WIFEXITED(status)) {
+        if (!was_killed) {
             EXPECT_EQ(found, generation) << "a completed save must be visible";
         } else {
             EXPECT_TRUE(found == current || found == generation)
@@ -140,21 +167,22 @@ TEST(CrashSafety, KilledSavesLeaveACompleteEngine) {
         current = found;
     }
 
-    ::kill(reader, SIGKILL);
-    int reader_status = 0;
-    ASSERT_EQ(::waitpid(reader, &reader_status, 0), reader);
-    EXPECT_TRUE(WIFSIGNALED(reader_status))
-        << "the concurrent reader saw a bad entry (exit " << WEXITSTATUS(reader_status) << ")";
+    std::uint64_t reads = 0;
+    if (reader) {
+        std::ofstream(stop) << "stop";
+        EXPECT_EQ(reader->wait(), 0) << "the concurrent reader saw a bad entry (3: none, 4: bad)";
+        std::ifstream(reads_file) >> reads;
+        EXPECT_GT(reads, 0U) << "the concurrent reader never completed a read";
+    }
     EXPECT_GT(killed, 0) << "no save was interrupted; the test proved nothing";
-    EXPECT_GT(*reads, 0U) << "the concurrent reader never completed a read";
     std::cout << "trials: " << kTrials << ", killed: " << killed << ", completed: " << completed
-              << ", concurrent good reads: " << *reads << "\n";
-    ::munmap(shared, sizeof(std::uint64_t));
+              << ", concurrent good reads: " << reads << "\n";
 
     // Killed writers leave their temporary files behind; nothing else may appear.
     for (auto const& entry : std::filesystem::directory_iterator(dir.path())) {
         auto const name = entry.path().filename().string();
         EXPECT_TRUE(name == identity.file_name || name == identity.file_name + ".lock" ||
+                    name == "stop" || name == "reads" || name.rfind("started-", 0) == 0 ||
                     is_temporary_name(name))
             << name;
     }
