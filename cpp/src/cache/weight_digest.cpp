@@ -140,8 +140,9 @@ WeightRecord parse_weight_record(std::string_view text) {
         }
     }
     auto const& path = json.at("path");
-    if (!path.is_string() || path.get_ref<std::string const&>().empty() ||
-        path.get_ref<std::string const&>().front() != '/') {
+    // Absolute as the OS spells it: "/..." on POSIX, "C:\\..." on Windows.
+    if (!path.is_string() ||
+        !std::filesystem::path(path.get_ref<std::string const&>()).is_absolute()) {
         bad_record("\"path\" must be an absolute path string, not " + path.dump());
     }
     WeightRecord record;
