@@ -1,6 +1,7 @@
 // Receiving a remote object into the store as it arrives (see remote_receiver.hpp).
 #include "tensoracle/remote/remote_receiver.hpp"
 
+#include "io/platform.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 
@@ -208,25 +209,43 @@ ReceivedEngine RemoteReceiver::verify_and_commit() {
                "its header is not the one this node saves for the entry '" + file_name_ + "'");
     }
 
-    // Mapped before the rename, from the file this receiver wrote (created O_EXCL, owner-only).
-    std::filesystem::path const& temporary = file_->temporary_path();
+    // Opened before the rename, from the file this receiver wrote (created O_EXCL, owner-only),
+    // so that what is mapped is that file whatever the target's name points to afterwards.
+    std::filesystem::path const temporary = file_->temporary_path();
     int const fd = open_cache_file(temporary, O_RDONLY);
     if (fd < 0) {
         throw_file_error("cannot open", temporary, errno);
     }
     struct Closer {
         int fd;
-        ~Closer() { ::close(fd); }
+        ~Closer() { platform::close_file(fd); }
     } const closer{fd};
-    MappedFile mapping(fd, target_);
-    if (mapping.bytes().size() != result.engine_bytes) {
-        throw FileError("'" + temporary.string() + "' holds " +
-                            std::to_string(mapping.bytes().size()) + " bytes after receiving " +
-                            std::to_string(result.engine_bytes),
-                        temporary);
+    auto const check_size = [&](std::uint64_t size) {
+        if (size != result.engine_bytes) {
+            throw FileError("'" + temporary.string() + "' holds " + std::to_string(size) +
+                                " bytes after receiving " + std::to_string(result.engine_bytes),
+                            temporary);
+        }
+    };
+#ifdef _WIN32
+    // Windows refuses to rename a mapped file: mapped after the rename, through the descriptor
+    // opened before it.
+    auto const status = platform::status(fd);
+    if (!status) {
+        throw_file_error("cannot stat", temporary, errno);
     }
+    check_size(status->size);
     file_->commit();
     file_.reset();
+    MappedFile mapping(fd, target_);
+    check_size(mapping.bytes().size());
+#else
+    // Mapped before the rename.
+    MappedFile mapping(fd, target_);
+    check_size(mapping.bytes().size());
+    file_->commit();
+    file_.reset();
+#endif
     result.decoded = decoded;
     std::uint64_t const plan_offset = decoded.plan_offset;
     return {std::move(result),
