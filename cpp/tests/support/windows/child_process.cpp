@@ -68,9 +68,19 @@ ChildProcess::ChildProcess(std::string const& role, std::vector<std::string> con
     STARTUPINFOW startup{};
     startup.cb = sizeof(startup);
     PROCESS_INFORMATION process{};
-    if (!::CreateProcessW(self.c_str(), command.data(), nullptr, nullptr, FALSE,
-                          CREATE_UNICODE_ENVIRONMENT, block.data(), nullptr, &startup, &process)) {
-        throw std::runtime_error("CreateProcessW failed: " + std::to_string(::GetLastError()));
+    // Wine at times fails a start with ERROR_INTERNAL_ERROR while many processes start at once:
+    // such a failure is tried again.
+    for (int attempt = 1;; ++attempt) {
+        if (::CreateProcessW(self.c_str(), command.data(), nullptr, nullptr, FALSE,
+                             CREATE_UNICODE_ENVIRONMENT, block.data(), nullptr, &startup,
+                             &process)) {
+            break;
+        }
+        DWORD const error = ::GetLastError();
+        if (error != ERROR_INTERNAL_ERROR || attempt == 20) {
+            throw std::runtime_error("CreateProcessW failed: " + std::to_string(error));
+        }
+        ::Sleep(50);
     }
     ::CloseHandle(process.hThread);
     native_ = reinterpret_cast<std::intptr_t>(process.hProcess);
