@@ -126,7 +126,6 @@ rgw frontends = beast endpoint=127.0.0.1:{self.port} tcp_nodelay=1
 rgw data = {root}/rgw
 rgw gc obj min wait = 1
 rgw gc processor period = 2
-rgw lc debug interval = 1
 """
         )
 
