@@ -48,8 +48,9 @@ struct CubinElf {
     CubinFunction const* function(std::string_view name) const noexcept;
 };
 
-// Parses a cubin's ELF image (a bounds-checked reader of our own). Throws CorruptCubinError naming `path` (used in messages only)
-// when the bytes are not a 64-bit CUDA ELF image or its attribute tables are malformed.
+// Parses a cubin's ELF image (a bounds-checked reader of our own). Throws CorruptCubinError naming
+// `path` (used in messages only) when the bytes are not a 64-bit CUDA ELF image or its attribute
+// tables are malformed.
 CubinElf read_cubin_elf(std::span<std::byte const> bytes, std::string const& path);
 
 } // namespace tensoracle::cubin
