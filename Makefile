@@ -70,6 +70,9 @@ windows-test: setup
 	  -DCMAKE_TOOLCHAIN_FILE=$(abspath cpp/cmake/mingw-w64-x86_64.cmake) \
 	  -DTENSORACLE_WINDOWS_PREFIX=$(abspath $(WINDOWS_PREFIX)) -DTENSORACLE_INSTALL=OFF
 	$(VENV)/bin/cmake --build $(WINDOWS_BUILD) -j $(JOBS)
+	# Make the Wine prefix before the tests start: the first test binaries to start while Wine
+	# creates it can fail without output.
+	$(WINE_ENV) wineboot --init >/dev/null 2>&1 && $(WINE_ENV) wineserver --wait
 	$(WINE_ENV) $(VENV)/bin/ctest --test-dir $(WINDOWS_BUILD) -LE gpu --output-on-failure -j $(JOBS)
 	env -u XDG_CACHE_HOME $(WINE_ENV) wine $(WINDOWS_BUILD)/tensoracle.exe cache list | \
 	  grep -F '.cache\\tensoracle'
