@@ -112,14 +112,9 @@ class RemoteObjects:
             text = text[:400] + "..."
         return RemoteUnavailable(f"{action} {self.url(key)} failed: {type(error).__name__}: {text}")
 
-    def get_judged(
-        self, key: str, judge: Callable[[memoryview, int], int], max_bytes: int
-    ) -> bytearray | None:
-        """The object's bytes, downloaded only as far as ``judge`` lets them: None when there is
-        no object, ``TooLarge`` past ``max_bytes`` (known from the response, before its body).
-        ``judge(first_bytes, object_size)`` is called as the bytes arrive; it raises to refuse
-        the object, returns how many bytes it needs next, or 0 once satisfied. A refused
-        object costs what was read until then, never the whole body."""
+    def _get(self, key: str, max_bytes: int) -> tuple[Any, int] | None:
+        """The GET's response and the object's size, before any of its body is read: None when
+        there is no object, ``TooLarge`` past ``max_bytes``."""
         try:
             result = self._obstore.get(self._store, key)
             size = int(result.meta["size"])
@@ -131,6 +126,20 @@ class RemoteObjects:
             raise TooLarge(
                 f"{self.url(key)} holds {size} bytes, more than the limit of {max_bytes} bytes"
             )
+        return result, size
+
+    def get_judged(
+        self, key: str, judge: Callable[[memoryview, int], int], max_bytes: int
+    ) -> bytearray | None:
+        """The object's bytes, downloaded only as far as ``judge`` lets them: None when there is
+        no object, ``TooLarge`` past ``max_bytes`` (known from the response, before its body).
+        ``judge(first_bytes, object_size)`` is called as the bytes arrive; it raises to refuse
+        the object, returns how many bytes it needs next, or 0 once satisfied. A refused
+        object costs what was read until then, never the whole body."""
+        opened = self._get(key, max_bytes)
+        if opened is None:
+            return None
+        result, size = opened
         buffer = bytearray(size)
         view = memoryview(buffer)
         filled = 0
@@ -160,17 +169,10 @@ class RemoteObjects:
         downloads. Whatever stops the download (a refusal raised by ``start`` or ``feed``, a
         failed or cut-off transfer, more bytes than announced, an interruption) aborts the
         receiver before the error propagates."""
-        try:
-            result = self._obstore.get(self._store, key)
-            size = int(result.meta["size"])
-        except FileNotFoundError:  # obstore.exceptions.NotFoundError
+        opened = self._get(key, max_bytes)
+        if opened is None:
             return None
-        except Exception as error:
-            raise self._failure("GET", key, error) from error
-        if size > max_bytes:
-            raise TooLarge(
-                f"{self.url(key)} holds {size} bytes, more than the limit of {max_bytes} bytes"
-            )
+        result, size = opened
         receiver = start(size)
         try:
             with ThreadPoolExecutor(1, thread_name_prefix="tensoracle-download") as worker:
