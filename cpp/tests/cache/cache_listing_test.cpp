@@ -58,8 +58,9 @@ TEST(ScanCache, ADirectoryThatCannotBeListedIsAFileError) {
 TEST(ScanCache, ListsEnginesAndTemporaryFilesSortedByNameWithStatus) {
     TemporaryDirectory directory;
     auto const& dir = directory.path();
+    // Below the second and the microsecond, in the 100 ns steps that Windows file times keep.
     std::uint64_t const good =
-        testing::write_engine(dir / "m-good.engine", {{"name", "m"}}, {}, 64, 1'500'000'123);
+        testing::write_engine(dir / "m-good.engine", {{"name", "m"}}, {}, 64, 1'500'000'100);
     testing::write_file(dir / "b-empty.engine", "", 2);
     testing::write_file(dir / "a-junk.engine", "not an engine at all", 3);
     testing::write_file(dir / "c.engine.tmp-77-abc", "partial", 4);
@@ -84,7 +85,7 @@ TEST(ScanCache, ListsEnginesAndTemporaryFilesSortedByNameWithStatus) {
     ASSERT_TRUE(engine.header.has_value());
     EXPECT_EQ(engine.header->conditions, (nlohmann::json{{"name", "m"}}));
     EXPECT_EQ(engine.size_bytes, good);
-    EXPECT_EQ(engine.recorded_at_ns, 1'500'000'123);
+    EXPECT_EQ(engine.recorded_at_ns, 1'500'000'100);
     EXPECT_EQ(scan.total_size_bytes, good + 0 + 20 + 7);
 }
 

@@ -277,7 +277,8 @@ TEST_F(ExecutePrune, AChangedFileIsAFailedRemovalAndStays) {
                 testing::append_bytes(path("grew.engine"), "x");
                 testing::set_mtime(path("grew.engine"), 1'000);
             } else if (entry.name == "touched.engine") {
-                testing::set_mtime(path("touched.engine"), 1'001);
+                // 100 ns later: the smallest step of Windows file times.
+                testing::set_mtime(path("touched.engine"), 1'100);
             } else {
                 // Same bytes and time in a new file renamed over the old one (a new inode).
                 testing::write_all(path("replacement"), testing::read_all(path("replaced.engine")));
@@ -294,7 +295,7 @@ TEST_F(ExecutePrune, AChangedFileIsAFailedRemovalAndStays) {
     }
     EXPECT_NE(result.failed[0].reason.find("size"), std::string::npos) << result.failed[0].reason;
     EXPECT_NE(result.failed[1].reason.find("inode"), std::string::npos) << result.failed[1].reason;
-    EXPECT_NE(result.failed[2].reason.find("recorded_at_ns 1000 -> 1001"), std::string::npos)
+    EXPECT_NE(result.failed[2].reason.find("recorded_at_ns 1000 -> 1100"), std::string::npos)
         << result.failed[2].reason;
 }
 
