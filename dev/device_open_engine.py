@@ -3,8 +3,9 @@
 Usage: python dev/device_open_engine.py [PATH_TO_TENSORACLE_CLI]
 
 Works in a fresh temporary XDG_CACHE_HOME and prints every step, so the output is the record.
-Where the backend refuses the device (TensorRT-RTX on an H200), open_engine is expected to save
-the engine and then raise RuntimeError naming the device problem; the script says so.
+Where the backend cannot build for the device (TensorRT-RTX on an H200), open_engine raises
+EngineTargetError before anything is built or read (before commit cb81330 it saved the engine, then
+raised RuntimeError naming the device problem); the script prints either and goes on.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def main() -> None:
         try:
             handle = tensoracle.open_engine(graph, declaration, **arguments)
             print(f"   returned {handle!r}, built={handle.built}", flush=True)
-        except RuntimeError:
+        except (RuntimeError, tensoracle.EngineTargetError):
             print("   raised:\n" + traceback.format_exc(limit=1), flush=True)
         saved = sorted((home / "xdg").rglob("*.engine"))
         print(
