@@ -1,28 +1,52 @@
 // Tests the GPU property query where no usable GPU exists: it must report why, never throw.
 #include "tensoracle/cuda/gpu_properties.hpp"
 
-#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <string>
+
+#ifdef _WIN32
+#include <windows.h>
+#else
+#include <dlfcn.h>
+#endif
 
 namespace tensoracle {
 namespace {
 
+// The CUDA driver library of the platform, loaded here as the core loads it.
+#ifdef _WIN32
+constexpr char const* kDriverLibrary = "nvcuda.dll";
+
 bool driver_loadable() {
-    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    HMODULE const library =
+        ::LoadLibraryExW(L"nvcuda.dll", nullptr, LOAD_LIBRARY_SEARCH_DEFAULT_DIRS);
+    if (library == nullptr) {
+        return false;
+    }
+    ::FreeLibrary(library);
+    return true;
+}
+#else
+constexpr char const* kDriverLibrary = "libcuda.so.1";
+
+bool driver_loadable() {
+    void* library = dlopen(kDriverLibrary, RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr) {
         return false;
     }
     dlclose(library);
     return true;
 }
+#endif
 
 TEST(GpuProperties, WithoutDriverReportsTheLibraryThatIsMissing) {
     if (driver_loadable()) {
-        GTEST_SKIP() << "libcuda.so.1 is present; gpu_properties_gpu_test covers this machine";
+        GTEST_SKIP() << kDriverLibrary
+                     << " is present; gpu_properties_gpu_test covers this machine";
     }
     GpuQuery const query = query_gpu_properties();
     EXPECT_FALSE(query.properties.has_value());
-    EXPECT_NE(query.absent_reason.find("libcuda.so.1"), std::string::npos) << query.absent_reason;
+    EXPECT_NE(query.absent_reason.find(kDriverLibrary), std::string::npos) << query.absent_reason;
     // A second query gives the same answer (the failed load is remembered, not retried badly).
     EXPECT_EQ(query_gpu_properties().absent_reason, query.absent_reason);
 }
