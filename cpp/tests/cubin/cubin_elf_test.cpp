@@ -1,9 +1,9 @@
-// Tests the cubin ELF reader on cubins that ptxas builds at test time from a small PTX kernel.
+// Tests the cubin ELF reader on cubins that ptxas assembles from a small PTX kernel
+// (support/ptxas_support.hpp: at test time on Linux, at build time for Windows).
 #include "support/ptxas_support.hpp"
 #include "tensoracle/cubin/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
 
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -23,7 +23,7 @@ using tensoracle::cubin::kSmsInspected;
 using tensoracle::cubin::read_cubin_elf;
 namespace fs = std::filesystem;
 
-using tensoracle::testing::find_ptxas;
+using tensoracle::testing::CubinMaker;
 
 std::vector<std::byte> read_file(fs::path const& path) {
     std::ifstream in(path, std::ios::binary);
@@ -36,9 +36,10 @@ std::vector<std::byte> read_file(fs::path const& path) {
 class CubinElf : public ::testing::Test {
 protected:
     void SetUp() override {
-        ptxas_ = find_ptxas();
-        if (!ptxas_) {
-            FAIL() << tensoracle::testing::kNoPtxas;
+        std::string why;
+        maker_ = CubinMaker::find(why);
+        if (!maker_) {
+            FAIL() << why;
         }
         directory_ = fs::temp_directory_path() /
                      ("tensoracle-cubin-elf-" +
@@ -51,24 +52,15 @@ protected:
         fs::remove_all(directory_, ignored);
     }
 
-    // Assembles a kernel `probe(u64, u32, f32)` for `arch` (e.g. "sm_86") and returns the cubin.
+    // The cubin of kernel `probe(u64, u32, f32)` (ptx/store_probe.ptx.in) for `arch` ("sm_86").
     std::vector<std::byte> build(std::string const& arch) {
-        fs::path const ptx = directory_ / (arch + ".ptx");
         fs::path const cubin = directory_ / (arch + ".cubin");
-        std::ofstream(ptx) << ".version 8.7\n.target " << arch << "\n.address_size 64\n"
-                           << ".visible .entry probe(.param .u64 p0, .param .u32 p1, "
-                              ".param .f32 p2)\n{\n"
-                           << "  .reg .b64 %rd<3>;\n  .reg .b32 %r<2>;\n  .reg .f32 %f<2>;\n"
-                           << "  ld.param.u64 %rd1, [p0];\n  ld.param.f32 %f1, [p2];\n"
-                           << "  cvta.to.global.u64 %rd2, %rd1;\n  st.global.f32 [%rd2], %f1;\n"
-                           << "  ret;\n}\n";
-        std::string const command =
-            ptxas_->string() + " --gpu-name=" + arch + " " + ptx.string() + " -o " + cubin.string();
-        EXPECT_EQ(std::system(command.c_str()), 0) << command;
+        std::string why;
+        EXPECT_TRUE(maker_->make("store_probe", arch, cubin, why)) << why;
         return read_file(cubin);
     }
 
-    std::optional<fs::path> ptxas_;
+    std::optional<CubinMaker> maker_;
     fs::path directory_;
 };
 

@@ -1,6 +1,7 @@
-// Test support: a schema-1 bundle directory whose cubins ptxas assembles at test time, and a
-// shared library compiled by the system C++ compiler that exports the bundle's digest and cubins
-// as a producer's bundle.cpp does.
+// Test support: a schema-1 bundle directory whose cubins ptxas assembles
+// (support/ptxas_support.hpp: at test time on Linux, at build time for Windows), and a shared
+// library compiled at test time by the system C++ compiler that exports the bundle's digest and
+// cubins as a producer's bundle.cpp does (Linux only: an ELF library made by the Linux compiler).
 #pragma once
 
 #include "support/ptxas_support.hpp"
@@ -25,26 +26,6 @@ inline std::string read_text(std::filesystem::path const& path) {
 
 inline void write_text(std::filesystem::path const& path, std::string const& text) {
     std::ofstream(path, std::ios::binary) << text;
-}
-
-// PTX of `probe(float* x, int n)` plus Triton's two scratch pointers, 128 threads per block.
-inline std::string probe_ptx(std::string const& arch) {
-    return ".version 8.7\n.target " + arch +
-           "\n.address_size 64\n"
-           ".visible .entry probe(.param .u64 x, .param .u32 n, .param .u64 global_scratch, "
-           ".param .u64 profile_scratch)\n.reqntid 128, 1, 1\n{\n  ret;\n}\n";
-}
-
-// Assembles `ptx` for `arch` ("sm_86") into `cubin`; false when ptxas fails.
-inline bool assemble(std::filesystem::path const& ptxas, std::string const& ptx,
-                     std::string const& arch, std::filesystem::path const& cubin) {
-    std::filesystem::path const source = cubin.string() + ".ptx";
-    write_text(source, ptx);
-    std::string const command =
-        ptxas.string() + " --gpu-name=" + arch + " " + source.string() + " -o " + cubin.string();
-    bool const ok = std::system(command.c_str()) == 0;
-    std::filesystem::remove(source);
-    return ok;
 }
 
 // bundle.json's entry for the probe cubin of `sm` in `root`.
@@ -77,18 +58,17 @@ inline void write_manifest(std::filesystem::path const& root, nlohmann::json con
     write_text(root / cubin::manifest_file_name, manifest.dump(2) + "\n");
 }
 
-// Builds the probe bundle for `sms` in `root` (created) and returns its manifest, with the
-// digest recorded. False from `ok` when ptxas failed.
-inline nlohmann::json make_probe_bundle(std::filesystem::path const& ptxas,
-                                        std::filesystem::path const& root,
-                                        std::vector<int> const& sms, bool& ok) {
+// Builds the probe bundle (the kernel of ptx/bundle_probe.ptx.in) for `sms` in `root` (created)
+// and returns its manifest, with the digest recorded. False from `ok`, with the reason in `why`,
+// when a cubin could not be made.
+inline nlohmann::json make_probe_bundle(CubinMaker const& maker, std::filesystem::path const& root,
+                                        std::vector<int> const& sms, bool& ok, std::string& why) {
     nlohmann::json entries = nlohmann::json::array();
     ok = true;
     for (int sm : sms) {
         std::filesystem::path const dir = root / "cubins" / ("sm" + std::to_string(sm));
         std::filesystem::create_directories(dir);
-        ok = ok && assemble(ptxas, probe_ptx("sm_" + std::to_string(sm)),
-                            "sm_" + std::to_string(sm), dir / "probe.cubin");
+        ok = ok && maker.make("bundle_probe", "sm_" + std::to_string(sm), dir / "probe.cubin", why);
         entries.push_back(probe_entry(root, sm));
     }
     nlohmann::json manifest = {{"schema_version", 1},
