@@ -125,7 +125,7 @@ std::optional<FileStatus> status_of_handle(HANDLE handle) noexcept {
         result.kind = FileKind::regular;
     }
     result.size = (std::uint64_t{information.nFileSizeHigh} << 32U) | information.nFileSizeLow;
-    std::int64_t const ticks = static_cast<std::int64_t>(
+    auto const ticks = static_cast<std::int64_t>(
         (std::uint64_t{information.ftLastWriteTime.dwHighDateTime} << 32U) |
         information.ftLastWriteTime.dwLowDateTime);
     result.modified_ns = (ticks - kEpochDifference) * 100;
@@ -193,7 +193,7 @@ int close_file(int fd) noexcept {
 }
 
 std::optional<FileStatus> status(int fd) noexcept {
-    HANDLE const handle = handle_of(fd);
+    HANDLE handle = handle_of(fd);
     if (handle == INVALID_HANDLE_VALUE) {
         errno = EBADF;
         return std::nullopt;
@@ -207,9 +207,9 @@ std::optional<FileStatus> status(std::filesystem::path const& path, Follow follo
         attributes |= FILE_FLAG_OPEN_REPARSE_POINT;
     }
     // Reading attributes conflicts with no other opener's sharing mode.
-    HANDLE const handle = ::CreateFileW(path.c_str(), FILE_READ_ATTRIBUTES,
-                                        FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
-                                        nullptr, OPEN_EXISTING, attributes, nullptr);
+    HANDLE handle = ::CreateFileW(path.c_str(), FILE_READ_ATTRIBUTES,
+                                  FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
+                                  OPEN_EXISTING, attributes, nullptr);
     if (handle == INVALID_HANDLE_VALUE) {
         return failed(std::optional<FileStatus>{});
     }
@@ -290,7 +290,7 @@ int make_directory(std::filesystem::path const& path) noexcept {
 
 std::optional<std::vector<std::string>> list_directory(std::filesystem::path const& directory) {
     WIN32_FIND_DATAW found{};
-    HANDLE const search = ::FindFirstFileW((directory / L"*").c_str(), &found);
+    HANDLE search = ::FindFirstFileW((directory / L"*").c_str(), &found);
     if (search == INVALID_HANDLE_VALUE) {
         return failed(std::optional<std::vector<std::string>>{});
     }
@@ -329,8 +329,7 @@ int unlock_file(int fd) noexcept {
 }
 
 void* map_file(int fd, std::size_t size) noexcept {
-    HANDLE const mapping =
-        ::CreateFileMappingW(handle_of(fd), nullptr, PAGE_READONLY, 0, 0, nullptr);
+    HANDLE mapping = ::CreateFileMappingW(handle_of(fd), nullptr, PAGE_READONLY, 0, 0, nullptr);
     if (mapping == nullptr) {
         return failed(nullptr);
     }
@@ -378,7 +377,7 @@ std::optional<DynamicLibrary> DynamicLibrary::load(std::string const& name, std:
             FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM |
                 FORMAT_MESSAGE_IGNORE_INSERTS,
             nullptr, error, 0,
-            reinterpret_cast<wchar_t*>(&message), // NOLINT: FormatMessageW's allocating form
+            reinterpret_cast<wchar_t*>(&message), // the allocating form takes the pointer's address
             0, nullptr);
         why = length == 0 ? "Windows error " + std::to_string(error)
                           : utf8(std::wstring_view(message, length));

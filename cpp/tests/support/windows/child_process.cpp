@@ -12,6 +12,7 @@ namespace {
 constexpr UINT kTerminated = 0xDEAD;
 
 HANDLE handle_of(std::intptr_t native) {
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): ChildProcess keeps the HANDLE in an intptr_t
     return reinterpret_cast<HANDLE>(native);
 }
 

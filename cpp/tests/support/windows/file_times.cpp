@@ -10,7 +10,7 @@ namespace {
 constexpr std::int64_t kEpochDifference = 116'444'736'000'000'000;
 
 HANDLE open_attributes(std::filesystem::path const& path, DWORD access) {
-    HANDLE const handle = ::CreateFileW(
+    HANDLE handle = ::CreateFileW(
         path.c_str(), access, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
         OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
     if (handle == INVALID_HANDLE_VALUE) {
@@ -26,7 +26,7 @@ void set_mtime(std::filesystem::path const& path, std::int64_t nanoseconds) {
     FILETIME time{};
     time.dwLowDateTime = static_cast<DWORD>(ticks & 0xffffffffU);
     time.dwHighDateTime = static_cast<DWORD>(ticks >> 32U);
-    HANDLE const handle = open_attributes(path, FILE_WRITE_ATTRIBUTES);
+    HANDLE handle = open_attributes(path, FILE_WRITE_ATTRIBUTES);
     BOOL const done = ::SetFileTime(handle, nullptr, nullptr, &time);
     ::CloseHandle(handle);
     if (done == 0) {
@@ -35,7 +35,7 @@ void set_mtime(std::filesystem::path const& path, std::int64_t nanoseconds) {
 }
 
 std::int64_t mtime_ns(std::filesystem::path const& path) {
-    HANDLE const handle = open_attributes(path, FILE_READ_ATTRIBUTES);
+    HANDLE handle = open_attributes(path, FILE_READ_ATTRIBUTES);
     FILETIME time{};
     BOOL const done = ::GetFileTime(handle, nullptr, nullptr, &time);
     ::CloseHandle(handle);
