@@ -202,6 +202,16 @@ def test_a_unit_keeps_its_handle_alive(cp):
 
 
 def test_data_dependent_output_sizes_are_rejected_at_creation():
+    from tensoracle.engine.backends import backend
+
+    chosen = backend()
+    if chosen.name == "tensorrt_rtx" and chosen.version.startswith("1."):
+        # Its builder fails with "[NonZero] has no runners that implement it", with or without
+        # a GPU; a size computed from a tensor's values is taken for a shape input instead.
+        pytest.skip(
+            f"{chosen.name} {chosen.version} builds no layer whose output size depends on the "
+            "data (NonZero has no implementation); this runs on the tensorrt backend"
+        )
     handle = build_handle(nonzero)
     with pytest.raises(ValueError, match=r"data-dependent sizes.*'indices'"):
         EngineExecution(handle)
