@@ -23,9 +23,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: test demo setup apt venv cpp cpp-test python python-test lint tidy fuzz bench clean \
 	tensorrt-headers plugin-tensorrt cubin-plugin wheel wheel-test gpu-check windows-test \
-	wheel-abi3 wheel-abi3-test wheel-abi3-test-3.12 wheel-abi3-test-3.13
+	wheel-abi3 wheel-abi3-test wheel-abi3-test-3.12 wheel-abi3-test-3.13 tidy-windows
 
-test: setup cpp-test windows-test python cubin-plugin lint tidy python-test wheel-test wheel-abi3-test fuzz
+test: setup cpp-test windows-test python cubin-plugin lint tidy tidy-windows python-test wheel-test \
+	wheel-abi3-test fuzz
 
 setup: apt venv
 
@@ -96,7 +97,7 @@ lint: setup python
 
 # clang-tidy (config in .clang-tidy, findings are errors) over the core and the command (their
 # Linux sources: the Windows-only ones, in windows/ and sodium/ folders, are not in build/cpp's
-# compile database), then over
+# compile database; tidy-windows checks them), then over
 # the plugin SDK and the example plugin, configured by the example's own CMakeLists (the SDK as the
 # package installs it, with TensorRT's and CUDA's headers).
 PLUGIN_TIDY := build/plugin-tidy
@@ -108,6 +109,20 @@ tidy: cpp python plugin-tensorrt
 	  -DTENSORRT_ROOT=$(abspath $(PLUGIN_TENSORRT)) -DCUDAToolkit_ROOT=$(CUDA_WHEEL_ROOT) \
 	  -DPython_EXECUTABLE=$(abspath $(PY)) >/dev/null
 	clang-tidy -p $(PLUGIN_TIDY) --quiet cpp/plugin/src/cubin_plugin.cpp examples/cubin_plugin/plugin.cpp
+
+# clang-tidy, with the same .clang-tidy, over the Windows-only sources (the windows/ and sodium/
+# folders of the core, the command and the tests, and any core or command source with a _WIN32
+# branch), with the compile database of make windows-test's mingw-w64 build. clang parses them as
+# x86_64-w64-mingw32 with the mingw-w64 headers and the libstdc++ (posix threads) GCC builds with:
+# clang 14 does not find GCC's 12-posix folder itself, and the sysroot keeps out /usr/include.
+MINGW_CXX_INCLUDE = $(shell x86_64-w64-mingw32-g++-posix -print-file-name=include/c++)
+WINDOWS_TIDY_ARGS = --extra-arg=--target=x86_64-w64-mingw32 --extra-arg=--sysroot=/usr/x86_64-w64-mingw32 \
+	$(foreach dir,$(MINGW_CXX_INCLUDE) $(MINGW_CXX_INCLUDE)/x86_64-w64-mingw32 \
+	  $(MINGW_CXX_INCLUDE)/backward,--extra-arg=-stdlib++-isystem$(dir))
+tidy-windows: windows-test
+	{ find cpp/src cpp/tools cpp/tests -name '*.cpp' \( -path '*/windows/*' -o -path '*/sodium/*' \); \
+	  grep -rl --include='*.cpp' _WIN32 cpp/src cpp/tools || true; } | sort -u | \
+	  xargs -P $(JOBS) -n 1 clang-tidy -p $(WINDOWS_BUILD) --quiet $(WINDOWS_TIDY_ARGS)
 
 # The libFuzzer targets run for FUZZ_SECONDS (60 by default) when clang is available.
 fuzz: setup
