@@ -1,11 +1,15 @@
 // Full reads of saved engines for `tensoracle cache verify`.
 #include "tensoracle/cache/cache_verification.hpp"
 
+#include "io/platform.hpp"
 #include "tensoracle/cache/cache_listing.hpp"
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/mapped_file.hpp"
+#include "tensoracle/io/file_contents.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
 
 namespace tensoracle {
 namespace {
@@ -26,9 +30,14 @@ std::string_view verify_status_text(VerifyStatus status) noexcept {
 
 std::string engine_file_damage(std::filesystem::path const& path) {
     try {
-        MappedFile const mapping{path};
-        mapping.advise_sequential();
-        std::span<std::byte const> const bytes = mapping.bytes();
+        platform::Descriptor const file{
+            platform::open_file(path, O_RDONLY, 0, platform::Follow::links)};
+        if (!file.valid()) {
+            throw_file_error("cannot open", path, errno);
+        }
+        FileContents const contents(file.get(), path); // a save over the entry stays possible
+        contents.advise_sequential();
+        std::span<std::byte const> const bytes = contents.bytes();
         DecodedHeader const decoded = decode_engine_header(bytes, bytes.size(), path);
         EngineHeader const& header = decoded.header;
         if (decoded.plan_offset > bytes.size() ||

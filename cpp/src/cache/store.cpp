@@ -139,14 +139,14 @@ void create_private_directories(std::filesystem::path const& directory) {
     }
 }
 
-SavedEngine::SavedEngine(std::filesystem::path path, EngineHeader header, MappedFile mapping,
+SavedEngine::SavedEngine(std::filesystem::path path, EngineHeader header, FileContents contents,
                          std::uint64_t plan_offset)
-    : path_(std::move(path)), header_(std::move(header)), mapping_(std::move(mapping)),
+    : path_(std::move(path)), header_(std::move(header)), contents_(std::move(contents)),
       plan_offset_(plan_offset) {}
 
 std::span<std::byte const> SavedEngine::plan() const noexcept {
-    return mapping_.bytes().subspan(static_cast<std::size_t>(plan_offset_),
-                                    static_cast<std::size_t>(header_.plan_size));
+    return contents_.bytes().subspan(static_cast<std::size_t>(plan_offset_),
+                                     static_cast<std::size_t>(header_.plan_size));
 }
 
 Store::Store(std::filesystem::path directory) : directory_(std::move(directory)) {
@@ -187,14 +187,14 @@ std::optional<SavedEngine> Store::read(EngineIdentity const& identity) const {
         }
         throw_file_error("cannot open saved engine", path, errno);
     }
-    MappedFile mapping(file.get(), path);
-    mapping.advise_sequential(); // the checksum reads the plan once, front to back
-    auto decoded = verify_engine_bytes(mapping.bytes(), identity, path);
+    FileContents contents(file.get(), path); // closed below: only the contents are kept
+    contents.advise_sequential();            // the checksum reads the plan once, front to back
+    auto decoded = verify_engine_bytes(contents.bytes(), identity, path);
     // Record the successful read in the modification time. The update acts on the file we read,
     // so a file replaced or removed meanwhile is neither touched nor recreated; a read-only
     // cache must not turn a good read into a failure, so errors are ignored.
     (void)platform::touch(file.get());
-    return SavedEngine(path, std::move(decoded.header), std::move(mapping), decoded.plan_offset);
+    return SavedEngine(path, std::move(decoded.header), std::move(contents), decoded.plan_offset);
 }
 
 std::filesystem::path Store::save(EngineIdentity const& identity, nlohmann::json references,
@@ -209,7 +209,19 @@ std::filesystem::path Store::save(EngineIdentity const& identity, nlohmann::json
     AtomicFile file(path);
     file.write(prefix);
     file.write(plan);
-    file.commit();
+    try {
+        file.commit();
+    } catch (FileError const& error) {
+        if (error.error_number() != EACCES || error.path() != path) {
+            throw;
+        }
+        // The rename over the entry was refused (on Windows: another process keeps the file
+        // open); the temporary file is removed, and the saved engine stays as it was.
+        throw FileError(std::string(error.what()) + "; the saved engine is unchanged: close it " +
+                            "where it is open, then save again (open_engine(..., " +
+                            "force_rebuild=True))",
+                        path, EACCES);
+    }
     return path;
 }
 

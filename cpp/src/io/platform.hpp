@@ -53,9 +53,11 @@ int flush_file(int fd) noexcept;
 void start_writeback(int fd, std::uint64_t offset, std::uint64_t length) noexcept;
 // Sets the modification time to now (futimens(fd, nullptr); SetFileTime).
 int touch(int fd) noexcept;
-// Renames `from` over `to`, atomically replacing it (rename(2); MoveFileExW with
-// MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH). On Windows this fails with EACCES while
-// another process keeps `to` open without sharing delete access, or maps it.
+// Renames `from` over `to`, atomically replacing it (rename(2)). On Windows: a rename with POSIX
+// semantics where the system has it (Windows 10 1709 and later, NTFS), which replaces `to` even
+// while others read it with delete access shared; else MoveFileExW (MOVEFILE_REPLACE_EXISTING |
+// MOVEFILE_WRITE_THROUGH), tried again for up to 5 seconds while any handle has `to` open. Fails
+// with EACCES while another process keeps `to` open without sharing delete access, or maps it.
 int replace_file(std::filesystem::path const& from, std::filesystem::path const& to) noexcept;
 // Makes a completed rename in `directory` durable (fsync of the directory; on Windows the
 // write-through rename already is, and this does nothing).
@@ -73,6 +75,14 @@ std::optional<std::vector<std::string>> list_directory(std::filesystem::path con
 // holder fails at once with EWOULDBLOCK.
 int lock_file(int fd, bool exclusive, bool wait) noexcept;
 int unlock_file(int fd) noexcept;
+
+// Whether a mapped view of a file keeps it from being replaced or removed until it is unmapped:
+// so on Windows; on POSIX a mapping keeps the old file's pages and leaves the name free.
+#ifdef _WIN32
+inline constexpr bool mappings_block_replacement = true;
+#else
+inline constexpr bool mappings_block_replacement = false;
+#endif
 
 // A read-only shared mapping of the first `size` bytes (size > 0), or nullptr with errno set.
 void* map_file(int fd, std::size_t size) noexcept;

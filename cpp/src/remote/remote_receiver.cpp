@@ -210,7 +210,7 @@ ReceivedEngine RemoteReceiver::verify_and_commit() {
     }
 
     // Opened before the rename, from the file this receiver wrote (created O_EXCL, owner-only),
-    // so that what is mapped is that file whatever the target's name points to afterwards.
+    // so that what is held is that file whatever the target's name points to afterwards.
     std::filesystem::path const temporary = file_->temporary_path();
     int const fd = open_cache_file(temporary, O_RDONLY);
     if (fd < 0) {
@@ -227,29 +227,16 @@ ReceivedEngine RemoteReceiver::verify_and_commit() {
                             temporary);
         }
     };
-#ifdef _WIN32
-    // Windows refuses to rename a mapped file: mapped after the rename, through the descriptor
-    // opened before it.
-    auto const status = platform::status(fd);
-    if (!status) {
-        throw_file_error("cannot stat", temporary, errno);
-    }
-    check_size(status->size);
+    // Held before the rename: mapped (POSIX), or read back into memory (Windows, where a
+    // mapping would keep the entry from being replaced).
+    FileContents contents(fd, target_);
+    check_size(contents.bytes().size());
     file_->commit();
     file_.reset();
-    MappedFile mapping(fd, target_);
-    check_size(mapping.bytes().size());
-#else
-    // Mapped before the rename.
-    MappedFile mapping(fd, target_);
-    check_size(mapping.bytes().size());
-    file_->commit();
-    file_.reset();
-#endif
     result.decoded = decoded;
     std::uint64_t const plan_offset = decoded.plan_offset;
     return {std::move(result),
-            SavedEngine(target_, std::move(decoded.header), std::move(mapping), plan_offset)};
+            SavedEngine(target_, std::move(decoded.header), std::move(contents), plan_offset)};
 }
 
 } // namespace tensoracle

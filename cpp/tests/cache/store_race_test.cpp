@@ -16,13 +16,7 @@ namespace tensoracle {
 namespace {
 
 constexpr int kWriters = 8;
-// Readers that take no lock keep the entry mapped while writers replace it: Windows refuses to
-// rename over a mapped file (the save fails and says so), so there only the writers race.
-#ifdef _WIN32
-constexpr int kReaders = 0;
-#else
 constexpr int kReaders = 2;
-#endif
 constexpr int kSavesPerWriter = 4;
 constexpr std::size_t kPlanSize = 1 << 20;
 

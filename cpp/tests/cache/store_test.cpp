@@ -185,7 +185,8 @@ TEST(Store, SaveThenReadRoundTrips) {
     }
 }
 
-TEST(Store, SaveReplacesAndReadersKeepTheirMapping) {
+// Readers hold what they read (mapped on POSIX, copied on Windows), which never blocks a save.
+TEST(Store, SaveReplacesAndReadersKeepWhatTheyRead) {
     testing::TemporaryDirectory dir;
     Store const store(dir.path());
     auto const id = identity();

@@ -17,8 +17,8 @@
 
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/identity.hpp"
+#include "tensoracle/io/file_contents.hpp"
 #include "tensoracle/io/file_lock.hpp"
-#include "tensoracle/io/mapped_file.hpp"
 
 #include <cstddef>
 #include <filesystem>
@@ -48,10 +48,11 @@ void check_conditions(nlohmann::json const& saved, nlohmann::json const& request
 DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdentity const& identity,
                                   std::filesystem::path const& path);
 
-// A verified saved engine: the header and a zero-copy view of the plan (kept mapped).
+// A verified saved engine: the header and the plan, held as FileContents (mapped on POSIX,
+// copied on Windows) so that the file stays free to be replaced or removed while it is in use.
 class SavedEngine {
 public:
-    SavedEngine(std::filesystem::path path, EngineHeader header, MappedFile mapping,
+    SavedEngine(std::filesystem::path path, EngineHeader header, FileContents contents,
                 std::uint64_t plan_offset);
     std::filesystem::path const& path() const noexcept { return path_; }
     EngineHeader const& header() const noexcept { return header_; }
@@ -60,7 +61,7 @@ public:
 private:
     std::filesystem::path path_;
     EngineHeader header_;
-    MappedFile mapping_;
+    FileContents contents_;
     std::uint64_t plan_offset_;
 };
 
@@ -80,11 +81,12 @@ public:
 
     bool contains(EngineIdentity const& identity) const;
 
-    // Maps the entry, validates the header, verifies the plan checksum and compares the stored
-    // conditions with identity.conditions (EngineConditionError when they differ). On success
-    // records the read in the file's modification time (failures to do so are ignored; a vanished
-    // file is never recreated). Throws CorruptEngineError for damaged or empty files and FileError
-    // when the file cannot be opened. A missing entry is std::nullopt.
+    // Reads the entry (FileContents: the file is closed when this returns), validates the header,
+    // verifies the plan checksum and compares the stored conditions with identity.conditions
+    // (EngineConditionError when they differ). On success records the read in the file's
+    // modification time (failures to do so are ignored; a vanished file is never recreated). Throws
+    // CorruptEngineError for damaged or empty files and FileError when the file cannot be opened. A
+    // missing entry is std::nullopt.
     std::optional<SavedEngine> read(EngineIdentity const& identity) const;
 
     // Atomically writes header (conditions taken from identity; plan size and checksum computed

@@ -9,6 +9,8 @@ namespace tensoracle {
 
 class MappedFile {
 public:
+    // Nothing mapped: an empty span.
+    MappedFile() noexcept = default;
     // Throws FileError naming the path. An empty file maps to an empty span.
     explicit MappedFile(std::filesystem::path const& path);
     // Maps the whole file open as `fd` (which stays owned by the caller and may be closed after);

@@ -42,7 +42,8 @@
 
 namespace tensoracle {
 
-// A received object: what verification found, and the saved entry (mapped, not read again).
+// A received object: what verification found, and the saved entry (held as FileContents: mapped,
+// not read again, on POSIX; read back once on Windows).
 struct ReceivedEngine {
     RemoteEngine verified;
     SavedEngine saved;

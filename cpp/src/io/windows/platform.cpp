@@ -1,7 +1,8 @@
 // The operating-system calls of the core on Windows (see platform.hpp): Win32 handles wrapped in
 // C runtime descriptors, CreateFileW sharing read, write and delete access, LockFileEx,
-// MoveFileExW, FlushFileBuffers, CreateFileMappingW and MapViewOfFile, FindFirstFileW and
-// LoadLibraryExW, with each Win32 error mapped onto the errno the callers test.
+// SetFileInformationByHandle (FileRenameInfoEx) or MoveFileExW, FlushFileBuffers,
+// CreateFileMappingW and MapViewOfFile, FindFirstFileW and LoadLibraryExW, with each Win32 error
+// mapped onto the errno the callers test.
 #include "io/platform.hpp"
 
 // windows.h comes first.
@@ -10,12 +11,17 @@
 #include <io.h>
 // clang-format on
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <limits>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace tensoracle::platform {
 namespace {
@@ -269,11 +275,92 @@ int touch(int fd) noexcept {
     return ::SetFileTime(handle_of(fd), nullptr, nullptr, &now) != 0 ? 0 : failed(-1);
 }
 
+namespace {
+
+// `path` as a verbatim Win32 path ("\\?\C:\...", "\\?\UNC\server\share\..."), the form
+// FILE_RENAME_INFO takes without a root directory.
+std::wstring verbatim(std::filesystem::path const& path) {
+    std::wstring full = std::filesystem::absolute(path).wstring();
+    if (full.starts_with(LR"(\\?\)")) {
+        return full;
+    }
+    if (full.starts_with(LR"(\\)")) {
+        return LR"(\\?\UNC\)" + full.substr(2);
+    }
+    return LR"(\\?\)" + full;
+}
+
+// Windows 10's values, which mingw-w64 declares only for a newer _WIN32_WINNT than this build's
+// Windows 8 (FileRenameInfoEx, FILE_RENAME_FLAG_REPLACE_IF_EXISTS and _POSIX_SEMANTICS).
+constexpr auto kFileRenameInfoEx = static_cast<FILE_INFO_BY_HANDLE_CLASS>(22);
+constexpr unsigned kReplaceIfExists = 0x1;
+constexpr unsigned kPosixSemantics = 0x2;
+
+// The rename with POSIX semantics (Windows 10 1709 and later, on NTFS): `to` is replaced even
+// while other processes that share delete access have it open; they go on reading the old file.
+// False with nothing renamed wherever it fails: where the system or the file system lacks it
+// (older Windows, FAT, some network shares, Wine), or for any other reason, which MoveFileExW
+// then reports.
+bool replace_with_posix_semantics(std::filesystem::path const& from,
+                                  std::filesystem::path const& to) noexcept {
+    try {
+        HANDLE source =
+            ::CreateFileW(from.c_str(), DELETE | SYNCHRONIZE,
+                          FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
+                          OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
+        if (source == INVALID_HANDLE_VALUE) {
+            return false;
+        }
+        std::wstring const name = verbatim(to);
+        std::size_t const name_bytes = name.size() * sizeof(wchar_t);
+        // FILE_RENAME_INFO ends in a one-character FileName array: room for the name and its NUL.
+        std::vector<std::byte> buffer(sizeof(FILE_RENAME_INFO) + name_bytes);
+        auto* const info = reinterpret_cast<FILE_RENAME_INFO*>(buffer.data()); // NOLINT
+        // Windows 10 declares a DWORD of flags where this build's declaration (Windows 8) has the
+        // BOOLEAN ReplaceIfExists: its first byte, the rest zero as the buffer is.
+        info->ReplaceIfExists = static_cast<BOOLEAN>(kReplaceIfExists | kPosixSemantics);
+        info->RootDirectory = nullptr;
+        info->FileNameLength = static_cast<DWORD>(name_bytes);
+        std::memcpy(static_cast<void*>(info->FileName), name.c_str(), name_bytes + sizeof(wchar_t));
+        bool const renamed = ::SetFileInformationByHandle(source, kFileRenameInfoEx, info,
+                                                          static_cast<DWORD>(buffer.size())) != 0;
+        if (renamed) {
+            // What MOVEFILE_WRITE_THROUGH does for the other path: the renamed file's data and
+            // metadata reach the disk before this returns (the data was flushed already).
+            (void)::FlushFileBuffers(source);
+        }
+        ::CloseHandle(source);
+        return renamed;
+    } catch (...) {
+        return false; // std::bad_alloc, or a path that cannot be made absolute
+    }
+}
+
+} // namespace
+
 int replace_file(std::filesystem::path const& from, std::filesystem::path const& to) noexcept {
-    return ::MoveFileExW(from.c_str(), to.c_str(),
-                         MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH) != 0
-               ? 0
-               : failed(-1);
+    if (replace_with_posix_semantics(from, to)) {
+        return 0;
+    }
+    // MoveFileExW refuses to replace a file that any other handle has open, even one sharing
+    // delete access: the store's own readers hold an entry only while they copy it, so the
+    // rename is tried again for up to 5 seconds before the refusal is reported.
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    DWORD pause_ms = 1;
+    while (true) {
+        if (::MoveFileExW(from.c_str(), to.c_str(),
+                          MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH) != 0) {
+            return 0;
+        }
+        DWORD const error = ::GetLastError();
+        bool const held = error == ERROR_ACCESS_DENIED || error == ERROR_SHARING_VIOLATION;
+        if (!held || std::chrono::steady_clock::now() >= deadline) {
+            errno = errno_of(error);
+            return -1;
+        }
+        ::Sleep(pause_ms);
+        pause_ms = std::min<DWORD>(pause_ms * 2, 50);
+    }
 }
 
 int flush_directory(std::filesystem::path const& /*directory*/) noexcept {
