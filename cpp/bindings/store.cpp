@@ -95,10 +95,11 @@ void bind_store(nb::module_& module) {
                 auto const& saved = nb::cast<SavedEngine const&>(self);
                 auto const plan = saved.plan();
                 std::size_t const shape[1] = {plan.size()};
-                // The SavedEngine object owns the mapping: every view holds a reference to it.
+                // The SavedEngine object owns the contents: every view holds a reference to it.
                 return PlanView(reinterpret_cast<std::uint8_t const*>(plan.data()), 1, shape, self);
             },
-            "Read-only memoryview of the plan bytes, mapped from the file (no copy).");
+            "Read-only memoryview of the plan bytes: mapped from the file on POSIX (no copy), "
+            "read into memory on Windows (the file is closed either way).");
 
     nb::class_<Store>(module, "Store", "A directory of saved engines.")
         .def(nb::init<std::filesystem::path>(), nb::arg("directory"),

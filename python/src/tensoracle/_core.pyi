@@ -61,7 +61,7 @@ class SavedEngine:
         self,
     ) -> Annotated[memoryview, dict(dtype="uint8", shape=(None,), order="C", writable=False)]:
         """
-        Read-only memoryview of the plan bytes, mapped from the file (no copy).
+        Read-only memoryview of the plan bytes: mapped from the file on POSIX (no copy), read into memory on Windows (the file is closed either way).
         """
 
 class Store:
