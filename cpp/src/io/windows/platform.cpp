@@ -315,7 +315,7 @@ bool replace_with_posix_semantics(std::filesystem::path const& from,
         std::size_t const name_bytes = name.size() * sizeof(wchar_t);
         // FILE_RENAME_INFO ends in a one-character FileName array: room for the name and its NUL.
         std::vector<std::byte> buffer(sizeof(FILE_RENAME_INFO) + name_bytes);
-        auto* const info = reinterpret_cast<FILE_RENAME_INFO*>(buffer.data()); // NOLINT
+        auto* const info = reinterpret_cast<FILE_RENAME_INFO*>(buffer.data());
         // Windows 10 declares a DWORD of flags where this build's declaration (Windows 8) has the
         // BOOLEAN ReplaceIfExists: its first byte, the rest zero as the buffer is.
         info->ReplaceIfExists = static_cast<BOOLEAN>(kReplaceIfExists | kPosixSemantics);
