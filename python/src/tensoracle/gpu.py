@@ -13,12 +13,21 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from typing import Any, cast
 
 from tensoracle import _core
 
 DESCRIBED_VARIABLE = "TENSORACLE_DESCRIBED_GPU"
 _CAPABILITY = re.compile(r"[1-9][0-9]?\.[0-9]")
+
+
+def driver_library(platform: str | None = None) -> str:
+    """The name the CUDA driver library is loaded by on ``platform`` (a ``sys.platform`` value;
+    this machine's when None): ``nvcuda.dll`` on Windows, found in the system directory, else
+    ``libcuda.so.1``. The core loads the driver by the same name."""
+    chosen = sys.platform if platform is None else platform
+    return "nvcuda.dll" if chosen == "win32" else "libcuda.so.1"
 
 
 def described() -> dict[str, Any] | None:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
 from cache_cli import run
 from engine_files import write_engine, write_file
 
+from tensoracle.cli import doctor
 from tensoracle.cli.doctor import can_run
 
 IO_SIGNATURE = {
@@ -138,3 +141,22 @@ def test_doctor_states_what_runs_where():
     assert can_run("tensorrt_rtx", "8.9")["verdict"] == "expected"
     assert can_run("tensorrt_rtx", "10.0")["verdict"] == "unknown"
     assert can_run("tensorrt", "9.0")["verdict"] == "expected"
+
+
+@pytest.mark.parametrize(
+    ("platform", "library"), [("win32", "nvcuda.dll"), ("linux", "libcuda.so.1")]
+)
+def test_doctor_loads_and_names_the_driver_library_of_the_platform(monkeypatch, platform, library):
+    try:
+        ctypes.CDLL(library)
+        loadable = True
+    except OSError:
+        loadable = False  # always so for nvcuda.dll here: this is Linux
+    monkeypatch.setattr(sys, "platform", platform)
+    driver, gpus = doctor._driver()
+    if loadable:
+        assert "cannot be loaded" not in driver.get("problem", "")
+    else:
+        assert driver["problem"].startswith(f"no CUDA driver: {library} cannot be loaded (")
+        assert driver["cuda_driver_api_version"] is None
+        assert gpus == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import sys
 
 import pytest
 
@@ -26,19 +27,36 @@ KEYS = {
 
 def _driver_present() -> bool:
     try:
-        ctypes.CDLL("libcuda.so.1")
+        ctypes.CDLL(gpu.driver_library())
     except OSError:
         return False
     return True
 
 
-def test_without_a_driver_there_are_no_properties_and_the_reason_names_libcuda():
+@pytest.mark.parametrize(
+    ("platform", "library"),
+    [("win32", "nvcuda.dll"), ("linux", "libcuda.so.1"), ("cygwin", "libcuda.so.1")],
+)
+def test_the_driver_library_is_named_for_the_platform_given(platform, library):
+    assert gpu.driver_library(platform) == library
+
+
+@pytest.mark.parametrize(
+    ("platform", "library"), [("win32", "nvcuda.dll"), ("linux", "libcuda.so.1")]
+)
+def test_without_a_platform_the_driver_library_is_this_interpreters(monkeypatch, platform, library):
+    monkeypatch.setattr(sys, "platform", platform)
+    assert gpu.driver_library() == library
+
+
+def test_without_a_driver_there_are_no_properties_and_the_reason_names_the_driver_library():
     if _driver_present():
-        pytest.skip("libcuda.so.1 is present on this machine")
+        pytest.skip(f"{gpu.driver_library()} is present on this machine")
     assert gpu.properties() is None
     reason = gpu.absent_reason()
     assert reason is not None
-    assert "libcuda.so.1" in reason
+    # The core loads the driver by the name the Python side uses.
+    assert gpu.driver_library() in reason
 
 
 @pytest.mark.gpu

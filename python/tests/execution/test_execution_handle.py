@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
 import inspect
+import sys
 import warnings
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from engine_helpers import DECLARATION, IO, make_graph, write_weights
 
 import tensoracle
 from tensoracle import EngineExecution, open_engine
+from tensoracle.execution import unit
 
 
 def test_the_package_exports_the_execution_unit():
@@ -77,3 +80,27 @@ def test_shape_tensor_output_warnings_point_at_the_callers_line(tmp_path: Path, 
         ):
             create()
         assert [w.filename for w in created] == [__file__]
+
+
+@pytest.mark.parametrize(
+    ("platform", "library"), [("win32", "nvcuda.dll"), ("linux", "libcuda.so.1")]
+)
+def test_the_capture_query_loads_the_cuda_driver_of_the_platform(monkeypatch, platform, library):
+    loaded: list[str] = []
+    load = ctypes.CDLL
+
+    def recording(name, *args, **kwargs):
+        loaded.append(name)
+        return load(name, *args, **kwargs)
+
+    try:
+        load(library)
+        loadable = True
+    except OSError:
+        loadable = False  # always so for nvcuda.dll here: this is Linux
+    monkeypatch.setattr(ctypes, "CDLL", recording)
+    monkeypatch.setattr(sys, "platform", platform)
+    capturing = unit._capture_query()
+    assert loaded == [library]
+    # Stream capture can be queried exactly where that driver loads.
+    assert (capturing is not None) == loadable

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tensoracle.engine.backends.tensorrt_rtx import KNOWN_TARGETS
+from tensoracle.gpu import driver_library
 
 # Compute capabilities TensorRT-RTX 1.7 can target ("sm89" -> "8.9"); 9.0 (Hopper: H100, H200)
 # is refused at run time with UNSUPPORTED_CC (observed on an H200 with TensorRT-RTX 1.7.1.116).
@@ -63,10 +64,11 @@ def _driver() -> tuple[dict[str, Any], list[dict[str, Any]]]:
         words = proc.read_text(errors="replace").split()
         numbers = [word for word in words if word.count(".") >= 1 and word[0].isdigit()]
         driver["nvidia_driver_version"] = numbers[0] if numbers else None
+    library = driver_library()
     try:
-        cuda = ctypes.CDLL("libcuda.so.1")
+        cuda = ctypes.CDLL(library)
     except OSError as error:
-        driver["problem"] = f"no CUDA driver: libcuda.so.1 cannot be loaded ({error})"
+        driver["problem"] = f"no CUDA driver: {library} cannot be loaded ({error})"
         return driver, []
     version = ctypes.c_int(0)
     if cuda.cuDriverGetVersion(ctypes.byref(version)) == 0:

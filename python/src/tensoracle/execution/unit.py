@@ -18,6 +18,7 @@ from tensoracle.execution.io_table import (
     shape_of,
     shape_outputs,
 )
+from tensoracle.gpu import driver_library
 
 _CLOSED = "the execution unit is closed"
 _CAPTURE_STATUS_ACTIVE = 1  # CU_STREAM_CAPTURE_STATUS_ACTIVE
@@ -54,7 +55,7 @@ def describe_io(engine: Any) -> tuple[IOTensor, ...]:
 def _capture_query() -> Callable[[int], bool] | None:
     """``capturing(stream)``: whether CUDA stream capture is active on ``stream`` (driver API)."""
     try:
-        driver = ctypes.CDLL("libcuda.so.1")
+        driver = ctypes.CDLL(driver_library())
     except OSError:
         return None
     query = driver.cuStreamIsCapturing
