@@ -3,6 +3,7 @@ graph call or cached plan; libraries are compiled here with the system C compile
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import os
@@ -24,6 +25,7 @@ from engine_helpers import (
 
 import tensoracle
 from tensoracle import PluginLibraryError, build_serialized_engine, open_engine
+from tensoracle.engine import plugins
 
 COMPILER = shutil.which("cc")
 SUPPORT = Path(__file__).parents[1] / "support"
@@ -270,3 +272,71 @@ def test_the_same_library_at_another_path_is_not_loaded_again(tmp_path: Path):
     weights = write_weights(tmp_path / "w.safetensors")
     build_serialized_engine(make_graph(weights), DECLARATION, plugins=[first])
     build_serialized_engine(make_graph(weights), DECLARATION, plugins=[copy])
+
+
+# The export check of the other platforms (Windows): the library is loaded with ctypes and
+# getCreators looked up. Run here on real shared libraries, with sys.platform as Windows has it.
+
+
+def _exporting_library(directory: Path) -> tuple[Path, Path]:
+    """A library exporting getCreators whose constructor leaves a marker file when it is loaded."""
+    marker = directory / "loaded"
+    source = (
+        "#include <stdint.h>\n"
+        "#include <stdio.h>\n"
+        "__attribute__((constructor)) static void loaded(void) {\n"
+        f'    FILE* f = fopen("{marker}", "w"); if (f) fclose(f);\n'
+        "}\n"
+        "void* getCreators(int32_t* count) { *count = 3; return 0; }\n"
+    )
+    return compile_library(directory, "creators", source), marker
+
+
+def test_on_linux_the_export_check_reads_the_file_and_loads_nothing(tmp_path: Path, monkeypatch):
+    library, marker = _exporting_library(tmp_path)
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert plugins._check_exports(library, library.read_bytes()) is None
+    assert not marker.exists()
+
+
+def test_elsewhere_a_library_exporting_get_creators_is_loaded_and_its_handle_kept(
+    tmp_path: Path, monkeypatch
+):
+    library, marker = _exporting_library(tmp_path)
+    monkeypatch.setattr(sys, "platform", "win32")
+    kept = plugins._check_exports(library, library.read_bytes())
+    assert marker.exists()  # the check loaded it
+    # The handle kept is that library's: its getCreators runs.
+    get_creators = kept.getCreators
+    get_creators.argtypes = [ctypes.POINTER(ctypes.c_int32)]
+    get_creators.restype = ctypes.c_void_p
+    count = ctypes.c_int32(0)
+    assert get_creators(ctypes.byref(count)) is None
+    assert count.value == 3
+
+
+def test_elsewhere_a_library_without_get_creators_is_refused_by_path(tmp_path: Path, monkeypatch):
+    library = compile_library(tmp_path, "nocreators", "int tensoracle_test(void) { return 1; }\n")
+    monkeypatch.setattr(sys, "platform", "win32")
+    with pytest.raises(PluginLibraryError) as caught:
+        plugins._check_exports(library, library.read_bytes())
+    assert str(caught.value) == (
+        f"plugin library '{library}' does not export getCreators, so it is not a TensorRT "
+        "plugin library"
+    )
+
+
+def test_elsewhere_a_file_that_is_no_library_is_refused_with_the_loaders_reason(
+    tmp_path: Path, monkeypatch
+):
+    text = tmp_path / "plugin.dll"
+    text.write_text("not a shared library, only text that a loader must refuse\n")
+    monkeypatch.setattr(sys, "platform", "win32")
+    with pytest.raises(PluginLibraryError) as caught:
+        plugins._check_exports(text, text.read_bytes())
+    message = str(caught.value)
+    assert message.startswith(f"plugin library '{text}' cannot be loaded as a shared library: ")
+    reason = caught.value.__cause__
+    assert isinstance(reason, OSError)
+    assert message.endswith(str(reason))  # the loader's own words (here dlopen's)
+    assert str(reason)
