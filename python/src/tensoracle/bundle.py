@@ -25,6 +25,7 @@ import json
 import os
 import re
 import stat
+import sys
 import tempfile
 import zipfile
 from collections.abc import Collection
@@ -93,22 +94,49 @@ def cubin_sm(data: bytes, *, targets: Collection[str] | None = None) -> str:
     return f"sm{_core.cubin_sm(data, allowed)}"
 
 
+def _open_manifest(path: Path) -> int | None:
+    """bundle.json opened for reading without following a link, or None for a link (on Windows,
+    for anything but a regular file): the core judges those itself. A device or a FIFO neither
+    blocks nor streams forever; the caller then reads only a regular file of bounded size."""
+    if sys.platform == "win32":
+        return _open_manifest_without_o_nofollow(path)
+    try:
+        return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return None
+        raise
+
+
+def _open_manifest_without_o_nofollow(path: Path) -> int | None:
+    """Windows, which has neither O_NOFOLLOW nor O_NONBLOCK: only a regular file is opened, as
+    ``os.lstat`` sees it (a symbolic link or a junction is not one), and only when the file opened
+    is the one it saw (not a link swapped in meanwhile); None otherwise."""
+    seen = os.lstat(path)
+    if not stat.S_ISREG(seen.st_mode):
+        return None
+    descriptor = os.open(
+        path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOINHERIT", 0)
+    )
+    if not os.path.samestat(seen, os.fstat(descriptor)):
+        os.close(descriptor)
+        return None
+    return descriptor
+
+
 def _check_manifest_json(root: Path) -> None:
     """FileNotFoundError when bundle.json is absent, json.JSONDecodeError when it is not JSON,
     as 1.x raises them; the core judges everything else (and files beyond its size limit)."""
     path = root / "bundle.json"
-    # Opened as the core opens it: a link is not followed, and a device or a FIFO neither blocks
-    # nor streams forever; the core then refuses what is not a regular file of bounded size.
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            return
-        raise
+    descriptor = _open_manifest(path)
+    if descriptor is None:
+        return
+    # Judged before it becomes a file object, which a directory cannot be.
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_MANIFEST_BYTES:
+        os.close(descriptor)
+        return
     with os.fdopen(descriptor, "rb") as file:
-        info = os.fstat(file.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_MANIFEST_BYTES:
-            return
         data = file.read(_MAX_MANIFEST_BYTES + 1)
     try:
         text = data.decode("utf-8")

@@ -131,7 +131,24 @@ def test_the_detailed_report_describes_every_entry(bundle, tmp_path):
     assert inspect_bundle_report(root)["entries"][0]["in_plugin"] is None
 
 
-def test_a_missing_manifest_is_file_not_found_and_bad_json_a_decode_error(tmp_path):
+# Windows has no O_NOFOLLOW, O_NONBLOCK or O_CLOEXEC: the JSON pre-check takes another branch
+# there, which these tests also run here, with sys.platform and the os module as Windows has them.
+PLATFORMS = ["linux", "win32"]
+NOT_ON_WINDOWS = ("O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC")
+
+
+def as_platform(monkeypatch: pytest.MonkeyPatch, platform: str) -> None:
+    monkeypatch.setattr(sys, "platform", platform)
+    if platform == "win32":
+        for name in NOT_ON_WINDOWS:
+            monkeypatch.delattr(os, name)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_missing_manifest_is_file_not_found_and_bad_json_a_decode_error(
+    tmp_path, monkeypatch, platform
+):
+    as_platform(monkeypatch, platform)
     with pytest.raises(FileNotFoundError):
         inspect_bundle(tmp_path)
     (tmp_path / "bundle.json").write_text('{"schema_version": 1,')
@@ -140,6 +157,36 @@ def test_a_missing_manifest_is_file_not_found_and_bad_json_a_decode_error(tmp_pa
     (tmp_path / "bundle.json").write_bytes(b'{"a": "\xff"}')
     with pytest.raises(json.JSONDecodeError):
         inspect_bundle(tmp_path)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_manifest_that_is_a_link_is_left_to_the_core(tmp_path, monkeypatch, platform):
+    (tmp_path / "elsewhere.json").write_text('{"schema_version": 1,')
+    (tmp_path / "bundle.json").symlink_to(tmp_path / "elsewhere.json")
+    as_platform(monkeypatch, platform)
+    assert bundle_module._open_manifest(tmp_path / "bundle.json") is None
+    # Not the pre-check's JSONDecodeError: the core's own verdict, naming the manifest.
+    with pytest.raises(BundleError, match=r"bundle\.json' is not JSON"):
+        inspect_bundle(tmp_path)
+
+
+def test_on_windows_a_manifest_replaced_after_it_was_looked_at_is_not_read(tmp_path, monkeypatch):
+    manifest = tmp_path / "bundle.json"
+    manifest.write_text('{"schema_version": 1,')
+    other = tmp_path / "other.json"
+    other.write_text("{}")
+    looked_at = os.lstat
+    # What lstat saw is another file than the one then opened, as when a link is swapped in.
+    monkeypatch.setattr(
+        os, "lstat", lambda path: looked_at(other if Path(path) == manifest else path)
+    )
+    as_platform(monkeypatch, "win32")
+    assert bundle_module._open_manifest(manifest) is None
+    monkeypatch.setattr(os, "lstat", looked_at)
+    descriptor = bundle_module._open_manifest(manifest)
+    assert descriptor is not None
+    with os.fdopen(descriptor, "rb") as file:
+        assert file.read() == b'{"schema_version": 1,'
 
 
 # --- the rules of section 3.3, one by one ------------------------------------------------------
@@ -600,19 +647,29 @@ def test_the_native_command_reports_a_failure_with_its_class(bundle):
     assert "schema_version 1" in help_text.stdout
 
 
-@pytest.mark.parametrize("kind", ["link to /dev/zero", "fifo"])
-def test_a_bundle_json_that_is_no_regular_file_is_refused_without_reading_it(tmp_path, kind):
-    # In a process of its own with a time limit: reading such a file would never end.
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("kind", ["link to /dev/zero", "fifo", "directory"])
+def test_a_bundle_json_that_is_no_regular_file_is_refused_without_reading_it(
+    tmp_path, kind, platform
+):
+    # In a process of its own with a time limit: reading such a file would never end. A directory
+    # was reported as IsADirectoryError naming a descriptor number; the core now refuses it.
     root = tmp_path / "bundle"
     root.mkdir()
     if kind == "fifo":
         os.mkfifo(root / "bundle.json")
+    elif kind == "directory":
+        (root / "bundle.json").mkdir()
     else:
         (root / "bundle.json").symlink_to("/dev/zero")
     script = (
+        "import os\n"
         "import sys\n"
         "from pathlib import Path\n"
         "from tensoracle.bundle import inspect_bundle\n"
+        "sys.platform = sys.argv[2]  # after the imports, which need not run as on Windows\n"
+        "if sys.platform == 'win32':\n"
+        f"    for name in {NOT_ON_WINDOWS!r}: delattr(os, name)\n"
         "try:\n"
         "    inspect_bundle(Path(sys.argv[1]))\n"
         "except (OSError, ValueError) as error:\n"
@@ -621,7 +678,7 @@ def test_a_bundle_json_that_is_no_regular_file_is_refused_without_reading_it(tmp
         "    print('accepted')\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", script, str(root)],
+        [sys.executable, "-c", script, str(root), platform],
         capture_output=True,
         text=True,
         timeout=60,
