@@ -157,6 +157,14 @@ def _producer_tools() -> list[dict[str, Any]]:
     return tools
 
 
+def platform_name() -> str:
+    """The operating system and architecture as a saved engine's identity names them, such as
+    ``linux-x86_64`` or ``windows-x86_64`` (where Python's own machine name is ``AMD64``)."""
+    from tensoracle.cache import identity
+
+    return f"{identity.operating_system()}-{identity.architecture()}"
+
+
 def report() -> dict[str, Any]:
     """Everything ``tensoracle doctor`` prints, as one JSON-ready object."""
     backends = _backends()
@@ -175,7 +183,7 @@ def report() -> dict[str, Any]:
     return {
         "tensoracle_version": _version("tensoracle"),
         "python": platform.python_version(),
-        "platform": f"{platform.system().lower()}-{platform.machine()}",
+        "platform": platform_name(),
         "backends": backends,
         "driver": driver,
         "gpus": gpus,
