@@ -13,6 +13,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -27,6 +28,7 @@ from pathlib import Path
 import pytest
 from cubin_support import hide_torch, require_producer_tools
 
+import tensoracle.producer as producer
 from tensoracle import bundle
 from tensoracle.errors import KernelCompileError
 from tensoracle.producer import KernelSpec, compile_bundle
@@ -651,6 +653,28 @@ def test_serial_build_is_byte_identical_to_the_parallel_one(built, tmp_path):
     again = compile_bundle(SPECS, tmp_path / "serial", jobs=1)
     assert again == manifest
     assert _tree(tmp_path / "serial") == _tree(output)
+
+
+def test_without_fork_the_pairs_compile_one_after_another_in_this_process(
+    built, tmp_path, monkeypatch
+):
+    # As on Windows, whose multiprocessing has no fork: jobs=2 starts no worker process.
+    output, manifest = built
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a pool of worker processes was started")
+
+    monkeypatch.setattr(producer_compile, "ProcessPoolExecutor", no_pool)
+    again = compile_bundle(SPECS, tmp_path / "unforked", jobs=2)
+    assert again == manifest
+    assert _tree(tmp_path / "unforked") == _tree(output)
+
+
+def test_jobs_default_to_the_cpus_this_process_may_use_else_the_cpu_count(monkeypatch):
+    assert producer._check_jobs(None) == len(os.sched_getaffinity(0))
+    monkeypatch.delattr(os, "sched_getaffinity")  # as on Windows
+    assert producer._check_jobs(None) == (os.cpu_count() or 1)
 
 
 def test_no_host_name_or_absolute_path_in_the_bundle(built):
