@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import pickle
 import subprocess
@@ -98,6 +99,26 @@ def test_existing_destination_is_replaced_on_success(tmp_path):
     destination.write_bytes(b"old contents")
     pth_to_safetensors(str(source), str(destination))
     assert same_bits(safetensors_torch.load_file(destination)["w"], torch.ones(2))
+
+
+def test_where_a_directory_cannot_be_opened_the_conversion_still_completes(tmp_path, monkeypatch):
+    # Windows opens no directory with os.open (PermissionError), so the rename is not synced there.
+    source, destination = tmp_path / "model.pth", tmp_path / "model.safetensors"
+    torch.save({"w": torch.ones(2)}, source)
+    opened = os.open
+    refused: list[str] = []
+
+    def open_no_directory(path, flags, *args, **kwargs):
+        if os.path.isdir(path):
+            refused.append(os.fspath(path))
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return opened(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_no_directory)
+    pth_to_safetensors(str(source), str(destination))
+    assert refused == [str(tmp_path)]
+    assert same_bits(safetensors_torch.load_file(destination)["w"], torch.ones(2))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.pth", "model.safetensors"]
 
 
 @pytest.mark.parametrize(
