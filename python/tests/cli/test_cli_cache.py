@@ -18,6 +18,8 @@ from engine_files import (
     write_weight_record,
 )
 
+from tensoracle.cli import remote_cache
+
 
 @pytest.fixture
 def cache(tmp_path: Path) -> Path:
@@ -317,3 +319,11 @@ def test_verify_reports_damaged_plans_and_changes_nothing(cache: Path) -> None:
     completed = run("cache", "verify", "--cache-dir", str(cache))
     assert completed.returncode == 0
     assert json.loads(completed.stdout)["damaged"] == []
+
+
+def test_the_cache_dir_help_names_the_default_folder_on_linux_and_on_windows():
+    text = " ".join(remote_cache.parser("tensoracle cache push", "").format_help().split())
+    assert (
+        "instead of $XDG_CACHE_HOME/tensoracle (or ~/.cache/tensoracle; on Windows "
+        "%USERPROFILE%\\.cache\\tensoracle)" in text
+    )

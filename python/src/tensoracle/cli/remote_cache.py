@@ -38,7 +38,8 @@ def parser(prog: str, description: str) -> Parser:
     made.add_argument(
         "--cache-dir",
         metavar="DIR",
-        help="Local cache directory instead of $XDG_CACHE_HOME/tensoracle (or ~/.cache/tensoracle)",
+        help="Local cache directory instead of $XDG_CACHE_HOME/tensoracle (or ~/.cache/tensoracle; "
+        "on Windows %%USERPROFILE%%\\.cache\\tensoracle)",
     )
     return made
 
