@@ -21,15 +21,6 @@ long long process_id() {
 #endif
 }
 
-std::vector<std::string> names_in(std::filesystem::path const& dir) {
-    std::vector<std::string> names;
-    for (auto const& entry : std::filesystem::directory_iterator(dir)) {
-        names.push_back(entry.path().filename().string());
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
 TEST(AtomicFile, CommitPublishesTheWholeFileWithPrivatePermissions) {
     testing::TemporaryDirectory dir;
     auto const target = dir.path() / "out.bin";
@@ -50,7 +41,7 @@ TEST(AtomicFile, CommitPublishesTheWholeFileWithPrivatePermissions) {
     auto const tail = testing::to_bytes("tail");
     expected.insert(expected.end(), tail.begin(), tail.end());
     EXPECT_EQ(testing::read_all(target), expected);
-    EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"out.bin"});
+    EXPECT_EQ(testing::names_in(dir.path()), std::vector<std::string>{"out.bin"});
 #ifndef _WIN32 // Windows files have no POSIX permission bits; the private folder protects them.
     EXPECT_EQ(std::filesystem::status(target).permissions(),
               std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
@@ -78,7 +69,7 @@ TEST(AtomicFile, AbandonedFileLeavesTheTargetAndNoTemporary) {
         file.write(std::string_view{"new but never committed"});
     }
     EXPECT_EQ(testing::read_all(target), testing::to_bytes("old"));
-    EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"out.bin"});
+    EXPECT_EQ(testing::names_in(dir.path()), std::vector<std::string>{"out.bin"});
 }
 
 // Writeback started early changes when the disk is written, never what the target holds or
@@ -95,7 +86,7 @@ TEST(AtomicFile, EarlyWritebackKeepsTheContentsAndTheAtomicity) {
         abandoned.start_writeback();
     }
     EXPECT_EQ(testing::read_all(target), testing::to_bytes("old"));
-    EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"out.bin"});
+    EXPECT_EQ(testing::names_in(dir.path()), std::vector<std::string>{"out.bin"});
     AtomicFile file(target);
     file.start_writeback(); // nothing written yet
     file.write(whole.first(3'000'000));

@@ -50,16 +50,6 @@ struct Keys {
     SigningKey stranger = SigningKey::from_pem(testing::new_private_key_pem(), "stranger");
 };
 
-// The file names in the store's directory, sorted (temporary files included).
-std::vector<std::string> files_in(std::filesystem::path const& directory) {
-    std::vector<std::string> names;
-    for (auto const& item : std::filesystem::directory_iterator(directory)) {
-        names.push_back(item.path().filename().string());
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
 // Feeds `object` in pieces of `piece` bytes (the last one shorter).
 void feed_in_pieces(RemoteReceiver& receiver, std::span<std::byte const> object,
                     std::size_t piece) {
@@ -112,7 +102,8 @@ TEST_F(RemoteReceiverTest, AnUnsignedObjectBecomesTheFileStoreSaveWritesHoweverI
         EXPECT_EQ(testing::read_all(received.saved.path()), expected);
         EXPECT_TRUE(std::ranges::equal(received.saved.plan(), entry.plan));
         EXPECT_EQ(received.saved.header().references, entry.references);
-        EXPECT_EQ(files_in(store.directory()), std::vector<std::string>{entry.identity.file_name});
+        EXPECT_EQ(testing::names_in(store.directory()),
+                  std::vector<std::string>{entry.identity.file_name});
         EXPECT_TRUE(store.read(entry.identity).has_value());
         EXPECT_TRUE(receiver.temporary_path().empty());
     }
@@ -150,7 +141,8 @@ protected:
     }
 
     void expect_store_unchanged() {
-        EXPECT_EQ(files_in(store.directory()), std::vector<std::string>{entry.identity.file_name});
+        EXPECT_EQ(testing::names_in(store.directory()),
+                  std::vector<std::string>{entry.identity.file_name});
         EXPECT_EQ(testing::read_all(store.entry_path(entry.identity)), good);
     }
 };
@@ -275,7 +267,7 @@ TEST_F(RemoteReceiverTest, APullByNameNeedsTheHeaderToHashToTheName) {
                          nullptr, nullptr);
     feed_in_pieces(wrong, other.engine, 4096);
     EXPECT_THROW(wrong.finish(), EngineConditionError);
-    EXPECT_TRUE(files_in(store.directory()).empty());
+    EXPECT_TRUE(testing::names_in(store.directory()).empty());
 
     RemoteReceiver right(store, std::string(kObject), entry.identity.file_name, entry.engine.size(),
                          nullptr, nullptr);
@@ -291,8 +283,8 @@ TEST_F(RemoteReceiverTest, OnlyAPlainFileNameIsAccepted) {
                      InvalidArgument)
             << name;
     }
-    EXPECT_TRUE(files_in(store.directory()).empty());
-    EXPECT_EQ(files_in(directory.path()), std::vector<std::string>{"cache"});
+    EXPECT_TRUE(testing::names_in(store.directory()).empty());
+    EXPECT_EQ(testing::names_in(directory.path()), std::vector<std::string>{"cache"});
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // Helpers shared by the store's GoogleTest files: a private temporary directory and file I/O.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -67,6 +68,16 @@ inline std::vector<std::byte> random_bytes(std::size_t size, std::uint32_t seed)
         b = static_cast<std::byte>(generator() & 0xFFU);
     }
     return bytes;
+}
+
+// The file names in `directory`, sorted (temporary files included).
+inline std::vector<std::string> names_in(std::filesystem::path const& directory) {
+    std::vector<std::string> names;
+    for (auto const& item : std::filesystem::directory_iterator(directory)) {
+        names.push_back(item.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
 }
 
 inline std::vector<std::byte> to_bytes(std::string_view text) {

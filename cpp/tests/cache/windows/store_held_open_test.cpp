@@ -80,15 +80,6 @@ private:
     std::optional<int> status_;
 };
 
-std::vector<std::string> names_in(std::filesystem::path const& directory) {
-    std::vector<std::string> names;
-    for (auto const& entry : std::filesystem::directory_iterator(directory)) {
-        names.push_back(entry.path().filename().string());
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
 bool same_plan(std::optional<SavedEngine> const& saved, std::vector<std::byte> const& plan) {
     return saved && saved->plan().size() == plan.size() &&
            std::equal(plan.begin(), plan.end(), saved->plan().begin());
@@ -102,7 +93,7 @@ TEST(StoreHeldOpen, ASaveOverAnEntryHeldOpenFailsClearlyAndTheEntryStays) {
     auto const first = testing::random_bytes(40'000, 1);
     auto const second = testing::random_bytes(30'000, 2);
     auto const entry = store.save(id, nlohmann::json::object(), first);
-    auto const names_before = names_in(cache.path());
+    auto const names_before = testing::names_in(cache.path());
 
     Holder holder(entry, scratch.path());
     try {
@@ -119,7 +110,7 @@ TEST(StoreHeldOpen, ASaveOverAnEntryHeldOpenFailsClearlyAndTheEntryStays) {
     }
     // Nothing saved is lost, no temporary file stays, and the store still reads the entry while
     // the other process holds it.
-    EXPECT_EQ(names_in(cache.path()), names_before);
+    EXPECT_EQ(testing::names_in(cache.path()), names_before);
     EXPECT_TRUE(same_plan(store.read(id), first));
 
     EXPECT_EQ(holder.release(), 0);
