@@ -51,7 +51,7 @@ FileContents::FileContents(int fd, std::filesystem::path const& path, Holding ho
 
 std::span<std::byte const> FileContents::bytes() const noexcept {
     if (holding_ == Holding::copied) {
-        return {copy_.get(), copy_ ? copy_size_ : 0};
+        return {copy_.get(), copy_ ? copy_size_ : 0}; // a moved-from object keeps copy_size_
     }
     return mapping_.bytes();
 }

@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <stdexcept>
-#include <unistd.h>
 #include <utility>
 
 namespace tensoracle {
@@ -211,26 +210,20 @@ ReceivedEngine RemoteReceiver::verify_and_commit() {
 
     // Opened before the rename, from the file this receiver wrote (created O_EXCL, owner-only),
     // so that what is held is that file whatever the target's name points to afterwards.
-    std::filesystem::path const temporary = file_->temporary_path();
-    int const fd = open_cache_file(temporary, O_RDONLY);
-    if (fd < 0) {
+    std::filesystem::path const& temporary = file_->temporary_path();
+    platform::Descriptor const file{open_cache_file(temporary, O_RDONLY)};
+    if (!file.valid()) {
         throw_file_error("cannot open", temporary, errno);
     }
-    struct Closer {
-        int fd;
-        ~Closer() { platform::close_file(fd); }
-    } const closer{fd};
-    auto const check_size = [&](std::uint64_t size) {
-        if (size != result.engine_bytes) {
-            throw FileError("'" + temporary.string() + "' holds " + std::to_string(size) +
-                                " bytes after receiving " + std::to_string(result.engine_bytes),
-                            temporary);
-        }
-    };
     // Held before the rename: mapped (POSIX), or read back into memory (Windows, where a
     // mapping would keep the entry from being replaced).
-    FileContents contents(fd, target_);
-    check_size(contents.bytes().size());
+    FileContents contents(file.get(), target_);
+    if (contents.bytes().size() != result.engine_bytes) {
+        throw FileError("'" + temporary.string() + "' holds " +
+                            std::to_string(contents.bytes().size()) + " bytes after receiving " +
+                            std::to_string(result.engine_bytes),
+                        temporary);
+    }
     file_->commit();
     file_.reset();
     result.decoded = decoded;
