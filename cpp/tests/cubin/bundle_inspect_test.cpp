@@ -62,6 +62,17 @@ protected:
         return plugin(manifest_["bundle_sha256"], {{"tensoracle_cubin_sm86_probe", cubin(86)},
                                                    {"tensoracle_cubin_sm89_probe", cubin(89)}});
     }
+    // The report of an inspection of the intact bundle (two entries), after checking what it says
+    // of the bundle and of its sm89 entry.
+    json intact_report(cubin::BundleInspection const& result) const {
+        EXPECT_EQ(result.digest(), manifest_["bundle_sha256"]);
+        json report = result.to_json();
+        EXPECT_EQ(report["bundle_sha256"], manifest_["bundle_sha256"]);
+        EXPECT_EQ(report["entries"][1]["target_sm"], "sm89");
+        EXPECT_EQ(report["entries"][1]["kernel"], "probe");
+        EXPECT_EQ(report["entries"][1]["params"], 4);
+        return report;
+    }
     template <typename E>
     std::string refusal(std::optional<fs::path> const& library = std::nullopt) {
         try {
@@ -83,25 +94,15 @@ protected:
 
 TEST_F(BundleInspect, AnIntactBundlePassesAndGivesTheDigest) {
     cubin::BundleInspection const result = cubin::inspect_bundle(bundle());
-    EXPECT_EQ(result.digest(), manifest_["bundle_sha256"]);
     ASSERT_EQ(result.entries.size(), 2U);
-    json const report = result.to_json();
-    EXPECT_EQ(report["bundle_sha256"], manifest_["bundle_sha256"]);
-    EXPECT_EQ(report["entries"][1]["target_sm"], "sm89");
-    EXPECT_EQ(report["entries"][1]["kernel"], "probe");
-    EXPECT_EQ(report["entries"][1]["params"], 4);
+    json const report = intact_report(result);
     EXPECT_TRUE(report["entries"][0]["in_plugin"].is_null());
 }
 
 TEST_F(BundleInspect, AnIntactBundleAndItsLibraryPassAndGiveTheDigest) {
     cubin::BundleInspection const result = cubin::inspect_bundle(bundle(), good_plugin());
-    EXPECT_EQ(result.digest(), manifest_["bundle_sha256"]);
     ASSERT_EQ(result.entries.size(), 2U);
-    json const report = result.to_json();
-    EXPECT_EQ(report["bundle_sha256"], manifest_["bundle_sha256"]);
-    EXPECT_EQ(report["entries"][1]["target_sm"], "sm89");
-    EXPECT_EQ(report["entries"][1]["kernel"], "probe");
-    EXPECT_EQ(report["entries"][1]["params"], 4);
+    json const report = intact_report(result);
     EXPECT_EQ(report["entries"][1]["in_plugin"], true);
 }
 
