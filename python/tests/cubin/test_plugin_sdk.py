@@ -25,20 +25,23 @@ NINJA = SCRIPTS / "ninja"
 SITE = Path(sysconfig.get_paths()["purelib"])
 CUDA_WHEEL_ROOT = SITE / "nvidia" / "cu13"
 LEAN_LIBRARY = SITE / "tensorrt_lean_libs" / "libnvinfer_lean.so.11"
-# TensorRT 11 headers from NVIDIA's open-source repository, kept beside the repository (the
-# Makefile's TENSORRT_VENDOR).
-VENDOR = Path(os.environ.get("TENSORRT_VENDOR", REPO.parent / "shared" / "vendor" / "tensorrt"))
+# TensorRT 10.14 headers from `make tensorrt-headers`; the TensorRT 11 headers of NVIDIA's
+# open-source repository, each file checked against its pinned SHA-256, from
+# `make tensorrt-11-headers`.
+TENSORRT_11 = REPO / "build" / "tensorrt-headers"
 TENSORRT_HEADERS = {
     "10.14": REPO / "build" / "tensorrt-sdk" / "include",
-    "11.0": VENDOR / "11.0.0.114" / "include",
-    "11.1": VENDOR / "11.1.0.106" / "include",
+    "11.0": TENSORRT_11 / "11.0.0.114" / "include",
+    "11.1": TENSORRT_11 / "11.1.0.106" / "include",
 }
 BASE_ENV = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")}
 
 
 def require(path: Path, what: str) -> Path:
     # `make test` provides every one of these; a missing one is a broken setup, not a skip.
-    assert path.exists(), f"{what} '{path}' is missing (make tensorrt-headers plugin-tensorrt)"
+    assert path.exists(), (
+        f"{what} '{path}' is missing (make tensorrt-headers tensorrt-11-headers plugin-tensorrt)"
+    )
     return path
 
 

@@ -757,20 +757,19 @@ def _compiler() -> str:
 
 
 # The SDK header bundle.cpp is compiled against, with the TensorRT 11.1 and CUDA headers it
-# includes (the Makefile's TENSORRT_VENDOR and the PyPI CUDA wheel).
+# includes (installed by `make tensorrt-11-headers`, and the PyPI CUDA wheel).
 SDK_INCLUDE = REPO / "cpp" / "plugin" / "include"
-TENSORRT_INCLUDE = (
-    Path(os.environ.get("TENSORRT_VENDOR", REPO.parent / "shared" / "vendor" / "tensorrt"))
-    / "11.1.0.106"
-    / "include"
-)
+TENSORRT_INCLUDE = REPO / "build" / "tensorrt-headers" / "11.1.0.106" / "include"
 
 
 @pytest.fixture(scope="module")
 def sdk_flags() -> list[str]:
     cuda = SITE / "nvidia" / "cu13" / "include"
-    for header in (TENSORRT_INCLUDE / "NvInfer.h", cuda / "cuda.h"):
-        assert header.is_file(), f"{header} is missing (make plugin-tensorrt, make venv)"
+    for header, target in (
+        (TENSORRT_INCLUDE / "NvInfer.h", "tensorrt-11-headers"),
+        (cuda / "cuda.h", "venv"),
+    ):
+        assert header.is_file(), f"{header} is missing (make {target})"
     return [f"-I{SDK_INCLUDE}", "-isystem", str(TENSORRT_INCLUDE), "-isystem", str(cuda)]
 
 
