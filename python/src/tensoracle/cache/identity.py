@@ -1,4 +1,5 @@
-"""The build conditions that identify a saved engine, as canonical JSON for the store."""
+"""The build conditions that identify a saved engine, as canonical JSON for the store, and the
+limit on their size: the JSON of one engine's conditions is at most ``MAX_CONDITIONS_BYTES``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from tensoracle.cache import compatibility
 from tensoracle.engine.backends import Backend
 from tensoracle.engine.declaration import EngineBuild
 
+MAX_CONDITIONS_BYTES = 1024 * 1024
 _ARCHITECTURES = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}
 
 
@@ -61,3 +63,16 @@ def conditions(
 def to_json(value: Mapping[str, Any]) -> str:
     """Compact JSON with sorted keys; the store canonicalizes it again (floats are refused)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def check_conditions_size(text: str, conditions: Mapping[str, Any]) -> None:
+    """Refuses identity conditions whose JSON ``text`` exceeds MAX_CONDITIONS_BYTES, naming the
+    largest member (the weights or plugins list of a huge model, say)."""
+    size = len(text.encode("utf-8"))
+    if size <= MAX_CONDITIONS_BYTES:
+        return
+    largest = max(conditions, key=lambda key: len(to_json({key: conditions[key]})))
+    raise ValueError(
+        f"the engine's identity conditions take {size} bytes as JSON, beyond the limit of "
+        f"{MAX_CONDITIONS_BYTES} bytes; the largest is {largest!r}"
+    )

@@ -47,7 +47,7 @@ from tensoracle.engine import log
 from tensoracle.engine.backends import Backend, backend
 from tensoracle.engine.build import Graph, build_plan, check_arguments
 from tensoracle.engine.declaration import EngineBuild
-from tensoracle.engine.field_checks import check_conditions_size, check_text
+from tensoracle.engine.field_checks import check_text
 from tensoracle.engine.io import EngineIO, check_io
 from tensoracle.engine.plugins import load_plugins
 from tensoracle.errors import EngineTargetError
@@ -163,7 +163,7 @@ def obtain(
         targets=targets,
     )
     text = identity.to_json(conditions)
-    check_conditions_size(text, conditions)
+    identity.check_conditions_size(text, conditions)
     key = _core.make_identity(text)
 
     if for_this_device and device is not None:

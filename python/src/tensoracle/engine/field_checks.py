@@ -4,15 +4,14 @@ TensorRT would refuse later (after a wasted build, or without naming the field) 
 - Text (names, versions, tensor names) must be encodable as UTF-8 (no lone surrogates) and at
   most ``MAX_TEXT_BYTES`` long: it is written into the saved header, which is bounded.
 - Integers that TensorRT takes as 64-bit (dimensions, the workspace limit) must fit in int64.
-- The identity conditions of one engine, as JSON, are at most ``MAX_CONDITIONS_BYTES``.
+
+The limit on a whole identity, made of these fields, is the identity's own
+(``tensoracle.cache.identity.check_conditions_size``).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 MAX_TEXT_BYTES = 64 * 1024
-MAX_CONDITIONS_BYTES = 1024 * 1024
 INT64_MAX = 2**63 - 1
 
 
@@ -38,18 +37,3 @@ def check_int64(field: str, value: int) -> int:
     if value > INT64_MAX:
         raise ValueError(f"{field} holds {value}, beyond the largest 64-bit value {INT64_MAX}")
     return value
-
-
-def check_conditions_size(text: str, conditions: dict[str, Any]) -> None:
-    """Refuses identity conditions whose JSON exceeds MAX_CONDITIONS_BYTES, naming the largest
-    member (the weights or plugins list of a huge model, say)."""
-    size = len(text.encode("utf-8"))
-    if size <= MAX_CONDITIONS_BYTES:
-        return
-    from tensoracle.cache.identity import to_json
-
-    largest = max(conditions, key=lambda key: len(to_json({key: conditions[key]})))
-    raise ValueError(
-        f"the engine's identity conditions take {size} bytes as JSON, beyond the limit of "
-        f"{MAX_CONDITIONS_BYTES} bytes; the largest is {largest!r}"
-    )
