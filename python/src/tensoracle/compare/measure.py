@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from tensoracle import _core
+from tensoracle.compare.plot import error_figure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -139,8 +140,6 @@ class OutputComparison:
         """A matplotlib ``Figure`` of the absolute error distribution: histogram, percentiles,
         maximum and the ``atol`` line. Needs ``statistics=True`` and ``tensoracle[plot]``; save
         it with ``figure.savefig("errors.png")`` (or ``.svg``)."""
-        from tensoracle.compare.plot import error_figure
-
         return error_figure(self, title)
 
 

@@ -3,17 +3,21 @@
 Everything drawn was measured by the C++ core (``compare_outputs(..., statistics=True)``): the
 histogram counts and edges, the percentiles, the maximum absolute error and the tolerance count.
 This module only draws them.
+
+It sits below ``measure``: ``OutputComparison.plot`` calls ``error_figure``, and what
+``error_figure`` reads of a comparison is written here as the protocols ``Measured`` and
+``Distribution``, which ``OutputComparison`` and ``ErrorStatistics`` meet, so this module imports
+nothing of ``measure``.
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-    from tensoracle.compare.measure import OutputComparison
 
 EXTRA = "tensoracle[plot]"
 # Colours of matplotlib's default cycle, fixed so that every figure reads the same.
@@ -23,6 +27,49 @@ _MAXIMUM = "#2ca02c"
 _TOLERANCE = "#d62728"
 # The atol line is drawn when it lies within this multiple of the largest error.
 _TOLERANCE_REACH = 3.0
+
+
+class Distribution(Protocol):
+    """What is drawn of an error distribution (``measure.ErrorStatistics``)."""
+
+    @property
+    def p50(self) -> float: ...
+    @property
+    def p90(self) -> float: ...
+    @property
+    def p99(self) -> float: ...
+    @property
+    def p999(self) -> float: ...
+    @property
+    def histogram_edges(self) -> Sequence[float]: ...
+    @property
+    def histogram_counts(self) -> Sequence[int]: ...
+
+
+class Measured(Protocol):
+    """What is drawn, or named when nothing can be drawn, of one comparison
+    (``measure.OutputComparison``)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def element_count(self) -> int: ...
+    @property
+    def candidate_nonfinite_count(self) -> int: ...
+    @property
+    def reference_nonfinite_count(self) -> int: ...
+    @property
+    def mismatch_count(self) -> int | None: ...
+    @property
+    def max_absolute_error(self) -> float | None: ...
+    @property
+    def outside_tolerance_count(self) -> int | None: ...
+    @property
+    def atol(self) -> float | None: ...
+    @property
+    def rtol(self) -> float | None: ...
+    @property
+    def statistics(self) -> Distribution | None: ...
 
 
 def _figure_class() -> type[Figure]:
@@ -40,7 +87,7 @@ def _number(value: float) -> str:
     return f"{value:.3g}"
 
 
-def error_figure(comparison: OutputComparison, title: str | None = None) -> Figure:
+def error_figure(comparison: Measured, title: str | None = None) -> Figure:
     """A matplotlib ``Figure`` of ``abs(candidate - reference)``: the histogram (log scale), the
     50th/90th/99th/99.9th percentiles, the maximum and, when given, the ``atol`` line (listed
     in the legend as off the axis when it exceeds three times the largest error).
