@@ -1,7 +1,9 @@
-// parse_bounded_json and json_depth: the limits that keep hostile JSON from exhausting a node.
+// parse_bounded_json and json_depth: the limits that keep hostile JSON from exhausting a node,
+// and the shapes that made the callback parser quadratic (many small objects, long arrays).
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/utf8_text.hpp"
 
+#include <cstdint>
 #include <gtest/gtest.h>
 #include <string>
 
@@ -28,7 +30,9 @@ TEST(BoundedJson, DepthUpToTheLimitIsParsedBeyondItRefused) {
     JsonLimits const limits{.max_bytes = 1 << 20};
     EXPECT_EQ(json_depth(parse_bounded_json(nested(kMaxJsonDepth), limits)), kMaxJsonDepth);
     std::string const message = refusal(nested(kMaxJsonDepth + 1), limits);
-    EXPECT_NE(message.find("deeper than the limit of 64 levels"), std::string::npos) << message;
+    EXPECT_NE(message.find("deeper than the limit of 64 levels (level 65 opens)"),
+              std::string::npos)
+        << message;
     // Objects count as arrays do.
     std::string objects;
     for (std::size_t i = 0; i <= kMaxJsonDepth; ++i) {
@@ -59,6 +63,138 @@ TEST(BoundedJson, InvalidUtf8IsRefusedAndTheMessageIsValidUtf8) {
     // Overlong and surrogate encodings are not UTF-8 either.
     refusal("\"\xc0\xaf\"", {.max_bytes = 100});
     refusal("\"\xed\xa0\x80\"", {.max_bytes = 100});
+}
+
+// "[{},{},...]": nlohmann's callback parser scanned the whole array after each object (768 KB
+// took 20 s); the count and the values must come out whole.
+TEST(BoundedJson, AQuarterMillionEmptyObjectsParseIntoOneArray) {
+    constexpr std::size_t kObjects = 256'000;
+    std::string text = "[{}";
+    for (std::size_t i = 1; i < kObjects; ++i) {
+        text += ",{}";
+    }
+    text += "]";
+    EXPECT_EQ(text.size(), 768'001U);
+    nlohmann::json const value = parse_bounded_json(text, {.max_bytes = 1 << 20});
+    ASSERT_TRUE(value.is_array());
+    ASSERT_EQ(value.size(), kObjects);
+    for (auto const& element : value) {
+        ASSERT_TRUE(element.is_object());
+        ASSERT_TRUE(element.empty());
+    }
+    EXPECT_EQ(json_depth(value), 2U);
+}
+
+TEST(BoundedJson, LongArraysAndWideObjectsKeepEveryElementInOrder) {
+    constexpr std::size_t kCount = 200'000;
+    std::string numbers = "[";
+    std::string members = "{";
+    for (std::size_t i = 0; i < kCount; ++i) {
+        char const* separator = i == 0 ? "" : ",";
+        numbers += separator + std::to_string(i);
+        members += separator + ("\"k" + std::to_string(i) + "\":[" + std::to_string(i) + "]");
+    }
+    numbers += "]";
+    members += "}";
+    nlohmann::json const array = parse_bounded_json(numbers, {.max_bytes = 16 << 20});
+    ASSERT_EQ(array.size(), kCount);
+    for (std::size_t i = 0; i < kCount; ++i) {
+        ASSERT_EQ(array[i].get<std::uint64_t>(), i);
+    }
+    nlohmann::json const object = parse_bounded_json(members, {.max_bytes = 16 << 20});
+    ASSERT_EQ(object.size(), kCount);
+    EXPECT_EQ(object.at("k0"), nlohmann::json::array({0}));
+    EXPECT_EQ(object.at("k199999"), nlohmann::json::array({199'999}));
+}
+
+TEST(BoundedJson, ManyBranchesAtTheDepthLimitParseOneBeyondIsRefused) {
+    JsonLimits const limits{.max_bytes = 1 << 20};
+    // 1,000 siblings, each reaching exactly 64 levels with the array around them.
+    std::string text = "[";
+    for (int i = 0; i < 1000; ++i) {
+        text += (i == 0 ? "" : ",") + nested(kMaxJsonDepth - 1);
+    }
+    text += "]";
+    nlohmann::json const value = parse_bounded_json(text, limits);
+    EXPECT_EQ(value.size(), 1000U);
+    EXPECT_EQ(json_depth(value), kMaxJsonDepth);
+    // The last sibling one level deeper: refused, however much came before.
+    std::string const deeper = text.substr(0, text.size() - 1) + "," + nested(kMaxJsonDepth) + "]";
+    EXPECT_NE(refusal(deeper, limits).find("deeper than the limit of 64 levels (level 65 opens)"),
+              std::string::npos);
+    // A lower limit is honoured the same way.
+    EXPECT_EQ(json_depth(parse_bounded_json(nested(3), {.max_bytes = 100, .max_depth = 3})), 3U);
+    EXPECT_NE(refusal(nested(4), {.max_bytes = 100, .max_depth = 3})
+                  .find("deeper than the limit of 3 levels (level 4 opens)"),
+              std::string::npos);
+}
+
+TEST(BoundedJson, GivesTheSameValueAsNlohmannsOwnParser) {
+    std::string const text =
+        R"( {"z": [null, true, false, 0, -1, 18446744073709551615, -9223372036854775808,)"
+        R"( 2.5, -1e-300, 1E+2, "", "a\"b\\c\/\n\u00fc\ud83d\ude00"],)"
+        R"( "a": {"nested": [[], {}, [{"k": "v"}]], "empty": {}}, "m\u00fcnchen": "x"} )";
+    nlohmann::json const value = parse_bounded_json(text, {.max_bytes = 1000});
+    EXPECT_EQ(value, nlohmann::json::parse(text));
+    EXPECT_TRUE(value.at("z")[5].is_number_unsigned());
+    EXPECT_TRUE(value.at("z")[6].is_number_integer());
+    EXPECT_TRUE(value.at("z")[7].is_number_float());
+    for (std::string const scalar : {"null", "true", "0", "-7", "3.25", R"("s")"}) {
+        EXPECT_EQ(parse_bounded_json(scalar, {.max_bytes = 100}), nlohmann::json::parse(scalar))
+            << scalar;
+    }
+}
+
+TEST(BoundedJson, ARepeatedKeyKeepsItsLastValueAsNlohmannDoes) {
+    std::string const text = R"({"a": {"deep": [1, 2]}, "b": 1, "a": [3]})";
+    nlohmann::json const value = parse_bounded_json(text, {.max_bytes = 100});
+    EXPECT_EQ(value, nlohmann::json::parse(text));
+    EXPECT_EQ(value.at("a"), nlohmann::json::array({3}));
+    EXPECT_EQ(value.size(), 2U);
+}
+
+TEST(BoundedJson, TheValueLimitCountsScalarsAndContainers) {
+    // [1,{"a":[]}]: the array, 1, the object, its member's array: 4 values (keys are not).
+    std::string const text = R"([1,{"a":[]}])";
+    EXPECT_NO_THROW(parse_bounded_json(text, {.max_bytes = 100, .max_values = 4}));
+    std::string const message = refusal(text, {.max_bytes = 100, .max_values = 3});
+    EXPECT_NE(message.find("more values than the limit of 3"), std::string::npos) << message;
+}
+
+// Where the parser stopped, as Python's json.JSONDecodeError counts it (0-based), and whether the
+// text was not JSON (JsonSyntaxError) or JSON beyond what a double holds.
+std::size_t syntax_offset(std::string_view text) {
+    try {
+        parse_bounded_json(text, {.max_bytes = 1000});
+    } catch (JsonSyntaxError const& error) {
+        EXPECT_TRUE(is_valid_utf8(error.what())) << error.what();
+        return error.offset();
+    } catch (JsonLimitError const& error) {
+        ADD_FAILURE() << "not a syntax error: " << error.what();
+        return 0;
+    }
+    ADD_FAILURE() << "accepted: " << text;
+    return 0;
+}
+
+TEST(BoundedJson, ASyntaxErrorSaysAtWhichByteTheParserStopped) {
+    EXPECT_EQ(syntax_offset(R"({"schema_version": 1,)"), 21U); // the end: more was expected
+    EXPECT_EQ(syntax_offset("[1] x"), 4U);
+    EXPECT_EQ(syntax_offset("{\"a\": \"\xff\"}"), 7U); // the byte that is not UTF-8
+    EXPECT_EQ(syntax_offset(""), 0U);
+    EXPECT_EQ(syntax_offset("   "), 3U);
+    EXPECT_EQ(syntax_offset("[NaN]"), 1U);
+    EXPECT_EQ(syntax_offset(R"(["\ud800"])"), 8U);
+    // A number beyond a double is JSON, only not one a double holds: refused, not a syntax error.
+    try {
+        parse_bounded_json("[1e400]", {.max_bytes = 100});
+        ADD_FAILURE() << "accepted";
+    } catch (JsonSyntaxError const& error) {
+        ADD_FAILURE() << "a syntax error: " << error.what();
+    } catch (JsonLimitError const& error) {
+        EXPECT_NE(std::string(error.what()).find("number overflow"), std::string::npos)
+            << error.what();
+    }
 }
 
 TEST(JsonDepth, ScalarsAreZeroContainersCountTheirLevels) {
