@@ -1,6 +1,6 @@
 """Times `tensoracle cache list` on 10,000 saved engines against `find -printf '%s'`.
 
-Run: .venv/bin/python bench/cache_list.py [--entries N] [--repeats R]
+Run: .venv/bin/python bench/cache_list.py [--entries N] [--repeats R] [--quick]
 Both commands read the same temporary directory (warm page cache); the baseline only walks the
 directory and prints sizes, the command also reads and validates every header and the weight
 records. Prints the best and median wall times, the ratio, and whether the 0.5 s goal is met.
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python" / "tests"))
+import harness
 from engine_files import sha256_hex, write_engine, write_weight_record
 
 GOAL_SECONDS = 0.5
@@ -70,7 +70,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
+    args = harness.parse(parser, {"entries": 200, "repeats": 1})
     scripts = Path(sys.executable).parent
     tensoracle = shutil.which("tensoracle", path=str(scripts)) or shutil.which(
         "tensoracle"

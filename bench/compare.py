@@ -4,7 +4,7 @@ A float16 candidate against a float32 reference (100 million elements by default
 memory with the NumPy baseline's temporaries). Both compute the same fields in the same run; the
 script checks that they agree to 1e-12 relative and prints the speed ratio.
 
-    python bench/compare.py [--elements N] [--repeats R]
+    python bench/compare.py [--elements N] [--repeats R] [--quick]
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import math
 import os
 import time
 
+import harness
 import numpy as np
 from tensoracle import compare_outputs
 
@@ -57,7 +58,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--elements", type=int, default=100_000_000)
     parser.add_argument("--repeats", type=int, default=3)
-    arguments = parser.parse_args()
+    arguments = harness.parse(parser, {"elements": 1_000_000, "repeats": 1})
 
     rng = np.random.default_rng(0)
     reference = rng.standard_normal(arguments.elements, dtype=np.float32)

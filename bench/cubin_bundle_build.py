@@ -4,8 +4,9 @@ serial build) and ``compile_bundle`` with ``--jobs`` worker processes (default: 
 Prints the producer's overhead against plain Triton and the parallel build against the serial
 one (goal: at most 0.6 on 2 cores), and checks that both builds wrote the same bytes.
 
-Run: ``.venv/bin/python bench/cubin_bundle_build.py``. No GPU needed. Each side is measured
-``--repeats`` times and the best time is kept; on a shared machine the numbers are indicative only.
+Run: ``.venv/bin/python bench/cubin_bundle_build.py [--repeats 3] [--jobs N] [--quick]``. No GPU
+needed. Each side is measured ``--repeats`` times and the best time is kept; on a shared machine
+the numbers are indicative only.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "examples" / "cubin_kernels"))
+import harness
+
+sys.path.insert(0, str(harness.ROOT / "examples" / "cubin_kernels"))
 
 from kernels import KERNELS
 from tensoracle.producer import compile_bundle, find_tool
@@ -80,7 +82,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
-    args = parser.parse_args()
+    args = harness.parse(parser, {"repeats": 1})
     targets = list(SUPPORTED_TARGETS)
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)

@@ -1,6 +1,6 @@
 """Per-call cost of EngineExecution.enqueue against the backend's own calls, on a tiny engine.
 
-Run on a GPU machine: python bench/enqueue.py [--calls N] [--rounds R]
+Run on a GPU machine: python bench/enqueue.py [--calls N] [--rounds R] [--quick]
 Baseline: a second execution context on the same engine, bound with set_tensor_address for each
 tensor and launched with execute_async_v3, exactly what enqueue does after its checks. Rounds of
 each alternate; only the host-side time of the enqueue calls is timed (the stream is drained
@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import harness
 import numpy as np
 from tensoracle import (
     BuilderSettings,
@@ -69,7 +70,7 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=50, help="timed rounds of each kind"
     )
-    args = parser.parse_args()
+    args = harness.parse(parser, {"calls": 10, "rounds": 2})
 
     import cupy as cp
 

@@ -7,7 +7,7 @@ lock, header check, plan checksum verification, IO check) and `Path.read_bytes` 
 file. On a machine without a GPU, `open_engine` itself stops before deserialization and is timed
 too. Prints medians and the ratio against the read_bytes baseline (goal: at most 1.5).
 
-    .venv/bin/python bench/open_engine.py [--mib 256] [--repeat 9]
+    .venv/bin/python bench/open_engine.py [--mib 256] [--repeat 9] [--quick]
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import harness
 import numpy as np
 import tensoracle
 from safetensors.numpy import save_file
@@ -49,7 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=256, help="constant size in MiB")
     parser.add_argument("--repeat", type=int, default=9)
-    arguments = parser.parse_args()
+    arguments = harness.parse(parser, {"mib": 4, "repeat": 1})
 
     home = Path(tempfile.mkdtemp(prefix="tensoracle-bench-"))
     os.environ["XDG_CACHE_HOME"] = str(home)

@@ -1,6 +1,6 @@
 """Warm open_engine against raw deserialization of the same large plan (>= 256 MiB), on a GPU.
 
-Run on a GPU machine: python bench/open_engine_gpu.py [--mib 272] [--repeats 5]
+Run on a GPU machine: python bench/open_engine_gpu.py [--mib 272] [--repeats 5] [--quick]
 Both sides read a file that is already in the page cache. tensoracle's side is a cache hit of
 open_engine (header, identity and IO checks, weight digests, deserialization); the baseline is
 runtime.deserialize_cuda_engine(open(path, "rb").read()) on a plan file written by
@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import harness
 import numpy as np
 from safetensors.numpy import save_file
 from tensoracle import (
@@ -41,7 +42,7 @@ def main() -> None:
     parser.add_argument(
         "--repeats", type=int, default=5, help="timed opens of each kind"
     )
-    args = parser.parse_args()
+    args = harness.parse(parser, {"mib": 4, "repeats": 1})
     chosen = backend()
     trt = chosen.module
     count = args.mib * (1 << 20) // 4

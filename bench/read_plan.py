@@ -6,7 +6,7 @@ Goal: at most 1.5x the time of cat. The pieces are timed too (the read + verify 
 pass alone, XXH3-128 of the already-mapped plan alone), so that a miss says where the time goes.
 Measurements are interleaved round by round and the best of each is kept, which evens out the
 load of other processes; the load average is printed because a shared machine skews every figure.
-Run: .venv/bin/python bench/read_plan.py [--gib N] [--repeats N]
+Run: .venv/bin/python bench/read_plan.py [--gib N] [--repeats N] [--quick]
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import harness
 import numpy as np
 import xxhash
 from tensoracle import _core
@@ -46,7 +47,7 @@ def main() -> None:
     parser.add_argument(
         "--repeats", type=int, default=5, help="best of N rounds (default 5)"
     )
-    args = parser.parse_args()
+    args = harness.parse(parser, {"gib": 1 / 64, "repeats": 1})
     size = int(args.gib * (1 << 30)) // 8 * 8
 
     directory = Path(tempfile.mkdtemp(prefix="tensoracle-bench-"))

@@ -14,10 +14,11 @@
    (4 builds), for a real TensorRT-RTX build of a small MLP; goal <= 0.35x.
 
     .venv/bin/python bench/remote_cache.py [--mib 256 2048] [--repeat 7] [--layers 64]
-                                           [--no-fleet]
+                                           [--no-fleet] [--quick]
 
-Needs the Debian packages ceph-mon, ceph-osd, radosgw and ceph-common (``make test`` installs
-them); the server helper lives with the tests (python/tests/support/s3_server.py). The server
+Needs the Debian packages ceph-mon, ceph-osd, radosgw and ceph-common (``make setup`` installs
+them; without them the script fails); the server helper is the tests' own
+(python/tests/support/s3_server.py, reached through bench/harness). The server
 keeps what it stores in memory (memstore, about 2 bytes of memory per byte stored): the two
 objects of each size are stored one size at a time and removed afterwards.
 """
@@ -39,9 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "python" / "tests" / "support"))
-
+import harness
 import s3_server
 
 GOALS = {"pull": 1.1, "pull, signed": 1.2}
@@ -363,11 +362,10 @@ def main() -> None:
     parser.add_argument(
         "--no-fleet", action="store_true", help="measure the pulls only"
     )
-    arguments = parser.parse_args()
+    arguments = harness.parse(parser, {"mib": [4], "repeat": 1, "layers": 2})
     missing = s3_server.missing_programs()
-    if missing:
-        print(f"skipped: the S3 server needs {', '.join(missing)}")
-        return
+    if missing:  # make setup installs them: their absence is a broken setup, not a skip
+        sys.exit(f"the S3 server needs {', '.join(missing)} (make setup installs them)")
     # memstore's device size bounds what it stores: the two objects of the largest size (one
     # size at a time, removed afterwards) and the fleet's engine, with room to spare.
     server = s3_server.start_server(memory_bytes=(4 * max(arguments.mib) + 1024) << 20)

@@ -2,7 +2,7 @@
 
 "First" means no usable record (force=True), so the file is read and hashed. Both read a warm
 page cache. Goal: speed at least 1x that of hashlib (ratio hashlib / ours >= 1).
-Run: .venv/bin/python bench/weight_digest.py [--gib N] [--repeats N]
+Run: .venv/bin/python bench/weight_digest.py [--gib N] [--repeats N] [--quick]
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import harness
 import numpy as np
 from tensoracle import _core
 
@@ -36,7 +37,7 @@ def main() -> None:
     parser.add_argument(
         "--repeats", type=int, default=3, help="best of N runs (default 3)"
     )
-    args = parser.parse_args()
+    args = harness.parse(parser, {"gib": 1 / 64, "repeats": 1})
     size = int(args.gib * (1 << 30))
 
     directory = Path(tempfile.mkdtemp(prefix="tensoracle-bench-"))
