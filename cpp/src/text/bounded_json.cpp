@@ -63,11 +63,11 @@ public:
     bool parse_error(std::size_t position, std::string const& /*last_token*/,
                      nlohmann::detail::exception const& error) override {
         // The parser quotes the bytes it last read, which may be anything: keep the message text.
-        std::string message = escape_invalid_utf8(error.what());
+        std::string const message = escape_invalid_utf8(error.what());
         if (dynamic_cast<json::parse_error const*>(&error) == nullptr) {
-            throw JsonLimitError(std::move(message)); // a number beyond a double
+            throw JsonLimitError(message); // a number beyond a double
         }
-        throw JsonSyntaxError(std::move(message), position == 0 ? 0 : position - 1);
+        throw JsonSyntaxError(message, position == 0 ? 0 : position - 1);
     }
 
     json take() && { return std::move(root_); }
