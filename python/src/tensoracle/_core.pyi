@@ -143,6 +143,15 @@ def is_safe_relative_path(path: str) -> bool:
     Whether a path stays inside its base under both POSIX and Windows rules.
     """
 
+MAX_MANIFEST_BYTES: int = 4194304
+
+def json_refusal(
+    data: object, max_bytes: int, max_depth: int = 64
+) -> tuple[str, int | None] | None:
+    """
+    Why the core's JSON parser refuses data (bytes-like) within max_bytes and max_depth: None when it parses, else (message, offset), offset being the byte at which a text that is not JSON stopped the parser, None for a passed limit or a number beyond a double.
+    """
+
 def inspected_sms() -> list[int]: ...
 def elf_exported_functions(library: object, name: str) -> list[str]:
     """

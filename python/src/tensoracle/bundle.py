@@ -20,6 +20,7 @@ Importing this module loads neither TensorRT, Triton, torch nor a GPU library.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import json
 import os
@@ -55,7 +56,7 @@ __all__ = [
 
 #: The SMs a 1.x bundle is built for; ``cubin_sm`` accepts only these unless told otherwise.
 SMS_1X = ("sm86", "sm89", "sm120")
-_MAX_MANIFEST_BYTES = 4 << 20
+_MAX_MANIFEST_BYTES = _core.MAX_MANIFEST_BYTES
 _TARGET = re.compile(r"sm([0-9]{2,3})")
 
 
@@ -126,25 +127,43 @@ def _open_manifest_without_o_nofollow(path: Path) -> int | None:
 
 def _check_manifest_json(root: Path) -> None:
     """FileNotFoundError when bundle.json is absent, json.JSONDecodeError when it is not JSON,
-    as 1.x raises them; the core judges everything else (and files beyond its size limit)."""
+    as 1.x raises them; BundleError, naming the file, the limit and the value, when it is larger
+    or nests deeper than the core reads. The core's own bounded parser judges the text (in time
+    linear in its size, whatever its shape); the core judges everything else."""
     path = root / "bundle.json"
     descriptor = _open_manifest(path)
     if descriptor is None:
         return
     # Judged before it becomes a file object, which a directory cannot be.
     info = os.fstat(descriptor)
-    if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_MANIFEST_BYTES:
+    if not stat.S_ISREG(info.st_mode):
         os.close(descriptor)
         return
+    if info.st_size > _MAX_MANIFEST_BYTES:
+        os.close(descriptor)
+        raise BundleError(
+            f"bundle manifest '{path}' is {info.st_size} bytes, larger than the limit of "
+            f"{_MAX_MANIFEST_BYTES} bytes"
+        )
     with os.fdopen(descriptor, "rb") as file:
         data = file.read(_MAX_MANIFEST_BYTES + 1)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
+    if data.startswith(codecs.BOM_UTF8):
+        # The core skips a byte order mark; 1.x's json.loads refused it, and so does this check.
         raise json.JSONDecodeError(
-            f"{path} is not UTF-8 ({error.reason})", data.decode("utf-8", "replace"), error.start
-        ) from None
-    json.loads(text)
+            "Unexpected UTF-8 BOM (decode using utf-8-sig)", data.decode("utf-8", "replace"), 0
+        )
+    refusal = _core.json_refusal(data, _MAX_MANIFEST_BYTES)
+    if refusal is None:
+        return
+    message, offset = refusal
+    if offset is None:
+        # Beyond a limit (size, depth) or a number beyond a double: refused as the core refuses
+        # it when it reads the manifest itself.
+        raise BundleError(f"bundle manifest '{path}' is not JSON: {message}")
+    # JSONDecodeError counts characters of the decoded text, the core bytes.
+    document = data.decode("utf-8", "replace")
+    position = len(data[:offset].decode("utf-8", "replace"))
+    raise json.JSONDecodeError(f"{path} is not JSON ({message})", document, position)
 
 
 def inspect_bundle_report(
