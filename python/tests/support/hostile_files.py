@@ -39,7 +39,14 @@ def mistyped_io_references() -> bytes:
     return b'{"io":"FLOAT"}'
 
 
+def many_empty_objects(count: int = 256_000) -> bytes:
+    """768 KB of references that are one array of empty objects: the shape that made the parser
+    quadratic (each object's end scanned the whole array), 20 s per read."""
+    return b"[" + b",".join([b"{}"] * count) + b"]"
+
+
 HOSTILE = {
+    "256,000 empty objects": many_empty_objects,
     "nested 20,000 levels": nested_references,
     "invalid UTF-8": invalid_utf8_references,
     "references.io of the wrong type": mistyped_io_references,
