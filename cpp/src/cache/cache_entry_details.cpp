@@ -93,7 +93,7 @@ std::filesystem::path resolve_entry(std::filesystem::path const& directory,
 nlohmann::json entry_details_json(std::filesystem::path const& path) {
     DecodedHeader const decoded = read_engine_header(path);
     EngineHeader const& header = decoded.header;
-    auto const status = platform::status(path, platform::Follow::links);
+    auto const status = platform::status(path, platform::Follow::no_links);
     if (!status) {
         throw_file_error("cannot read the metadata of", path, errno);
     }

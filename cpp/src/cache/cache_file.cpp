@@ -15,4 +15,12 @@ std::string link_refusal(std::filesystem::path const& path) {
            "(remove the link)";
 }
 
+std::string not_regular_refusal(std::filesystem::path const& path, bool directory) {
+    return "'" + path.string() +
+           (directory ? "' is a directory, not a saved engine file"
+                      : "' is not a regular file (a FIFO, socket or device), not a saved engine "
+                        "file") +
+           " (remove it)";
+}
+
 } // namespace tensoracle

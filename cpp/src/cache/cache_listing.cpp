@@ -4,6 +4,7 @@
 
 #include "io/platform.hpp"
 #include "tensoracle/cache/cache_file.hpp"
+#include "tensoracle/cache/identity.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
 #include "tensoracle/text/size_text.hpp"
@@ -96,11 +97,48 @@ bool is_temporary_engine_name(std::string_view file_name) noexcept {
     return infix != std::string_view::npos && infix > 0 && is_temporary_name(file_name);
 }
 
+bool DistinctFiles::add(std::uint64_t device, std::uint64_t inode, std::uint64_t size_bytes) {
+    if (inode != 0 && !seen_.emplace(device, inode).second) {
+        return false;
+    }
+    total_ += size_bytes;
+    return true;
+}
+
+std::uint64_t distinct_size_bytes(std::span<CacheEntry const> entries) {
+    DistinctFiles files;
+    for (CacheEntry const& entry : entries) {
+        files.add(entry);
+    }
+    return files.total_bytes();
+}
+
+std::optional<std::string> entry_name_mismatch(std::string_view file_name,
+                                               nlohmann::json const& conditions) {
+    std::string expected;
+    try {
+        expected = make_identity(conditions).file_name;
+    } catch (Error const& error) {
+        return std::string("its header's conditions name no saved engine (") + error.what() + ")";
+    }
+    if (expected == file_name) {
+        return std::nullopt;
+    }
+    return "the file name does not match its header: a saved engine with these conditions is "
+           "named '" +
+           expected + "' (a copy or link under another name, which open_engine never reads)";
+}
+
 bool read_entry_header(std::filesystem::path const& directory, CacheEntry& entry) {
     std::filesystem::path const path = directory / entry.name;
     try {
         entry.header = read_engine_header(path).header;
         entry.status = EntryStatus::recognized;
+        if (auto mismatch = entry_name_mismatch(entry.name, entry.header->conditions)) {
+            entry.header.reset();
+            entry.status = EntryStatus::unrecognized;
+            entry.reason = std::move(*mismatch);
+        }
     } catch (CorruptEngineError const& error) {
         entry.status = EntryStatus::unrecognized;
         entry.reason = error.what();
@@ -138,21 +176,24 @@ CacheScan scan_cache(std::filesystem::path const& directory, bool read_headers) 
             }
             throw_file_error("cannot read the metadata of", directory / name, errno);
         }
-        bool const link = status->kind == platform::FileKind::link;
-        if (status->kind != platform::FileKind::regular && !link) {
-            continue;
-        }
         CacheEntry entry;
         entry.name = name;
         entry.size_bytes = status->size;
         entry.recorded_at_ns = status->modified_ns;
         entry.inode = status->identity;
+        entry.device = status->device;
         entry.temporary = temporary;
-        if (link) {
-            // Never followed: listed as unrecognized, so `cache verify` reports it and `prune`
-            // leaves it alone like any other file it cannot judge.
+        if (status->kind != platform::FileKind::regular) {
+            // Never opened: a link, a directory or a FIFO is listed as unrecognized with the
+            // reason, so `cache verify` reports it and `prune` leaves it alone like any other
+            // file it cannot judge. It holds no engine bytes.
+            entry.regular = false;
+            entry.size_bytes = 0;
             entry.status = EntryStatus::unrecognized;
-            entry.reason = link_refusal(directory / name);
+            entry.reason = status->kind == platform::FileKind::link
+                               ? link_refusal(directory / name)
+                               : not_regular_refusal(directory / name,
+                                                     status->kind == platform::FileKind::directory);
         } else if (temporary || entry.size_bytes == 0) {
             entry.status = EntryStatus::building_or_leftover;
         } else if (!read_headers) {
@@ -164,9 +205,7 @@ CacheScan scan_cache(std::filesystem::path const& directory, bool read_headers) 
     }
     std::sort(scan.entries.begin(), scan.entries.end(),
               [](CacheEntry const& a, CacheEntry const& b) { return a.name < b.name; });
-    for (CacheEntry const& entry : scan.entries) {
-        scan.total_size_bytes += entry.size_bytes;
-    }
+    scan.total_size_bytes = distinct_size_bytes(scan.entries);
     return scan;
 }
 
@@ -266,19 +305,20 @@ void write_listing_json(std::ostream& out, std::filesystem::path const& director
         return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     };
     out << "{\n  \"directory\": " << text(scan.directory.string()) << ",\n  \"entries\": [";
-    std::uint64_t total = 0;
+    DistinctFiles files;
     bool first = true;
     for (CacheEntry& entry : scan.entries) {
-        bool const needs_header = !entry.temporary && entry.size_bytes > 0;
+        bool const needs_header = entry.regular && !entry.temporary && entry.size_bytes > 0;
         if (needs_header && !read_entry_header(directory, entry)) {
             continue; // removed since the directory was read
         }
         out << (first ? "\n    " : ",\n    ") << text(entry_json(entry, weights));
         first = false;
-        total += entry.size_bytes;
+        files.add(entry);
         entry.header.reset(); // keep memory flat: one header at a time
     }
-    out << (first ? "],\n" : "\n  ],\n") << "  \"total_size_bytes\": " << total << "\n}\n";
+    out << (first ? "],\n" : "\n  ],\n") << "  \"total_size_bytes\": " << files.total_bytes()
+        << "\n}\n";
 }
 
 std::string listing_table(CacheScan const& scan) {
@@ -308,6 +348,11 @@ std::string listing_table(CacheScan const& scan) {
     }
     text += std::to_string(scan.entries.size()) + " entries, " +
             format_size_human(scan.total_size_bytes) + " in " + scan.directory.string() + "\n";
+    for (CacheEntry const& entry : scan.entries) {
+        if (entry.status == EntryStatus::unrecognized && !entry.reason.empty()) {
+            text += "unrecognized " + entry.name + ": " + entry.reason + "\n";
+        }
+    }
     return text;
 }
 

@@ -3,12 +3,15 @@
 
 #include "io/platform.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/io/atomic_file.hpp"
 #include "tensoracle/io/file_lock.hpp"
 #include "tensoracle/text/size_text.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <utility>
 
 namespace tensoracle {
 namespace {
@@ -25,8 +28,47 @@ bool older_first(CacheEntry const* a, CacheEntry const* b) {
 }
 
 PlannedRemoval planned(CacheEntry const& entry) {
-    return {entry.name, entry.size_bytes, entry.recorded_at_ns, entry.inode};
+    return {entry.name, entry.size_bytes, entry.recorded_at_ns, entry.inode, entry.device};
 }
+
+// The entry as the removal sees it now, for a second look of the temporary-file probe.
+CacheEntry as_entry(PlannedRemoval const& planned_entry) {
+    CacheEntry entry;
+    entry.name = planned_entry.name;
+    entry.size_bytes = planned_entry.size_bytes;
+    entry.recorded_at_ns = planned_entry.recorded_at_ns;
+    entry.inode = planned_entry.inode;
+    entry.device = planned_entry.device;
+    entry.temporary = true;
+    return entry;
+}
+
+// How many names each file (device, inode) has among the entries, so that the bytes of a file
+// leave the total only with its last name. Entries of inode 0 (unknown) are files of their own.
+class NameCounts {
+public:
+    explicit NameCounts(std::span<CacheEntry const> entries) {
+        for (CacheEntry const& entry : entries) {
+            if (entry.inode != 0) {
+                ++names_[{entry.device, entry.inode}];
+            }
+        }
+    }
+    // The bytes that leave the total when this name goes.
+    std::uint64_t released(std::uint64_t device, std::uint64_t inode, std::uint64_t size) {
+        if (inode == 0) {
+            return size;
+        }
+        auto const found = names_.find({device, inode});
+        if (found == names_.end() || found->second == 0) {
+            return 0;
+        }
+        return --found->second == 0 ? size : 0;
+    }
+
+private:
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> names_;
+};
 
 ExcludedEntry excluded(CacheEntry const& entry, std::string reason) {
     return {entry.name, entry.size_bytes, entry.recorded_at_ns, std::move(reason)};
@@ -46,7 +88,7 @@ std::string observed_change(PlannedRemoval const& entry, platform::FileStatus co
         note("recorded_at_ns " + std::to_string(entry.recorded_at_ns) + " -> " +
              std::to_string(status.modified_ns));
     }
-    if (status.identity != entry.inode) {
+    if (status.identity != entry.inode || status.device != entry.device) {
         note("replaced by another file (inode " + std::to_string(entry.inode) + " -> " +
              std::to_string(status.identity) + ")");
     }
@@ -83,6 +125,17 @@ nlohmann::json removals_json(std::span<PlannedRemoval const> entries) {
     return list;
 }
 
+// As removals_json, with the id of the process that wrote each file ("writer_pid").
+nlohmann::json temporaries_json(std::span<PlannedRemoval const> entries) {
+    nlohmann::json list = nlohmann::json::array();
+    for (PlannedRemoval const& entry : entries) {
+        nlohmann::json json = removal_json(entry);
+        json["writer_pid"] = temporary_writer_pid(entry.name).value_or(0);
+        list.push_back(std::move(json));
+    }
+    return list;
+}
+
 void sort_by_name(std::vector<ExcludedEntry>& entries) {
     std::sort(entries.begin(), entries.end(),
               [](ExcludedEntry const& a, ExcludedEntry const& b) { return a.name < b.name; });
@@ -91,38 +144,55 @@ void sort_by_name(std::vector<ExcludedEntry>& entries) {
 } // namespace
 
 std::optional<std::string> never_removed_reason(CacheEntry const& entry) {
+    if (!entry.regular) {
+        return "unrecognized, not a regular file; never removed: " + entry.reason;
+    }
     if (entry.temporary) {
-        return "temporary file of a save in progress or left over (building or leftover); "
-               "never removed";
+        return "temporary file of a save in progress (building or leftover); removed only once "
+               "its writer is gone";
     }
     if (entry.size_bytes == 0 || entry.status == EntryStatus::building_or_leftover) {
         return "empty file (building or leftover); never removed";
     }
     if (entry.status == EntryStatus::unrecognized) {
-        return "unrecognized header; never removed" +
+        return "unrecognized; never removed" +
                (entry.reason.empty() ? std::string() : ": " + entry.reason);
     }
     return std::nullopt;
 }
 
 PrunePlan plan_prune(std::span<CacheEntry const> entries, PruneCriterion const& criterion,
-                     InUseProbe const& in_use) {
+                     InUseProbe const& in_use, TemporaryProbe const& abandoned) {
     if (criterion.cutoff_ns.has_value() == criterion.max_size_bytes.has_value()) {
         throw InvalidArgument("prune needs exactly one of --unused-for and --max-size");
     }
     PrunePlan plan;
     plan.criterion = criterion;
+    plan.total_size_bytes = distinct_size_bytes(entries);
+    std::uint64_t remaining = plan.total_size_bytes;
+    NameCounts names{entries};
+    auto const release = [&](CacheEntry const& entry) {
+        remaining -=
+            std::min(remaining, names.released(entry.device, entry.inode, entry.size_bytes));
+    };
+    DistinctFiles selected_files;
+    DistinctFiles abandoned_files;
     std::vector<CacheEntry const*> candidates;
     for (CacheEntry const& entry : entries) {
-        plan.total_size_bytes += entry.size_bytes;
-        if (auto reason = never_removed_reason(entry)) {
+        if (entry.temporary && entry.regular && abandoned && abandoned(entry)) {
+            plan.abandoned_temporaries.push_back(planned(entry));
+            abandoned_files.add(entry);
+            release(entry);
+        } else if (auto reason = never_removed_reason(entry)) {
             plan.excluded.push_back(excluded(entry, std::move(*reason)));
         } else {
             candidates.push_back(&entry);
         }
     }
+    std::sort(plan.abandoned_temporaries.begin(), plan.abandoned_temporaries.end(),
+              [](PlannedRemoval const& a, PlannedRemoval const& b) { return a.name < b.name; });
+    plan.abandoned_temporary_bytes = abandoned_files.total_bytes();
     std::sort(candidates.begin(), candidates.end(), older_first);
-    std::uint64_t remaining = plan.total_size_bytes;
     for (CacheEntry const* candidate : candidates) {
         if (criterion.cutoff_ns && candidate->recorded_at_ns >= *criterion.cutoff_ns) {
             break; // candidates are sorted: every later one is at least as recent
@@ -135,9 +205,10 @@ PrunePlan plan_prune(std::span<CacheEntry const> entries, PruneCriterion const& 
             continue;
         }
         plan.selected.push_back(planned(*candidate));
-        plan.selected_bytes += candidate->size_bytes;
-        remaining -= candidate->size_bytes;
+        selected_files.add(*candidate);
+        release(*candidate);
     }
+    plan.selected_bytes = selected_files.total_bytes();
     sort_by_name(plan.excluded);
     plan.projected_total_bytes = remaining;
     plan.attainable = !criterion.max_size_bytes || remaining <= *criterion.max_size_bytes;
@@ -157,6 +228,21 @@ bool entry_lock_held(Store const& store, CacheEntry const& entry) {
     }
 }
 
+bool temporary_abandoned(Store const& store, CacheEntry const& entry, std::int64_t now_ns,
+                         std::int64_t min_age_ns) {
+    auto const pid = temporary_writer_pid(entry.name);
+    if (!entry.temporary || !entry.regular || !pid || platform::process_alive(*pid)) {
+        return false;
+    }
+    std::int64_t age = 0;
+    if (__builtin_sub_overflow(now_ns, entry.recorded_at_ns, &age) || age <= min_age_ns) {
+        return false;
+    }
+    CacheEntry target;
+    target.name = std::string(temporary_target_name(entry.name));
+    return !entry_lock_held(store, target);
+}
+
 PruneResult dry_run_result(PrunePlan const& plan) {
     PruneResult result;
     result.dry_run = true;
@@ -167,10 +253,64 @@ PruneResult dry_run_result(PrunePlan const& plan) {
     return result;
 }
 
+namespace {
+
+// Removes one abandoned temporary file if it is still the planned one and still abandoned.
+void remove_temporary(Store const& store, PlannedRemoval const& entry,
+                      TemporaryProbe const& abandoned, PruneResult& result,
+                      DistinctFiles& removed) {
+    std::filesystem::path const path = store.directory() / entry.name;
+    auto const status = platform::status(path, platform::Follow::no_links);
+    if (!status) {
+        if (errno == ENOENT) {
+            result.missing.push_back(entry.name); // committed or removed meanwhile
+        } else {
+            result.failed.push_back({entry.name, std::string("cannot read its metadata: ") +
+                                                     platform::error_text(errno)});
+        }
+        return;
+    }
+    // A temporary file that changed has a writer after all: kept, as one in use.
+    if (std::string change = observed_change(entry, *status); !change.empty()) {
+        result.excluded.push_back(
+            {entry.name, entry.size_bytes, entry.recorded_at_ns,
+             "temporary file changed since the plan (" + change + "): in use; left in place"});
+        return;
+    }
+    if (abandoned && !abandoned(as_entry(entry))) {
+        result.excluded.push_back({entry.name, entry.size_bytes, entry.recorded_at_ns,
+                                   "temporary file no longer abandoned (its entry is locked or "
+                                   "its writer's process id runs); left in place"});
+        return;
+    }
+    if (platform::remove_file(path) != 0) {
+        if (errno == ENOENT) {
+            result.missing.push_back(entry.name);
+        } else {
+            result.failed.push_back(
+                {entry.name, std::string("cannot remove it: ") + platform::error_text(errno)});
+        }
+        return;
+    }
+    result.removed_temporaries.push_back(entry);
+    removed.add(entry.device, entry.inode, entry.size_bytes);
+}
+
+} // namespace
+
 PruneResult execute_prune(Store const& store, PrunePlan const& plan,
-                          BeforeRemoval const& before_removal) {
+                          BeforeRemoval const& before_removal, TemporaryProbe const& abandoned) {
     PruneResult result;
     result.excluded = plan.excluded;
+    DistinctFiles removed_temporaries;
+    for (PlannedRemoval const& entry : plan.abandoned_temporaries) {
+        if (before_removal) {
+            before_removal(entry);
+        }
+        remove_temporary(store, entry, abandoned, result, removed_temporaries);
+    }
+    result.temporary_bytes_removed = removed_temporaries.total_bytes();
+    DistinctFiles removed_files;
     for (PlannedRemoval const& entry : plan.selected) {
         if (before_removal) {
             before_removal(entry);
@@ -218,14 +358,17 @@ PruneResult execute_prune(Store const& store, PrunePlan const& plan,
             continue;
         }
         result.removed.push_back(entry);
-        result.bytes_removed += entry.size_bytes;
+        removed_files.add(entry.device, entry.inode, entry.size_bytes);
     }
+    result.bytes_removed = removed_files.total_bytes();
     sort_by_name(result.excluded);
     try {
         result.remaining_total_bytes = scan_cache(store.directory(), false).total_size_bytes;
     } catch (FileError const&) {
         // The directory could not be listed again: report what the plan and removals imply.
-        result.remaining_total_bytes = plan.total_size_bytes - result.bytes_removed;
+        std::uint64_t const gone = result.bytes_removed + result.temporary_bytes_removed;
+        result.remaining_total_bytes =
+            plan.total_size_bytes - std::min(gone, plan.total_size_bytes);
     }
     result.within_max_size = !plan.criterion.max_size_bytes ||
                              result.remaining_total_bytes <= *plan.criterion.max_size_bytes;
@@ -249,6 +392,8 @@ nlohmann::json plan_json(std::filesystem::path const& directory, PrunePlan const
             {"selected", removals_json(plan.selected)},
             {"selected_bytes", plan.selected_bytes},
             {"excluded", excluded_json(plan.excluded)},
+            {"abandoned_temporaries", temporaries_json(plan.abandoned_temporaries)},
+            {"abandoned_temporary_bytes", plan.abandoned_temporary_bytes},
             {"projected_total_bytes", plan.projected_total_bytes},
             {"attainable", plan.attainable},
             {"notice", kRebuildNotice}};
@@ -265,6 +410,8 @@ nlohmann::json result_json(PruneResult const& result, PruneCriterion const& crit
     }
     nlohmann::json json = {{"dry_run", result.dry_run},
                            {"removed", removals_json(result.removed)},
+                           {"removed_temporaries", temporaries_json(result.removed_temporaries)},
+                           {"temporary_bytes_removed", result.temporary_bytes_removed},
                            {"excluded", excluded_json(result.excluded)},
                            {"failed", std::move(failed)},
                            {"missing", std::move(missing)},

@@ -181,11 +181,28 @@ std::optional<SavedEngine> Store::read(EngineIdentity const& identity) const {
         if (errno == ENOENT) {
             return std::nullopt;
         }
-        if (errno == ELOOP) {
+        int const error = errno;
+        if (error == ELOOP) {
             // Saving again (force_rebuild) replaces the link itself, never its target.
             throw CorruptEngineError("saved engine " + link_refusal(path), path);
         }
-        throw_file_error("cannot open saved engine", path, errno);
+        // Windows does not open a directory as a file: what is there says why.
+        if (auto const found = platform::status(path, platform::Follow::no_links);
+            found && found->kind == platform::FileKind::directory) {
+            throw CorruptEngineError("saved engine " + not_regular_refusal(path, true), path);
+        }
+        throw_file_error("cannot open saved engine", path, error);
+    }
+    auto const status = platform::status(file.get());
+    if (!status) {
+        throw_file_error("cannot stat saved engine", path, errno);
+    }
+    if (status->kind != platform::FileKind::regular) {
+        // A directory (or a FIFO) at the entry's name: a save cannot replace it; remove it.
+        throw CorruptEngineError(
+            "saved engine " +
+                not_regular_refusal(path, status->kind == platform::FileKind::directory),
+            path);
     }
     FileContents contents(file.get(), path); // closed below: only the contents are kept
     contents.advise_sequential();            // the checksum reads the plan once, front to back

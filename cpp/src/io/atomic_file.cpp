@@ -7,6 +7,7 @@
 #include <array>
 #include <cerrno>
 #include <fcntl.h>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -147,6 +148,29 @@ bool is_temporary_name(std::string_view file_name) noexcept {
         }
     }
     return true;
+}
+
+std::optional<long long> temporary_writer_pid(std::string_view file_name) noexcept {
+    if (!is_temporary_name(file_name)) {
+        return std::nullopt;
+    }
+    auto const digits =
+        file_name.substr(file_name.rfind(kTemporaryMarker) + kTemporaryMarker.size());
+    long long pid = 0;
+    for (char const c : digits.substr(0, digits.find('-'))) {
+        if (pid > (std::numeric_limits<long long>::max() - 9) / 10) {
+            return std::nullopt;
+        }
+        pid = pid * 10 + (c - '0');
+    }
+    return pid;
+}
+
+std::string_view temporary_target_name(std::string_view file_name) noexcept {
+    if (!is_temporary_name(file_name)) {
+        return {};
+    }
+    return file_name.substr(0, file_name.rfind(kTemporaryMarker));
 }
 
 } // namespace tensoracle

@@ -13,10 +13,24 @@
 namespace tensoracle {
 namespace {
 
+// Whether creating a missing lock file failed for want of permission or of space: a read-only
+// cache (EROFS, EACCES, EPERM), or a full one (ENOSPC: no blocks or, more often, no inodes left;
+// EDQUOT: the user's quota). Nothing can be saved there either, and a reader needs no lock.
+bool cannot_create(int error) noexcept {
+    if (error == EROFS || error == EACCES || error == EPERM || error == ENOSPC) {
+        return true;
+    }
+#ifdef EDQUOT
+    return error == EDQUOT;
+#else
+    return false;
+#endif
+}
+
 // Read-only is enough for flock and lets readers lock in a cache they cannot write to. Returns -1
-// for a shared lock whose file is missing and cannot be created in a read-only cache: nobody can
-// build or save there through this directory, and a reader of a complete entry needs no lock,
-// since every save replaces an entry by one rename.
+// for a shared lock whose file is missing and cannot be created (cannot_create): nobody can build
+// or save there through this directory, and a reader of a complete entry needs no lock, since
+// every save replaces an entry by one rename.
 int open_lock_file(std::filesystem::path const& lock_path, LockMode mode) {
     int const fd = open_cache_file(lock_path, O_RDONLY | O_CREAT);
     if (fd >= 0) {
@@ -26,8 +40,7 @@ int open_lock_file(std::filesystem::path const& lock_path, LockMode mode) {
     if (error == ELOOP) {
         throw FileError("cannot use lock file " + link_refusal(lock_path), lock_path);
     }
-    bool const read_only = error == EROFS || error == EACCES || error == EPERM;
-    if (mode == LockMode::shared && read_only) {
+    if (mode == LockMode::shared && cannot_create(error)) {
         return -1;
     }
     throw_file_error("cannot open lock file", lock_path, error);

@@ -35,6 +35,7 @@ struct FileStatus {
     std::uint64_t size = 0;
     std::int64_t modified_ns = 0; // since the Unix epoch
     std::uint64_t identity = 0;   // the inode number; on Windows the file index
+    std::uint64_t device = 0;     // the device number; on Windows the volume serial number
 };
 
 std::optional<FileStatus> status(int fd) noexcept;
@@ -94,6 +95,11 @@ void advise_sequential_reads(int fd) noexcept;
 void advise_sequential(void* address, std::size_t size) noexcept;
 
 long long process_id() noexcept;
+// Whether a process with this id runs on this machine now (kill(pid, 0) succeeds or is refused
+// with EPERM; on Windows OpenProcess finds it still active). Ids of other machines, or of another
+// PID namespace, are not seen: callers add a condition of their own (a lock, an age) before they
+// act on a process that looks gone.
+bool process_alive(long long pid) noexcept;
 
 // The user's home directory: HOME, else the password database (POSIX); USERPROFILE (Windows).
 // `variable` names the variable that was read, for messages. Empty when there is none.

@@ -3,13 +3,19 @@
 #include "support/cache_test_support.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/cache/cache_listing.hpp"
+#include "tensoracle/cache/cache_pruning.hpp"
+#include "tensoracle/cache/cache_verification.hpp"
 #include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_lock.hpp"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <map>
+#include <sstream>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -137,6 +143,187 @@ TEST(CacheLinks, AnIntactEntryIsReadFromACacheThatCannotBeWritten) {
     ::chmod(cache.c_str(), 0700);
     EXPECT_EQ(status, 0);
     EXPECT_FALSE(std::filesystem::exists(store.lock_path(id)));
+}
+
+std::map<std::string, VerifiedEntry> by_name(CacheVerification const& verification) {
+    std::map<std::string, VerifiedEntry> entries;
+    for (VerifiedEntry const& entry : verification.entries) {
+        entries[entry.name] = entry;
+    }
+    return entries;
+}
+
+bool contains(std::string const& text, std::string const& part) {
+    return text.find(part) != std::string::npos;
+}
+
+// `cache verify` in a child process that SIGALRM ends after 20 s: a verify that blocks on a FIFO
+// fails the test instead of hanging it. The child exits 0 when `check` holds.
+int verify_in_child(std::filesystem::path const& cache,
+                    bool (*check)(CacheVerification const&, std::filesystem::path const&)) {
+    pid_t const child = ::fork();
+    if (child == 0) {
+        ::alarm(20);
+        ::_exit(check(verify_cache(cache), cache) ? 0 : 1);
+    }
+    int status = 0;
+    if (child < 0 || ::waitpid(child, &status, 0) != child) {
+        return -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// A link to a FIFO and a link to a file outside the cache: verify opens neither (no hang, none
+// of the outside file's bytes in any reason) and reports both as unrecognized links.
+TEST(CacheLinks, VerifyFollowsNoLinkToAFifoOrToAFileOutside) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path() / "cache");
+    ASSERT_EQ(::mkfifo((dir.path() / "fifo").c_str(), 0600), 0);
+    testing::write_all(dir.path() / "secret.txt", testing::to_bytes("TOP-SECRET-BYTES"));
+    std::filesystem::create_symlink(dir.path() / "fifo", store.directory() / "fifo.engine");
+    std::filesystem::create_symlink(dir.path() / "secret.txt", store.directory() / "out.engine");
+    int const status = verify_in_child(
+        store.directory(), [](CacheVerification const& verification, auto const& cache) {
+            // The one-file check too (a link swapped in after the listing): never followed.
+            for (char const* name : {"fifo.engine", "out.engine"}) {
+                std::string const damage = engine_file_damage(cache / name);
+                if (!contains(damage, "is a symbolic link") || contains(damage, "TOP-SECRET")) {
+                    return false;
+                }
+            }
+            auto entries = by_name(verification);
+            bool ok = verification.unrecognized_count == 2 && verification.damaged_count == 0 &&
+                      !verification.passed();
+            for (char const* name : {"fifo.engine", "out.engine"}) {
+                ok = ok && entries[name].status == VerifyStatus::unrecognized &&
+                     contains(entries[name].reason, "is a symbolic link") &&
+                     !contains(entries[name].reason, "TOP-SECRET");
+            }
+            nlohmann::json const report = verification_json(verification);
+            return ok && report["unrecognized_count"] == 2 && report["unrecognized"].size() == 2 &&
+                   report["entries"][0]["status"] == "unrecognized" &&
+                   !contains(report.dump(), "TOP-SECRET");
+        });
+    EXPECT_EQ(status, 0) << "128 + 14 (SIGALRM): verify blocked on the FIFO";
+}
+
+// A FIFO and a directory at engine names: listed and verified as unrecognized, never opened for
+// reading; opening the entry whose name a directory holds is CorruptEngineError naming the path.
+TEST(CacheLinks, AFifoOrADirectoryAtAnEntrysNameIsUnrecognizedAndCorrupt) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path() / "cache");
+    auto const id = identity();
+    ASSERT_EQ(::mkfifo((store.directory() / "pipe.engine").c_str(), 0600), 0);
+    std::filesystem::create_directory(store.entry_path(id));
+
+    CacheScan const scan = scan_cache(store.directory(), true);
+    ASSERT_EQ(scan.entries.size(), 2U);
+    for (CacheEntry const& entry : scan.entries) {
+        EXPECT_EQ(entry.status, EntryStatus::unrecognized) << entry.name;
+        EXPECT_FALSE(entry.regular) << entry.name;
+        EXPECT_EQ(entry.size_bytes, 0U) << entry.name;
+    }
+    EXPECT_TRUE(contains(scan.entries[0].reason, "is a directory")) << scan.entries[0].reason;
+    EXPECT_TRUE(contains(scan.entries[1].reason, "not a regular file")) << scan.entries[1].reason;
+    EXPECT_EQ(scan.total_size_bytes, 0U);
+    nlohmann::json const listed = listing_json(scan, {});
+    EXPECT_EQ(listed["entries"][0]["status"], "unrecognized");
+    EXPECT_TRUE(contains(listed["entries"][0]["reason"].get<std::string>(), "is a directory"));
+    EXPECT_TRUE(contains(listing_table(scan), "is a directory"));
+    PrunePlan const plan = plan_prune(scan.entries, {0, std::nullopt}, {});
+    EXPECT_TRUE(plan.selected.empty());
+    EXPECT_EQ(plan.excluded.size(), 2U);
+
+    int const status =
+        verify_in_child(store.directory(), [](CacheVerification const& verified, auto const&) {
+            return verified.unrecognized_count == 2 && verified.entries.size() == 2 &&
+                   verified.entries[0].status == VerifyStatus::unrecognized &&
+                   contains(verified.entries[0].reason, "is a directory") &&
+                   verified.entries[1].status == VerifyStatus::unrecognized &&
+                   contains(verified.entries[1].reason, "not a regular file");
+        });
+    EXPECT_EQ(status, 0);
+
+    EXPECT_FALSE(store.contains(id));
+    try {
+        (void)store.read(id);
+        ADD_FAILURE() << "the directory was read";
+    } catch (CorruptEngineError const& error) {
+        EXPECT_TRUE(contains(error.what(), store.entry_path(id).string())) << error.what();
+        EXPECT_TRUE(contains(error.what(), "is a directory")) << error.what();
+        EXPECT_EQ(error.path(), store.entry_path(id));
+    }
+}
+
+// A copy and a hard link of an entry under other names: no open reads them, so list and verify
+// report them unrecognized with the name the header gives; the link is the same file as the
+// entry and counts once in the total.
+TEST(CacheLinks, MisnamedCopiesAreUnrecognizedAndHardLinksCountOnce) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path() / "cache");
+    auto const id = identity();
+    auto const entry = store.save(id, json::object(), testing::random_bytes(1000, 5));
+    auto const size = std::filesystem::file_size(entry);
+    std::filesystem::copy_file(entry, store.directory() / "copy.engine");
+    std::filesystem::create_hard_link(entry, store.directory() / "zz-link.engine");
+
+    CacheScan const scan = scan_cache(store.directory(), true);
+    ASSERT_EQ(scan.entries.size(), 3U);
+    EXPECT_EQ(scan.entries[0].name, "copy.engine");
+    EXPECT_EQ(scan.entries[1].name, id.file_name);
+    EXPECT_EQ(scan.entries[2].name, "zz-link.engine");
+    EXPECT_EQ(scan.entries[1].status, EntryStatus::recognized);
+    for (std::size_t const index : {0U, 2U}) {
+        CacheEntry const& misnamed = scan.entries[index];
+        EXPECT_EQ(misnamed.status, EntryStatus::unrecognized) << misnamed.name;
+        EXPECT_FALSE(misnamed.header.has_value());
+        EXPECT_TRUE(contains(misnamed.reason, "does not match its header")) << misnamed.reason;
+        EXPECT_TRUE(contains(misnamed.reason, id.file_name)) << misnamed.reason;
+    }
+    EXPECT_EQ(scan.total_size_bytes, 2 * size); // the entry (and its link) once, the copy
+    std::ostringstream streamed;
+    write_listing_json(streamed, store.directory());
+    nlohmann::json const listed = nlohmann::json::parse(streamed.str());
+    EXPECT_EQ(listed["total_size_bytes"], 2 * size);
+    EXPECT_EQ(listed["entries"][2]["status"], "unrecognized");
+
+    CacheVerification const verification = verify_cache(store.directory());
+    auto entries = by_name(verification);
+    EXPECT_EQ(entries[id.file_name].status, VerifyStatus::intact);
+    EXPECT_EQ(entries["copy.engine"].status, VerifyStatus::unrecognized);
+    EXPECT_EQ(entries["zz-link.engine"].status, VerifyStatus::unrecognized);
+    EXPECT_TRUE(contains(entries["copy.engine"].reason, id.file_name));
+    EXPECT_EQ(verification.unrecognized_count, 2U);
+    EXPECT_FALSE(verification.passed());
+
+    // Pruning counts the file once too: the plan's total, and the removal of the entry frees
+    // nothing while its link keeps the file.
+    PrunePlan const plan = plan_prune(scan.entries, {std::nullopt, 0}, {});
+    EXPECT_EQ(plan.total_size_bytes, 2 * size);
+    ASSERT_EQ(plan.selected.size(), 1U);
+    EXPECT_EQ(plan.selected_bytes, size);
+    EXPECT_EQ(plan.projected_total_bytes, 2 * size);
+}
+
+// Two names of one file, both removed: bytes_removed counts the file once.
+TEST(CacheLinks, RemovingTwoNamesOfOneFileCountsItsBytesOnce) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path() / "cache");
+    auto const entry = store.save(identity(), json::object(), testing::random_bytes(700, 6));
+    auto const size = std::filesystem::file_size(entry);
+    std::filesystem::create_hard_link(entry, store.directory() / "other.engine");
+    PrunePlan plan;
+    plan.criterion.cutoff_ns = 0;
+    for (CacheEntry const& scanned : scan_cache(store.directory(), false).entries) {
+        plan.selected.push_back({scanned.name, scanned.size_bytes, scanned.recorded_at_ns,
+                                 scanned.inode, scanned.device});
+    }
+    plan.total_size_bytes = size;
+    PruneResult const result = execute_prune(store, plan);
+    EXPECT_EQ(result.removed.size(), 2U);
+    EXPECT_TRUE(result.failed.empty());
+    EXPECT_EQ(result.bytes_removed, size);
+    EXPECT_EQ(result.remaining_total_bytes, 0U);
 }
 
 } // namespace

@@ -59,20 +59,22 @@ TEST(ScanCache, ListsEnginesAndTemporaryFilesSortedByNameWithStatus) {
     TemporaryDirectory directory;
     auto const& dir = directory.path();
     // Below the second and the microsecond, in the 100 ns steps that Windows file times keep.
+    std::string const good_name = testing::engine_name({{"name", "m"}});
     std::uint64_t const good =
-        testing::write_engine(dir / "m-good.engine", {{"name", "m"}}, {}, 64, 1'500'000'100);
+        testing::write_engine(dir / good_name, {{"name", "m"}}, {}, 64, 1'500'000'100);
     testing::write_file(dir / "b-empty.engine", "", 2);
     testing::write_file(dir / "a-junk.engine", "not an engine at all", 3);
     testing::write_file(dir / "c.engine.tmp-77-abc", "partial", 4);
-    testing::write_file(dir / "m-good.engine.lock", "", 5);
+    testing::write_file(dir / (good_name + ".lock"), "", 5);
     testing::write_file(dir / "weight-0123.json", "{}", 6);
     testing::write_file(dir / "notes.txt", "x", 7);
     std::filesystem::create_directory(dir / "dir.engine");
 
     CacheScan const scan = scan_cache(dir);
     EXPECT_TRUE(scan.exists);
-    ASSERT_EQ(names(scan), (std::vector<std::string>{"a-junk.engine", "b-empty.engine",
-                                                     "c.engine.tmp-77-abc", "m-good.engine"}));
+    ASSERT_EQ(names(scan),
+              (std::vector<std::string>{"a-junk.engine", "b-empty.engine", "c.engine.tmp-77-abc",
+                                        "dir.engine", good_name}));
     CacheEntry const& junk = scan.entries[0];
     EXPECT_EQ(junk.status, EntryStatus::unrecognized);
     EXPECT_NE(junk.reason.find("not a tensoracle engine file"), std::string::npos) << junk.reason;
@@ -80,7 +82,14 @@ TEST(ScanCache, ListsEnginesAndTemporaryFilesSortedByNameWithStatus) {
     EXPECT_FALSE(scan.entries[1].temporary);
     EXPECT_EQ(scan.entries[2].status, EntryStatus::building_or_leftover);
     EXPECT_TRUE(scan.entries[2].temporary);
-    CacheEntry const& engine = scan.entries[3];
+    // A directory at an engine's name is listed, never opened: unrecognized, holding no bytes.
+    CacheEntry const& folder = scan.entries[3];
+    EXPECT_EQ(folder.status, EntryStatus::unrecognized);
+    EXPECT_FALSE(folder.regular);
+    EXPECT_EQ(folder.size_bytes, 0U);
+    EXPECT_NE(folder.reason.find("is a directory"), std::string::npos) << folder.reason;
+    EXPECT_NE(folder.reason.find((dir / "dir.engine").string()), std::string::npos);
+    CacheEntry const& engine = scan.entries[4];
     EXPECT_EQ(engine.status, EntryStatus::recognized);
     ASSERT_TRUE(engine.header.has_value());
     EXPECT_EQ(engine.header->conditions, (nlohmann::json{{"name", "m"}}));
@@ -149,8 +158,8 @@ TEST(ListingJson, RecognizedEntriesCarryConditionsLimitAndWeightPaths) {
     nlohmann::json const conditions = {
         {"name", "m"}, {"graph_version", "1"}, {"weights", {digest}}};
     std::uint64_t const size =
-        testing::write_engine(dir / "m.engine", conditions, {{"workspace_limit", nullptr}}, 16,
-                              1'700'000'000'500'000'000);
+        testing::write_engine(dir / testing::engine_name(conditions), conditions,
+                              {{"workspace_limit", nullptr}}, 16, 1'700'000'000'500'000'000);
     testing::write_file(dir / "z.engine", "", 1'000'000'000);
 
     std::vector<WeightRecord> const records = read_weight_records(dir);
@@ -159,7 +168,7 @@ TEST(ListingJson, RecognizedEntriesCarryConditionsLimitAndWeightPaths) {
     EXPECT_EQ(json["total_size_bytes"], size);
     ASSERT_EQ(json["entries"].size(), 2U);
     nlohmann::json const& entry = json["entries"][0];
-    EXPECT_EQ(entry["file_name"], "m.engine");
+    EXPECT_EQ(entry["file_name"], testing::engine_name(conditions));
     EXPECT_EQ(entry["size_bytes"], size);
     EXPECT_EQ(entry["recorded_at"], "2023-11-14T22:13:20Z");
     EXPECT_EQ(entry["recorded_at_ns"], 1'700'000'000'500'000'000);
@@ -178,14 +187,15 @@ TEST(ListingJson, RecognizedEntriesCarryConditionsLimitAndWeightPaths) {
 TEST(ListingTable, AlignedColumnsWithGraphVersionAndTargets) {
     TemporaryDirectory directory;
     auto const& dir = directory.path();
-    std::uint64_t const a_size = testing::write_engine(
-        dir / "a.engine", {{"name", "a"}, {"graph_version", "7"}, {"targets", {"sm86", "sm89"}}},
-        {}, 2048, 0);
-    testing::write_engine(dir / "b.engine", {{"name", "b"}, {"gpu", {{"name", "NVIDIA H200"}}}}, {},
-                          8, 0);
+    nlohmann::json const a = {{"name", "a"}, {"graph_version", "7"}, {"targets", {"sm86", "sm89"}}};
+    nlohmann::json const b = {{"name", "b"}, {"gpu", {{"name", "NVIDIA H200"}}}};
+    std::string const a_name = testing::engine_name(a);
+    std::uint64_t const a_size = testing::write_engine(dir / a_name, a, {}, 2048, 0);
+    testing::write_engine(dir / testing::engine_name(b), b, {}, 8, 0);
     std::string const table = listing_table(scan_cache(dir));
-    EXPECT_NE(table.find("NAME      GRAPH_VERSION  SIZE"), std::string::npos) << table;
-    EXPECT_NE(table.find("a.engine  7              " + format_size_human(a_size) + "  "),
+    std::string const gap(a_name.size() - 4 + 2, ' '); // names of one length: "a-" or "b-" digest
+    EXPECT_NE(table.find("NAME" + gap + "GRAPH_VERSION  SIZE"), std::string::npos) << table;
+    EXPECT_NE(table.find(a_name + "  7              " + format_size_human(a_size) + "  "),
               std::string::npos)
         << table;
     EXPECT_NE(table.find("sm86,sm89"), std::string::npos) << table;
@@ -197,20 +207,18 @@ TEST(ListingTable, AlignedColumnsWithGraphVersionAndTargets) {
 TEST(ListingTable, TargetsColumnNamesTheHardwareCompatibilityLevel) {
     TemporaryDirectory directory;
     auto const& dir = directory.path();
-    testing::write_engine(dir / "a.engine",
-                          {{"name", "a"},
-                           {"backend", "tensorrt"},
-                           {"hardware_compatibility", "same_compute_capability"},
-                           {"gpu", {{"compute_capability", "8.9"}}},
-                           {"targets", {"sm89"}}},
-                          {}, 8, 0);
-    testing::write_engine(dir / "b.engine",
-                          {{"name", "b"},
-                           {"backend", "tensorrt"},
-                           {"hardware_compatibility", "ampere_plus"},
-                           {"gpu", nullptr},
-                           {"targets", nlohmann::json::array()}},
-                          {}, 8, 0);
+    nlohmann::json const a = {{"name", "a"},
+                              {"backend", "tensorrt"},
+                              {"hardware_compatibility", "same_compute_capability"},
+                              {"gpu", {{"compute_capability", "8.9"}}},
+                              {"targets", {"sm89"}}};
+    nlohmann::json const b = {{"name", "b"},
+                              {"backend", "tensorrt"},
+                              {"hardware_compatibility", "ampere_plus"},
+                              {"gpu", nullptr},
+                              {"targets", nlohmann::json::array()}};
+    testing::write_engine(dir / testing::engine_name(a), a, {}, 8, 0);
+    testing::write_engine(dir / testing::engine_name(b), b, {}, 8, 0);
     std::string const table = listing_table(scan_cache(dir));
     EXPECT_NE(table.find("same_compute_capability (sm89)"), std::string::npos) << table;
     EXPECT_NE(table.find("ampere_plus"), std::string::npos) << table;
@@ -229,8 +237,8 @@ TEST(WriteListingJson, StreamsTheSameObjectAsListingJson) {
     auto const weight_file = dir / "w.safetensors";
     testing::write_file(weight_file, "w", 1);
     std::string const digest = weight_digest(dir, weight_file).sha256;
-    testing::write_engine(dir / "a.engine", {{"name", "a"}, {"weights", {digest}}},
-                          {{"workspace_limit", 1024}}, 10, 5);
+    nlohmann::json const a = {{"name", "a"}, {"weights", {digest}}};
+    testing::write_engine(dir / testing::engine_name(a), a, {{"workspace_limit", 1024}}, 10, 5);
     testing::write_file(dir / "b.engine", "junk", 6);
     testing::write_file(dir / "c.engine", "", 7);
     std::ostringstream out;

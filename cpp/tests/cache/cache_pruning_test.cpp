@@ -4,11 +4,18 @@
 #include "tensoracle/cache/cache_pruning.hpp"
 #include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/io/atomic_file.hpp"
 #include "tensoracle/io/file_lock.hpp"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <string>
 #include <vector>
+#ifdef _WIN32
+#include <windows.h>
+#else
+#include <unistd.h>
+#endif
 
 namespace tensoracle {
 namespace {
@@ -64,6 +71,19 @@ std::vector<std::string> excluded_names(std::vector<ExcludedEntry> const& entrie
         names.push_back(entry.name);
     }
     return names;
+}
+
+long long platform_pid() {
+#ifdef _WIN32
+    return static_cast<long long>(::GetCurrentProcessId());
+#else
+    return static_cast<long long>(::getpid());
+#endif
+}
+
+// The store's file name of the engine whose conditions are {"name": name}.
+std::string named(std::string const& name) {
+    return testing::engine_name({{"name", name}});
 }
 
 PruneCriterion unused_before(std::int64_t cutoff) {
@@ -230,60 +250,60 @@ protected:
 };
 
 TEST_F(ExecutePrune, RemovesTheSelectionAndKeepsEverythingElse) {
-    testing::write_engine(path("old.engine"), {{"name", "old"}}, {}, 100, 1'000);
-    testing::write_engine(path("new.engine"), {{"name", "new"}}, {}, 200, 9'000);
+    testing::write_engine(path(named("old")), {{"name", "old"}}, {}, 100, 1'000);
+    testing::write_engine(path(named("new")), {{"name", "new"}}, {}, 200, 9'000);
     testing::write_file(path("empty.engine"), "", 1'000);
     testing::write_file(path("weight-abc.json"), "{}", 1'000);
     Store const store{directory.path()};
     PruneResult const result = execute_prune(store, plan_all_older_than(5'000));
     ASSERT_EQ(result.removed.size(), 1U);
-    EXPECT_EQ(result.removed[0].name, "old.engine");
-    EXPECT_FALSE(std::filesystem::exists(path("old.engine")));
-    EXPECT_TRUE(std::filesystem::exists(path("new.engine")));
+    EXPECT_EQ(result.removed[0].name, named("old"));
+    EXPECT_FALSE(std::filesystem::exists(path(named("old"))));
+    EXPECT_TRUE(std::filesystem::exists(path(named("new"))));
     EXPECT_TRUE(std::filesystem::exists(path("empty.engine")));
     EXPECT_TRUE(std::filesystem::exists(path("weight-abc.json")));
     EXPECT_EQ(result.bytes_removed, result.removed[0].size_bytes);
-    EXPECT_EQ(result.remaining_total_bytes, std::filesystem::file_size(path("new.engine")));
+    EXPECT_EQ(result.remaining_total_bytes, std::filesystem::file_size(path(named("new"))));
     EXPECT_TRUE(result.failed.empty());
     EXPECT_TRUE(result.missing.empty());
 }
 
 TEST_F(ExecutePrune, AFileGoneBeforeItsRemovalIsMissingAndNotCounted) {
-    testing::write_engine(path("a.engine"), {{"name", "a"}}, {}, 100, 1'000);
-    testing::write_engine(path("b.engine"), {{"name", "b"}}, {}, 100, 2'000);
+    testing::write_engine(path(named("a")), {{"name", "a"}}, {}, 100, 1'000);
+    testing::write_engine(path(named("b")), {{"name", "b"}}, {}, 100, 2'000);
     Store const store{directory.path()};
     PruneResult const result =
         execute_prune(store, plan_all_older_than(5'000), [this](PlannedRemoval const& entry) {
-            if (entry.name == "a.engine") {
-                std::filesystem::remove(path("a.engine"));
+            if (entry.name == named("a")) {
+                std::filesystem::remove(path(named("a")));
             }
         });
-    ASSERT_EQ(result.missing, std::vector<std::string>{"a.engine"});
-    EXPECT_FALSE(std::filesystem::exists(path("a.engine.lock")));
+    ASSERT_EQ(result.missing, std::vector<std::string>{named("a")});
+    EXPECT_FALSE(std::filesystem::exists(path(named("a") + ".lock")));
     ASSERT_EQ(result.removed.size(), 1U);
-    EXPECT_EQ(result.removed[0].name, "b.engine");
+    EXPECT_EQ(result.removed[0].name, named("b"));
     EXPECT_EQ(result.bytes_removed, result.removed[0].size_bytes);
     EXPECT_EQ(result.remaining_total_bytes, 0U);
 }
 
 TEST_F(ExecutePrune, AChangedFileIsAFailedRemovalAndStays) {
-    testing::write_engine(path("grew.engine"), {{"name", "grew"}}, {}, 100, 1'000);
-    testing::write_engine(path("touched.engine"), {{"name", "touched"}}, {}, 100, 1'000);
-    testing::write_engine(path("replaced.engine"), {{"name", "replaced"}}, {}, 100, 1'000);
+    testing::write_engine(path(named("grew")), {{"name", "grew"}}, {}, 100, 1'000);
+    testing::write_engine(path(named("touched")), {{"name", "touched"}}, {}, 100, 1'000);
+    testing::write_engine(path(named("replaced")), {{"name", "replaced"}}, {}, 100, 1'000);
     Store const store{directory.path()};
     PruneResult const result =
         execute_prune(store, plan_all_older_than(5'000), [this](PlannedRemoval const& entry) {
-            if (entry.name == "grew.engine") {
-                testing::append_bytes(path("grew.engine"), "x");
-                testing::set_mtime(path("grew.engine"), 1'000);
-            } else if (entry.name == "touched.engine") {
+            if (entry.name == named("grew")) {
+                testing::append_bytes(path(named("grew")), "x");
+                testing::set_mtime(path(named("grew")), 1'000);
+            } else if (entry.name == named("touched")) {
                 // 100 ns later: the smallest step of Windows file times.
-                testing::set_mtime(path("touched.engine"), 1'100);
+                testing::set_mtime(path(named("touched")), 1'100);
             } else {
                 // Same bytes and time in a new file renamed over the old one (a new inode).
-                testing::write_all(path("replacement"), testing::read_all(path("replaced.engine")));
+                testing::write_all(path("replacement"), testing::read_all(path(named("replaced"))));
                 testing::set_mtime(path("replacement"), 1'000);
-                std::filesystem::rename(path("replacement"), path("replaced.engine"));
+                std::filesystem::rename(path("replacement"), path(named("replaced")));
             }
         });
     EXPECT_TRUE(result.removed.empty());
@@ -300,31 +320,31 @@ TEST_F(ExecutePrune, AChangedFileIsAFailedRemovalAndStays) {
 }
 
 TEST_F(ExecutePrune, AnEntryWhoseLockIsHeldIsExcludedAsInUse) {
-    testing::write_engine(path("busy.engine"), {{"name", "busy"}}, {}, 100, 1'000);
-    testing::write_engine(path("idle.engine"), {{"name", "idle"}}, {}, 100, 1'000);
+    testing::write_engine(path(named("busy")), {{"name", "busy"}}, {}, 100, 1'000);
+    testing::write_engine(path(named("idle")), {{"name", "idle"}}, {}, 100, 1'000);
     Store const store{directory.path()};
     FileLock const reader =
-        FileLock::acquire(store.lock_path_for(path("busy.engine")), LockMode::shared);
+        FileLock::acquire(store.lock_path_for(path(named("busy"))), LockMode::shared);
     CacheEntry busy;
-    busy.name = "busy.engine";
+    busy.name = named("busy");
     EXPECT_TRUE(entry_lock_held(store, busy));
     CacheEntry idle;
-    idle.name = "idle.engine";
+    idle.name = named("idle");
     EXPECT_FALSE(entry_lock_held(store, idle));
-    EXPECT_FALSE(std::filesystem::exists(store.lock_path_for(path("idle.engine"))))
+    EXPECT_FALSE(std::filesystem::exists(store.lock_path_for(path(named("idle")))))
         << "probing must not create lock files";
 
     PruneResult const result = execute_prune(store, plan_all_older_than(5'000));
     ASSERT_EQ(result.excluded.size(), 1U);
-    EXPECT_EQ(result.excluded[0].name, "busy.engine");
+    EXPECT_EQ(result.excluded[0].name, named("busy"));
     EXPECT_EQ(result.excluded[0].reason, "in use by another process");
-    EXPECT_TRUE(std::filesystem::exists(path("busy.engine")));
-    EXPECT_FALSE(std::filesystem::exists(path("idle.engine")));
+    EXPECT_TRUE(std::filesystem::exists(path(named("busy"))));
+    EXPECT_FALSE(std::filesystem::exists(path(named("idle"))));
 }
 
 TEST_F(ExecutePrune, MaxSizeResultSaysWhetherTheTotalFits) {
     testing::write_file(path("junk.engine"), std::string(1000, 'j'), 1'000);
-    testing::write_engine(path("a.engine"), {{"name", "a"}}, {}, 100, 1'000);
+    testing::write_engine(path(named("a")), {{"name", "a"}}, {}, 100, 1'000);
     Store const store{directory.path()};
     PrunePlan const plan = plan_prune(scan_cache(directory.path()).entries, max_size(500), {});
     EXPECT_FALSE(plan.attainable);
@@ -335,6 +355,139 @@ TEST_F(ExecutePrune, MaxSizeResultSaysWhetherTheTotalFits) {
     nlohmann::json const json = result_json(result, plan.criterion);
     EXPECT_EQ(json["within_max_size"], false);
     EXPECT_FALSE(json.contains("projected_total_bytes"));
+}
+
+// --- temporary files whose writer is gone ------------------------------------------------
+
+// No process has this id: beyond Linux's largest pid_max, and not a multiple of 4 as Windows
+// process ids are.
+constexpr long long kGonePid = 2'147'483'647;
+
+TEST(TemporaryNames, GiveTheWriterAndTheTarget) {
+    EXPECT_EQ(temporary_writer_pid("m.engine.tmp-4242-0a1b"), 4242);
+    EXPECT_EQ(temporary_target_name("m.engine.tmp-4242-0a1b"), "m.engine");
+    EXPECT_EQ(temporary_writer_pid("m.engine"), std::nullopt);
+    EXPECT_EQ(temporary_target_name("m.engine"), "");
+    EXPECT_EQ(temporary_writer_pid("m.engine.tmp-99999999999999999999999-ab"), std::nullopt);
+}
+
+TEST(PlanPrune, AbandonedTemporariesArePlannedForRemovalBeforeTheSizeIsJudged) {
+    std::vector<CacheEntry> const entries{
+        recognized("a.engine", 100, 1), recognized("b.engine", 100, 2),
+        temporary("x.engine.tmp-7-ab", 300, 1), temporary("y.engine.tmp-8-cd", 50, 1)};
+    auto const abandoned = [](CacheEntry const& entry) { return entry.name[0] == 'x'; };
+    PrunePlan const plan = plan_prune(entries, max_size(150), {}, abandoned);
+    ASSERT_EQ(plan.abandoned_temporaries.size(), 1U);
+    EXPECT_EQ(plan.abandoned_temporaries[0].name, "x.engine.tmp-7-ab");
+    EXPECT_EQ(plan.abandoned_temporary_bytes, 300U);
+    EXPECT_EQ(excluded_names(plan.excluded), std::vector<std::string>{"y.engine.tmp-8-cd"});
+    EXPECT_NE(plan.excluded[0].reason.find("temporary"), std::string::npos);
+    // 550 in all; without the abandoned file 250, so removing a.engine is enough.
+    EXPECT_EQ(plan.total_size_bytes, 550U);
+    EXPECT_EQ(selected_names(plan), std::vector<std::string>{"a.engine"});
+    EXPECT_EQ(plan.projected_total_bytes, 150U);
+    EXPECT_TRUE(plan.attainable);
+
+    nlohmann::json const json = plan_json("/cache", plan, true);
+    ASSERT_EQ(json["abandoned_temporaries"].size(), 1U);
+    EXPECT_EQ(json["abandoned_temporaries"][0]["file_name"], "x.engine.tmp-7-ab");
+    EXPECT_EQ(json["abandoned_temporaries"][0]["writer_pid"], 7);
+    EXPECT_EQ(json["abandoned_temporaries"][0]["size_bytes"], 300);
+    EXPECT_EQ(json["abandoned_temporary_bytes"], 300);
+
+    // A dry run only lists them.
+    nlohmann::json const dry = result_json(dry_run_result(plan), plan.criterion);
+    EXPECT_TRUE(dry["removed_temporaries"].empty());
+    EXPECT_EQ(dry["temporary_bytes_removed"], 0);
+}
+
+TEST_F(ExecutePrune, ATemporaryFileIsAbandonedOnlyWhenItsWriterIsGoneItIsOldAndUnlocked) {
+    std::int64_t const now = 100 * kAbandonedTemporaryAgeNs;
+    std::int64_t const old = now - kAbandonedTemporaryAgeNs - 1;
+    std::string const target = named("m");
+    std::string const gone = target + ".tmp-" + std::to_string(kGonePid) + "-ab";
+    std::string const mine = target + ".tmp-" + std::to_string(platform_pid()) + "-cd";
+    std::string const recent = target + ".tmp-" + std::to_string(kGonePid) + "-ef";
+    testing::write_file(path(gone), "left by a killed save", old);
+    testing::write_file(path(mine), "being written", old);
+    testing::write_file(path(recent), "just written", now - 1'000'000'000);
+    Store const store{directory.path()};
+    std::vector<CacheEntry> const entries = scan_cache(directory.path()).entries;
+    ASSERT_EQ(entries.size(), 3U);
+    auto const judged = [&](std::string const& name) {
+        auto const found =
+            std::find_if(entries.begin(), entries.end(),
+                         [&](CacheEntry const& entry) { return entry.name == name; });
+        return temporary_abandoned(store, *found, now);
+    };
+    EXPECT_TRUE(judged(gone));
+    EXPECT_FALSE(judged(mine)) << "this process is alive";
+    EXPECT_FALSE(judged(recent)) << "younger than the grace period";
+    EXPECT_FALSE(std::filesystem::exists(path(target + ".lock"))) << "probing creates no lock";
+    {
+        FileLock const builder = FileLock::acquire(path(target + ".lock"), LockMode::shared);
+        EXPECT_FALSE(judged(gone)) << "its entry's lock is held";
+    }
+    EXPECT_TRUE(judged(gone));
+    CacheEntry engine;
+    engine.name = target;
+    EXPECT_FALSE(temporary_abandoned(store, engine, now)) << "not a temporary file";
+}
+
+TEST_F(ExecutePrune, RemovesAbandonedTemporariesWhateverTheCriterionAndReportsThem) {
+    std::int64_t const now = 100 * kAbandonedTemporaryAgeNs;
+    std::string const target = named("m");
+    std::string const gone = target + ".tmp-" + std::to_string(kGonePid) + "-ab";
+    std::string const mine = target + ".tmp-" + std::to_string(platform_pid()) + "-cd";
+    testing::write_file(path(gone), std::string(48, 't'), 1'000);
+    testing::write_file(path(mine), std::string(10, 'u'), 1'000);
+    testing::write_engine(path(named("kept")), {{"name", "kept"}}, {}, 100, now);
+    Store const store{directory.path()};
+    TemporaryProbe const abandoned = [&](CacheEntry const& entry) {
+        return temporary_abandoned(store, entry, now);
+    };
+    PrunePlan const plan =
+        plan_prune(scan_cache(directory.path()).entries, unused_before(0), {}, abandoned);
+    ASSERT_EQ(plan.abandoned_temporaries.size(), 1U);
+    EXPECT_EQ(plan.abandoned_temporaries[0].name, gone);
+    EXPECT_TRUE(plan.selected.empty());
+    EXPECT_EQ(excluded_names(plan.excluded), std::vector<std::string>{mine});
+
+    PruneResult const dry = dry_run_result(plan);
+    EXPECT_TRUE(dry.removed_temporaries.empty());
+    EXPECT_TRUE(std::filesystem::exists(path(gone)));
+
+    PruneResult const result = execute_prune(store, plan, {}, abandoned);
+    ASSERT_EQ(result.removed_temporaries.size(), 1U);
+    EXPECT_EQ(result.removed_temporaries[0].name, gone);
+    EXPECT_EQ(result.temporary_bytes_removed, 48U);
+    EXPECT_EQ(result.bytes_removed, 0U);
+    EXPECT_TRUE(result.failed.empty());
+    EXPECT_FALSE(std::filesystem::exists(path(gone)));
+    EXPECT_TRUE(std::filesystem::exists(path(mine)));
+    EXPECT_TRUE(std::filesystem::exists(path(named("kept"))));
+    EXPECT_FALSE(std::filesystem::exists(path(target + ".lock")));
+    EXPECT_EQ(result.remaining_total_bytes, 10 + std::filesystem::file_size(path(named("kept"))));
+    nlohmann::json const json = result_json(result, plan.criterion);
+    ASSERT_EQ(json["removed_temporaries"].size(), 1U);
+    EXPECT_EQ(json["removed_temporaries"][0]["file_name"], gone);
+    EXPECT_EQ(json["temporary_bytes_removed"], 48);
+}
+
+TEST_F(ExecutePrune, ATemporaryFileWrittenAgainSinceThePlanIsKept) {
+    std::string const gone = named("m") + ".tmp-" + std::to_string(kGonePid) + "-ab";
+    testing::write_file(path(gone), "partial", 1'000);
+    Store const store{directory.path()};
+    PrunePlan const plan = plan_prune(scan_cache(directory.path()).entries, unused_before(0), {},
+                                      [](CacheEntry const&) { return true; });
+    ASSERT_EQ(plan.abandoned_temporaries.size(), 1U);
+    PruneResult const result = execute_prune(
+        store, plan, [&](PlannedRemoval const&) { testing::append_bytes(path(gone), "more"); });
+    EXPECT_TRUE(result.removed_temporaries.empty());
+    EXPECT_TRUE(result.failed.empty());
+    ASSERT_EQ(result.excluded.size(), 1U);
+    EXPECT_NE(result.excluded[0].reason.find("in use"), std::string::npos);
+    EXPECT_TRUE(std::filesystem::exists(path(gone)));
 }
 
 } // namespace

@@ -71,12 +71,13 @@ TEST(ConditionDifference, NearestEntryHasFewestDifferencesAndTheSameName) {
     near["graph_version"] = "2";
     nlohmann::json other = conditions();
     other["name"] = "other";
-    write_engine(directory.path() / "far.engine", far, nullptr, 10, 3'000'000'000);
-    write_engine(directory.path() / "near.engine", near, nullptr, 10, 1'000'000'000);
-    write_engine(directory.path() / "other.engine", other, nullptr, 10, 2'000'000'000);
+    // Each under the store's name: a listing recognizes no engine under another name.
+    write_engine(directory.path() / testing::engine_name(far), far, nullptr, 10, 3'000'000'000);
+    write_engine(directory.path() / testing::engine_name(near), near, nullptr, 10, 1'000'000'000);
+    write_engine(directory.path() / testing::engine_name(other), other, nullptr, 10, 2'000'000'000);
     auto const found = nearest_entry(directory.path(), conditions());
     ASSERT_TRUE(found.has_value());
-    EXPECT_EQ(found->file_name, "near.engine");
+    EXPECT_EQ(found->file_name, testing::engine_name(near));
     ASSERT_EQ(found->differences.size(), 1U);
     EXPECT_EQ(found->differences[0].description, "graph_version 2 \u2192 3");
     nlohmann::json unknown = conditions();

@@ -4,6 +4,7 @@
 
 #include "support/test_support.hpp"
 #include "tensoracle/cache/engine_file.hpp"
+#include "tensoracle/cache/identity.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
 
 #include <cstdint>
@@ -31,6 +32,12 @@ inline void write_file(std::filesystem::path const& path, std::string const& tex
 inline void append_bytes(std::filesystem::path const& path, std::string const& text) {
     std::ofstream out(path, std::ios::binary | std::ios::app);
     out << text;
+}
+
+// The file name the store gives the engine of these conditions ("<name>-<digest>.engine"): the
+// only name under which a listing recognizes it.
+inline std::string engine_name(nlohmann::json const& conditions) {
+    return make_identity(conditions).file_name;
 }
 
 // A valid saved engine with a random plan of `plan_size` bytes; returns the file size.

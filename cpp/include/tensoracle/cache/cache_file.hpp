@@ -17,4 +17,9 @@ int open_cache_file(std::filesystem::path const& path, int flags, unsigned mode 
 // "'<path>' is a symbolic link; tensoracle does not follow links inside its cache directory".
 std::string link_refusal(std::filesystem::path const& path);
 
+// "'<path>' is a directory, not a saved engine file" (`directory` true), else "'<path>' is not a
+// regular file (a FIFO, socket or device), not a saved engine file": why something that is not a
+// regular file at an entry's name is never read as one.
+std::string not_regular_refusal(std::filesystem::path const& path, bool directory);
+
 } // namespace tensoracle

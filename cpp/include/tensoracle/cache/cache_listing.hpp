@@ -11,9 +11,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tensoracle {
@@ -29,11 +31,15 @@ bool is_engine_file_name(std::string_view file_name) noexcept;
 bool is_temporary_engine_name(std::string_view file_name) noexcept;
 
 struct CacheEntry {
-    std::string name; // file name inside the cache directory
-    std::uint64_t size_bytes = 0;
+    std::string name;                // file name inside the cache directory
+    std::uint64_t size_bytes = 0;    // 0 for what is not a regular file
     std::int64_t recorded_at_ns = 0; // modification time, nanoseconds since the Unix epoch
     std::uint64_t inode = 0;
+    std::uint64_t device = 0; // with the inode, tells hard links of one file apart from copies
     bool temporary = false;
+    // False for a symbolic link, a directory or another special file at the name: never opened,
+    // always unrecognized with the reason.
+    bool regular = true;
     EntryStatus status = EntryStatus::building_or_leftover;
     std::string reason;                 // why the header is unrecognized
     std::optional<EngineHeader> header; // set for recognized entries
@@ -41,22 +47,49 @@ struct CacheEntry {
 
 struct CacheScan {
     std::filesystem::path directory;
-    bool exists = false;                // false: the directory has not been created yet
-    std::vector<CacheEntry> entries;    // sorted by name (byte order)
-    std::uint64_t total_size_bytes = 0; // every listed file, temporary ones included
+    bool exists = false;             // false: the directory has not been created yet
+    std::vector<CacheEntry> entries; // sorted by name (byte order)
+    // Every listed file, temporary ones included, each file once: the names of one file (hard
+    // links, the same device and inode) count once.
+    std::uint64_t total_size_bytes = 0;
 };
 
-// Lists the directory without following symbolic links or reading any plan body. With
-// `read_headers` false every non-empty, non-temporary entry is left `unrecognized` with an empty
-// reason (metadata only). A missing directory is an empty scan; other failures throw FileError.
+// The size of `entries` with each file counted once: entries of the same device and inode
+// (hard links of one file) count once. An inode of 0 (unknown) is never taken for another's.
+class DistinctFiles {
+public:
+    // Adds the entry; returns true (and counts its size) when its file was not seen before.
+    bool add(std::uint64_t device, std::uint64_t inode, std::uint64_t size_bytes);
+    bool add(CacheEntry const& entry) { return add(entry.device, entry.inode, entry.size_bytes); }
+    std::uint64_t total_bytes() const noexcept { return total_; }
+
+private:
+    std::set<std::pair<std::uint64_t, std::uint64_t>> seen_; // (device, inode)
+    std::uint64_t total_ = 0;
+};
+
+std::uint64_t distinct_size_bytes(std::span<CacheEntry const> entries);
+
+// Why the file name `file_name` is not the one a saved engine with these header conditions has
+// ("<safe name>-<digest>.engine", make_identity), or nullopt when it is. A copy or hard link of an
+// entry under another name is never opened by open_engine, so it is unrecognized.
+std::optional<std::string> entry_name_mismatch(std::string_view file_name,
+                                               nlohmann::json const& conditions);
+
+// Lists the directory without following symbolic links or reading any plan body. A link, a
+// directory or another special file at an engine's name is `unrecognized` with the reason, as is
+// an entry whose name does not match its header (entry_name_mismatch). With `read_headers` false
+// every other non-empty, non-temporary entry is left `unrecognized` with an empty reason (metadata
+// only). A missing directory is an empty scan; other failures throw FileError.
 CacheScan scan_cache(std::filesystem::path const& directory, bool read_headers = true);
 
 // A positive integer, null (TensorRT's default), or "unknown" when the header has no valid
 // "workspace_limit" reference.
 nlohmann::json workspace_limit_json(EngineHeader const& header);
 
-// Reads the header of a non-empty, non-temporary entry scanned without headers and sets its
-// status, header or reason. Returns false when the file has disappeared meanwhile.
+// Reads the header of a non-empty, non-temporary regular entry scanned without headers and sets
+// its status, header or reason (a name that does not match the header is unrecognized). Returns
+// false when the file has disappeared meanwhile.
 bool read_entry_header(std::filesystem::path const& directory, CacheEntry& entry);
 
 // The paths of valid weight digest records, by SHA-256 (sorted, without duplicates).
@@ -86,7 +119,8 @@ nlohmann::json listing_json(CacheScan const& scan, std::span<WeightRecord const>
 // output starts at once. The total counts the entries written.
 void write_listing_json(std::ostream& out, std::filesystem::path const& directory);
 
-// An aligned text table for people: name, graph version, size, recorded time, status, targets.
+// An aligned text table for people: name, graph version, size, recorded time, status, targets;
+// after the total, one line per unrecognized entry with its reason.
 std::string listing_table(CacheScan const& scan);
 
 } // namespace tensoracle

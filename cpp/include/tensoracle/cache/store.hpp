@@ -85,8 +85,9 @@ public:
     // verifies the plan checksum and compares the stored conditions with identity.conditions
     // (EngineConditionError when they differ). On success records the read in the file's
     // modification time (failures to do so are ignored; a vanished file is never recreated). Throws
-    // CorruptEngineError for damaged or empty files and FileError when the file cannot be opened. A
-    // missing entry is std::nullopt.
+    // CorruptEngineError for damaged or empty files and for a symbolic link, a directory or another
+    // special file at the entry's name (naming the path), and FileError when the file cannot be
+    // opened. A missing entry is std::nullopt.
     std::optional<SavedEngine> read(EngineIdentity const& identity) const;
 
     // Atomically writes header (conditions taken from identity; plan size and checksum computed

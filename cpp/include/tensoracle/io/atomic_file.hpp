@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -41,5 +42,13 @@ private:
 
 // Recognizes the temporary names AtomicFile uses (for listing and pruning).
 bool is_temporary_name(std::string_view file_name) noexcept;
+
+// The id of the process that created the temporary file `file_name` (the <pid> of its name), or
+// nullopt when it is not a temporary name or the id does not fit.
+std::optional<long long> temporary_writer_pid(std::string_view file_name) noexcept;
+
+// The target's file name of the temporary file `file_name` (what precedes ".tmp-"), or an empty
+// view when it is not a temporary name.
+std::string_view temporary_target_name(std::string_view file_name) noexcept;
 
 } // namespace tensoracle

@@ -13,8 +13,9 @@ class FileLock {
 public:
     // Blocks until the lock is granted. Creates the lock file (mode 0600) if missing, never
     // through a symbolic link (FileError names a link found there). A SHARED lock whose file is
-    // missing and cannot be created (a read-only cache) is returned unheld (held() is false):
-    // reading complete entries needs no lock there, and nothing can be saved.
+    // missing and cannot be created (a read-only cache: EROFS, EACCES, EPERM; a full one: ENOSPC,
+    // EDQUOT) is returned unheld (held() is false): reading complete entries needs no lock there,
+    // and nothing can be saved.
     static FileLock acquire(std::filesystem::path const& lock_path, LockMode mode);
     // Returns nullopt at once when another holder conflicts.
     static std::optional<FileLock> try_acquire(std::filesystem::path const& lock_path,

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <memory>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -31,6 +32,7 @@ FileStatus from_stat(struct stat const& status) noexcept {
     result.modified_ns = static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 +
                          static_cast<std::int64_t>(status.st_mtim.tv_nsec);
     result.identity = static_cast<std::uint64_t>(status.st_ino);
+    result.device = static_cast<std::uint64_t>(status.st_dev);
     return result;
 }
 
@@ -181,6 +183,13 @@ void advise_sequential(void* address, std::size_t size) noexcept {
 
 long long process_id() noexcept {
     return ::getpid();
+}
+
+bool process_alive(long long pid) noexcept {
+    if (pid <= 0 || pid != static_cast<long long>(static_cast<pid_t>(pid))) {
+        return false; // 0 and negative ids name process groups, not one process
+    }
+    return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
 Home home_directory() {

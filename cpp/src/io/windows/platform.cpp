@@ -137,6 +137,7 @@ std::optional<FileStatus> status_of_handle(HANDLE handle) noexcept {
     result.modified_ns = (ticks - kEpochDifference) * 100;
     result.identity =
         (std::uint64_t{information.nFileIndexHigh} << 32U) | information.nFileIndexLow;
+    result.device = information.dwVolumeSerialNumber;
     return result;
 }
 
@@ -439,6 +440,21 @@ void advise_sequential_reads(int /*fd*/) noexcept {}
 
 long long process_id() noexcept {
     return static_cast<long long>(::GetCurrentProcessId());
+}
+
+bool process_alive(long long pid) noexcept {
+    if (pid <= 0 || pid > static_cast<long long>(std::numeric_limits<DWORD>::max())) {
+        return false;
+    }
+    HANDLE const process =
+        ::OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(pid));
+    if (process == nullptr) {
+        return ::GetLastError() == ERROR_ACCESS_DENIED; // there, but not ours to query
+    }
+    DWORD code = 0;
+    bool const running = ::GetExitCodeProcess(process, &code) != 0 && code == STILL_ACTIVE;
+    ::CloseHandle(process);
+    return running;
 }
 
 Home home_directory() {
