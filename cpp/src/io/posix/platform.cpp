@@ -2,6 +2,7 @@
 #include "io/platform.hpp"
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
@@ -9,7 +10,6 @@
 #include <fcntl.h>
 #include <memory>
 #include <pwd.h>
-#include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
