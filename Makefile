@@ -8,43 +8,60 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 JOBS ?= $(shell nproc)
-APT_PACKAGES := g++ clang clang-format clang-tidy libclang-rt-14-dev ninja-build \
-	libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libssl-dev libxxhash-dev zlib1g-dev
-# Headless Chromium renders the HTML comparison report in python/tests/test_comparison_report.py.
-APT_PACKAGES += chromium
-# The remote cache tests' real S3 server: a throwaway Ceph RADOS Gateway (python/tests/s3_server.py).
-APT_PACKAGES += ceph-mon ceph-osd radosgw ceph-common
+# What the C++ core and the Python package build with (make demo installs only these).
+APT_CORE := g++ ninja-build nlohmann-json3-dev libcli11-dev libssl-dev libxxhash-dev zlib1g-dev
+# What make test adds: the core's GoogleTest suite, clang for fuzzing and the lints.
+APT_TEST := clang clang-format clang-tidy libclang-rt-14-dev libgtest-dev libgmock-dev
+# Headless Chromium renders the HTML comparison report in python/tests/compare/.
+APT_TEST += chromium
+# The remote cache tests' real S3 server: a throwaway Ceph RADOS Gateway (tests/support/s3_server.py).
+APT_TEST += ceph-mon ceph-osd radosgw ceph-common
 # The Windows x86_64 build of the C++ core (make windows-test): mingw-w64 with POSIX threads, Wine
 # to run it, the GoogleTest sources to build it for Windows, autotools' make for libsodium.
-APT_PACKAGES += g++-mingw-w64-x86-64-posix wine wine64 googletest make
-TORCH_VERSION := 2.13.0
+APT_TEST += g++-mingw-w64-x86-64-posix wine wine64 googletest make
+APT_PACKAGES := $(APT_CORE) $(APT_TEST)
 FUZZ_SECONDS ?= 60
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# The Python requirements, pinned, one file per purpose (python/requirements-*.txt): build (the
+# package's build tools), runtime (its dependencies and TensorRT-RTX), test, producer, docs, and
+# convert (torch). requirements-dev.txt gathers all but convert.
+REQUIREMENTS := $(wildcard python/requirements-*.txt)
 
-.PHONY: test demo setup apt venv cpp cpp-test python python-test lint tidy fuzz bench clean \
-	tensorrt-headers plugin-tensorrt cubin-plugin wheel wheel-test gpu-check windows-test \
-	wheel-abi3 wheel-abi3-test wheel-abi3-test-3.12 wheel-abi3-test-3.13 tidy-windows
+.PHONY: test demo setup apt apt-core venv venv-runtime cpp cpp-test python python-test lint tidy \
+	fuzz bench bench-quick clean docs tensorrt-headers tensorrt-11-headers plugin-tensorrt \
+	cubin-plugin wheel wheel-test gpu-check windows-test wheel-abi3 wheel-abi3-test \
+	wheel-abi3-test-3.12 wheel-abi3-test-3.13 tidy-windows
 
-test: setup cpp-test windows-test python cubin-plugin lint tidy tidy-windows python-test wheel-test \
-	wheel-abi3-test fuzz
+test: setup cpp-test windows-test python cubin-plugin lint tidy tidy-windows docs python-test \
+	wheel-test wheel-abi3-test bench-quick fuzz
 
 setup: apt venv
 
 # Installs only what is missing, so a prepared machine pays one dpkg query and nothing else.
-apt:
-	@dpkg -s $(APT_PACKAGES) >/dev/null 2>&1 || { \
+apt_install = @dpkg -s $(1) >/dev/null 2>&1 || { \
 	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
-	    $(APT_PACKAGES); }
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(1); }
+apt:
+	$(call apt_install,$(APT_PACKAGES))
+apt-core:
+	$(call apt_install,$(APT_CORE))
 
-venv: $(VENV)/.deps-stamp
+# The demo's environment: the package's build tools, its dependencies and TensorRT-RTX.
+venv-runtime: $(VENV)/.runtime-stamp
 
-$(VENV)/.deps-stamp: python/requirements-dev.txt Makefile
+$(VENV)/.runtime-stamp: python/requirements-build.txt python/requirements-runtime.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r python/requirements-build.txt -r python/requirements-runtime.txt
+	touch $@
+
+# Everything make test needs. pip, not uv: this machine keeps the CPU build of torch in pip's
+# find-links directory.
+venv: $(VENV)/.deps-stamp
+
+$(VENV)/.deps-stamp: $(REQUIREMENTS) | venv-runtime
 	$(PY) -m pip install -q -r python/requirements-dev.txt
-	# pip, not uv: this machine keeps the CPU build of torch in pip's find-links directory.
-	$(PY) -m pip install -q torch==$(TORCH_VERSION)
+	$(PY) -m pip install -q -r python/requirements-convert.txt
 	touch $@
 
 cpp: setup
@@ -80,8 +97,10 @@ windows-test: setup
 	env -u XDG_CACHE_HOME $(WINE_ENV) wine $(WINDOWS_BUILD)/tensoracle.exe cache list | \
 	  grep -F '.cache\\tensoracle'
 
+# The package, built from this repository into .venv (the C++ core, the extension, the command).
+install_package = $(PY) -m pip install -q --no-build-isolation --no-deps ./python
 python: setup
-	$(PY) -m pip install -q --no-build-isolation --no-deps ./python
+	$(install_package)
 
 python-test: python cubin-plugin
 	cd python && ../$(PY) -m pytest -q
@@ -175,8 +194,7 @@ wheel-abi3: setup
 	$(call need_python,$(PYTHON312),3.12)
 	rm -rf $(ABI3_DIR) $(ABI3_BUILD_VENV)
 	$(PYTHON312) -m venv $(ABI3_BUILD_VENV)
-	$(ABI3_BUILD_VENV)/bin/python -m pip install -q -c python/requirements-dev.txt \
-	  cmake ninja nanobind scikit-build-core
+	$(ABI3_BUILD_VENV)/bin/python -m pip install -q -r python/requirements-build.txt
 	$(ABI3_BUILD_VENV)/bin/python -m pip wheel -q --no-build-isolation --no-deps \
 	  -w $(ABI3_DIR)/linux ./python
 	$(PY) tools/check_wheel.py $(ABI3_DIR)/linux/tensoracle-*.whl $(ABI3_DIR)
@@ -209,11 +227,22 @@ wheel-abi3-test-3.13: wheel-abi3 cubin-plugin
 gpu-check: setup cpp python
 	$(PY) tools/gpu_check --use-current-env --cpp-build build/cpp $(GPU_CHECK_ARGS)
 
-demo: setup python
+# Only what the demo uses: the core's build dependencies, the package and TensorRT-RTX.
+demo: apt-core venv-runtime
+	$(install_package)
 	$(PY) examples/demo.py
 
 bench: setup cpp python
 	$(PY) bench/run.py
+
+# Every benchmark in its quick mode (small sizes, one repeat): make test runs it so that a broken
+# benchmark fails the tests; its figures are not the benchmarks' results.
+bench-quick: setup cpp python
+	$(PY) bench/run.py --quick
+
+# The documentation site (mkdocs.yml, docs/), built strictly: a broken link or anchor fails.
+docs: venv
+	$(VENV)/bin/mkdocs build --strict --site-dir build/site
 
 clean:
 	rm -rf build $(VENV)
@@ -226,10 +255,18 @@ TENSORRT_HEADERS_WHEEL := kernel-lens==2.0.1 \
 	--hash=sha256:07cc714e8b5e7f34b672f7c7fad93febe7c747be5837ba276b1527370134ffe0
 CUDA_WHEEL_ROOT = $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/nvidia/cu13
 CUBIN_PLUGIN := build/cubin-plugin
-# TensorRT 11.0 and 11.1 C++ headers (Apache-2.0, from NVIDIA's open-source repository), kept
-# outside this repository; the example plugin and the registry probe build against 11.1.
-TENSORRT_VENDOR ?= $(abspath ../shared/vendor/tensorrt)
-TENSORRT_11_HEADERS := $(TENSORRT_VENDOR)/11.1.0.106/include
+# TensorRT 11.0 and 11.1 C++ headers (Apache-2.0, from NVIDIA's open-source repository): fetched
+# at the commits of their releases, every file checked against its SHA-256 in
+# tools/tensorrt-headers.json, into build/tensorrt-headers/<version>/include. Where there is no
+# internet access, TENSORRT_HEADERS=DIR names a local copy (DIR/<version>/include/NvInfer.h), which
+# is checked the same way. The example plugin and the registry probe build against 11.1.
+TENSORRT_HEADERS ?=
+TENSORRT_11 := build/tensorrt-headers
+TENSORRT_11_HEADERS := $(TENSORRT_11)/11.1.0.106/include
+tensorrt-11-headers: | venv-runtime
+	$(PY) tools/tensorrt_headers.py --dest $(TENSORRT_11) \
+	  $(if $(TENSORRT_HEADERS),--local $(abspath $(TENSORRT_HEADERS)))
+
 # A TensorRT SDK folder for the plugin builds: the 11.1 headers, and as the TensorRT library to
 # link, the 11.4 lean runtime of the PyPI wheel (real TensorRT 11 code; the plugin calls none of
 # its functions, so the linker records no dependency on it).
@@ -245,11 +282,9 @@ $(TENSORRT_SDK)/include/NvInferRuntime.h: | venv
 	$(PY) tools/unpack_tensorrt_headers.py $(TENSORRT_SDK).tmp/wheel $(TENSORRT_SDK).tmp/include
 	rm -rf $(TENSORRT_SDK).tmp/wheel && mv $(TENSORRT_SDK).tmp $(TENSORRT_SDK)
 
-plugin-tensorrt: | venv
-	@test -f $(TENSORRT_11_HEADERS)/NvInfer.h || { echo "TensorRT 11.1 headers not found in" \
-	  "$(TENSORRT_11_HEADERS); set TENSORRT_VENDOR to the folder holding 11.1.0.106/include" >&2; exit 1; }
+plugin-tensorrt: tensorrt-11-headers | venv
 	rm -rf $(PLUGIN_TENSORRT) && mkdir -p $(PLUGIN_TENSORRT)/lib
-	ln -s $(TENSORRT_11_HEADERS) $(PLUGIN_TENSORRT)/include
+	ln -s $(abspath $(TENSORRT_11_HEADERS)) $(PLUGIN_TENSORRT)/include
 	ln -s $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tensorrt_lean_libs/libnvinfer_lean.so.11 \
 	  $(PLUGIN_TENSORRT)/lib/libnvinfer_lean.so
 

@@ -9,7 +9,7 @@ only the limited API of 3.12. The script checks that:
 2. it holds at least one extension, and each one (a `.so` file outside the `*.libs/` folder that
    auditwheel adds) is named `*.abi3.so`, the suffix every CPython 3 imports; a
    `*.cpython-312-*.so` would be found by 3.12 only;
-3. abi3audit (PyPI `abi3audit`, pinned in python/requirements-dev.txt), reading each extension's
+3. abi3audit (PyPI `abi3audit`, pinned in python/requirements-test.txt), reading each extension's
    dynamic symbols from the local file, finds no C API symbol outside the limited API and none
    that the limited API only gained after the wheel's Python tag.
 
