@@ -236,11 +236,13 @@ def test_other_conditions_raise_engine_condition_error(store: _core.Store) -> No
     assert store.entry_path(wanted) in str(caught.value)
 
 
-def test_unreadable_entry_raises_os_error(store: _core.Store) -> None:
+def test_a_directory_at_the_entry_name_is_a_corrupt_entry(store: _core.Store) -> None:
+    # Not an OSError such as IsADirectoryError: what stands at the entry's name is not an engine.
     ident = identity()
     os.mkdir(store.entry_path(ident))
-    with pytest.raises(OSError, match=ident.file_name):
+    with pytest.raises(CorruptEngineError, match=ident.file_name) as raised:
         store.read(ident)
+    assert not isinstance(raised.value, OSError)
 
 
 def test_successful_read_records_the_time(store: _core.Store) -> None:
