@@ -164,7 +164,7 @@ def test_build_publishes_and_another_node_gets_the_engines_without_the_graph(
 
     built = run(
         "build", "tinymodel:RECIPES", "--targets", ",".join(TARGETS), "--push", fleet.url,
-        "--json", env=farm,
+        "--format", "json", env=farm,
     )  # fmt: skip
 
     assert built.returncode == 0, built.stderr
@@ -252,7 +252,8 @@ def test_build_publishes_and_another_node_gets_the_engines_without_the_graph(
 
     # Forced: built again, but a published engine is never replaced (create-only).
     published = {key: fleet.read(key) for key in keys}
-    forced = run("build", "tinymodel:RECIPES", "--push", fleet.url, "--force-rebuild", "--json",
+    forced = run("build", "tinymodel:RECIPES", "--push", fleet.url, "--force-rebuild",
+                 "--format", "json",
                  env={**farm, "TINYMODEL_WORKSPACE_LIMIT": str(1 << 29)})  # fmt: skip
 
     assert forced.returncode == 0, forced.stderr
@@ -275,7 +276,8 @@ def test_an_engine_already_in_the_local_cache_is_pushed_signed_when_the_remote_l
     }
     farm = fleet.environment("farm", PYTHONPATH=str(packages), **keys)
 
-    local = run("build", "tinymodel:RECIPES", "--json", env=farm)  # TENSORACLE_REMOTE is set
+    # TENSORACLE_REMOTE is set
+    local = run("build", "tinymodel:RECIPES", "--format", "json", env=farm)
 
     assert local.returncode == 0, local.stderr
     first = report(local)
@@ -284,7 +286,8 @@ def test_an_engine_already_in_the_local_cache_is_pushed_signed_when_the_remote_l
     assert column(first, "published") == ["no", "no"]
     assert fleet.object_keys() == []  # without --push the remote cache is not used
 
-    pushed = run("build", "tinymodel:RECIPES", "--push", "--json", env=farm)  # $TENSORACLE_REMOTE
+    # --push without a value: $TENSORACLE_REMOTE
+    pushed = run("build", "tinymodel:RECIPES", "--push", "--format", "json", env=farm)
 
     assert pushed.returncode == 0, pushed.stderr
     second = report(pushed)
@@ -311,7 +314,7 @@ def test_a_failing_recipe_is_reported_in_its_row_and_the_others_still_run(
 ):
     environment = local_environment(tmp_path, "farm")
 
-    failed = run("build", "tinymodel:WITH_FAILURE", "--json", env=environment)
+    failed = run("build", "tinymodel:WITH_FAILURE", "--format", "json", env=environment)
 
     assert failed.returncode == 1
     document = report(failed)
@@ -366,15 +369,23 @@ def test_an_unreachable_remote_cache_fails_the_publishing_not_the_builds(
 def test_targets_replace_the_recipes_own(tmp_path: Path, packages: Path):
     environment = local_environment(tmp_path, "farm")
 
-    built = run("build", "tinymodel:RECIPES", "--targets", "sm89", "--json", env=environment)
+    built = run(
+        "build", "tinymodel:RECIPES", "--targets", "sm89", "--format", "json", env=environment
+    )
 
     assert built.returncode == 0, built.stderr
     document = report(built)
     assert column(document, "targets") == [["sm89"], ["sm89"]]
     assert column(document, "outcome") == ["built", "built"]
+    # The deprecated --json still prints the JSON document, and says to use --format json.
     declared = run("build", "tinymodel:RECIPES", "--json", env=environment)
+    assert declared.returncode == 0, declared.stderr
     assert column(report(declared), "outcome") == ["built", "built"]  # sm86,sm89,sm120: others
     assert column(report(declared), "targets") == [TARGETS, TARGETS]
+    assert "tensoracle build: --json is deprecated; use --format json\n" in declared.stderr
+    again = run("build", "tinymodel:RECIPES", "--format", "json", env=environment)
+    assert column(report(again), "outcome") == ["reused", "reused"]
+    assert "deprecated" not in again.stderr
 
 
 @pytest.mark.parametrize(
@@ -390,6 +401,8 @@ def test_targets_replace_the_recipes_own(tmp_path: Path, packages: Path):
         (["tinymodel:RECIPES", "--push", "https://example.com/x"], "is not an s3://BUCKET"),
         (["tinymodel:RECIPES", "--push"], "no remote cache"),
         (["tinymodel:RECIPES", "--force"], "unrecognized arguments: --force"),
+        (["tinymodel:RECIPES", "--format", "yaml"], "--format: 'yaml' is not an output format"),
+        (["tinymodel:RECIPES", "--json", "--format", "table"], "cannot be combined with"),
         ([], "MODULE:ATTRIBUTE"),
     ],
 )
@@ -422,8 +435,9 @@ def test_help_describes_the_command():
 
     assert helped.returncode == 0, helped.stderr
     assert helped.stdout.startswith("usage: tensoracle build")
-    for option in ("--targets", "--push", "--force-rebuild", "--json"):
+    for option in ("--targets", "--push", "--force-rebuild", "--format json|table"):
         assert option in helped.stdout
+    assert "--json" not in helped.stdout  # deprecated: still accepted, no longer offered
     listed = run("--help")
     assert "build" in listed.stdout
 

@@ -27,6 +27,13 @@ from tensoracle.cache.remote.config import REMOTE, configure
 from tensoracle.cache.remote.objects import RemoteObjects, RemoteUnavailable, engine_key
 from tensoracle.cli.build_report import ALREADY, BUILT, REUSED, YES, Row, document, table
 from tensoracle.cli.cache_push import publishing_key, push_entry
+from tensoracle.cli.output_format import (
+    JSON,
+    TABLE,
+    FormatError,
+    add_format_option,
+    chosen_format,
+)
 from tensoracle.cli.remote_cache import (
     EXIT_FAILURE,
     EXIT_SUCCESS,
@@ -42,7 +49,7 @@ from tensoracle.errors import EngineCacheError, RemoteCacheWarning
 
 USAGE = (
     "tensoracle build MODULE:ATTRIBUTE [--targets SM[,SM...]] [--push [URL]] [--force-rebuild] "
-    "[--json]"
+    "[--format json|table]"
 )
 
 
@@ -111,7 +118,7 @@ def _parser(prog: str) -> Parser:
     made.add_argument(
         "--force-rebuild", action="store_true", help="build even where a saved engine exists"
     )
-    made.add_argument("--json", action="store_true", help="print one JSON document, not a table")
+    add_format_option(made, TABLE, deprecated_json=True)
     return made
 
 
@@ -206,6 +213,10 @@ def _load(spec: str, prog: str) -> list[EngineRecipe] | None:
 
 def _build(args: list[str], prog: str) -> int:
     options = _parser(prog).parse_args(args)
+    try:
+        output = chosen_format(options, prog)
+    except FormatError as error:
+        raise UsageError(str(error)) from error
     targets = _targets(options.targets)
     publisher = None if options.push is None else _publisher(options.push)
     recipes = _load(options.spec, prog)
@@ -221,7 +232,7 @@ def _build(args: list[str], prog: str) -> int:
         rows.append(row)
     signed = None if publisher is None else publisher.signing is not None
     report = document(options.spec, None if publisher is None else publisher.url, signed, rows)
-    if options.json:
+    if output == JSON:
         print_json(report)
     else:
         print(table(report, rows), end="", flush=True)
