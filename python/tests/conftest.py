@@ -1,5 +1,8 @@
 """Test configuration: GPU tests skip, with their reason, on machines without an NVIDIA GPU, and
-tests that build or run engines skip where neither TensorRT nor TensorRT-RTX is installed.
+tests that build or run engines fail where neither TensorRT nor TensorRT-RTX imports: ``make test``
+installs TensorRT-RTX, so its absence is a broken install. A run meant to go without a backend
+says so with ``pytest --without-backend``; there those tests skip with the reason
+(support/backend_requirement.py).
 
 The check asks the driver only when a `gpu` test is about to run, never at collection.
 
@@ -7,11 +10,12 @@ The tests are in folders named after the package's parts (engine/, cache/, execu
 cubin/, cli/, convert/, tools/); the helpers they share are in support/, which this file puts on
 ``sys.path`` so that tests import them as top-level modules (``from engine_helpers import ...``).
 
-Skips are for a missing GPU or a missing TensorRT backend only. Anything else a test needs and
-``make test`` installs (the S3 server's programs, compilers, chromium, the dev extras) fails the
-test where it is absent. One exception, for machines that run the GPU tests without the
-producer extra (Triton and the CUDA tool wheels): with ``TENSORACLE_TESTS_WITHOUT_PRODUCER=1``
-the producer's tests skip, with the reason, instead of failing (support/cubin_support.py).
+Skips are for a missing GPU, or a missing TensorRT backend under ``--without-backend``, only.
+Anything else a test needs and ``make test`` installs (the S3 server's programs, compilers,
+chromium, the dev extras) fails the test where it is absent. One exception, for machines that
+run the GPU tests without the producer extra (Triton and the CUDA tool wheels): with
+``TENSORACLE_TESTS_WITHOUT_PRODUCER=1`` the producer's tests skip, with the reason, instead of
+failing (support/cubin_support.py).
 Extras that ``make test`` does not install (torch for ``convert``, CuPy and cuda-python for GPU
 execution, the full TensorRT builder) skip with the reason.
 """
@@ -29,11 +33,21 @@ SUPPORT = Path(__file__).parent / "support"
 sys.path.insert(0, str(SUPPORT))
 
 # --installed-package: the suite run against the package installed from a wheel.
-import installed_package  # noqa: E402 (found in SUPPORT, put on the path above)
+# --without-backend: tests needing TensorRT skip, instead of failing, where no backend imports.
+import backend_requirement  # noqa: E402 (found in SUPPORT, put on the path above)
+import installed_package  # noqa: E402
 
-pytest_addoption = installed_package.pytest_addoption
-pytest_configure = installed_package.pytest_configure
 pytest_terminal_summary = installed_package.pytest_terminal_summary
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    installed_package.pytest_addoption(parser)
+    backend_requirement.pytest_addoption(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    backend_requirement.pytest_configure(config)
+    installed_package.pytest_configure(config)
 
 
 @functools.cache
@@ -51,16 +65,7 @@ def gpu_absent_reason() -> str | None:
     return None
 
 
-@functools.cache
-def backend_absent_reason() -> str | None:
-    """Returns why neither TensorRT nor TensorRT-RTX can be used here, or None when one can."""
-    import tensoracle
-
-    try:
-        tensoracle.backend()
-    except ImportError as error:
-        return str(error)
-    return None
+backend_absent_reason = functools.cache(backend_requirement.backend_absent_reason)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -71,7 +76,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("backend") is not None:
         reason = backend_absent_reason()
         if reason is not None:
-            pytest.skip(f"needs a TensorRT backend: {reason}")
+            backend_requirement.backend_missing(reason)
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from backend_requirement import backend_module
 from safetensors.numpy import load_file, save_file
 
 import tensoracle
@@ -17,10 +18,8 @@ from tensoracle import BuilderSettings, EngineBuild, EngineIO, InputShape, Tenso
 from tensoracle.cache.compatibility import target_of
 from tensoracle.engine.log import trt_logger
 
-try:
-    trt: Any = tensoracle.backend().module
-except ImportError as error:  # a machine without either backend: the modules using this skip
-    pytest.skip(f"needs a TensorRT backend: {error}", allow_module_level=True)
+# Where neither backend imports, every module using this fails (skips under --without-backend).
+trt: Any = backend_module()
 
 DECLARATION = EngineBuild(
     inputs={"features": InputShape.ranged((1, 1, 2), (1, 64, 2), (1, 448, 2))},
