@@ -49,7 +49,7 @@ def push_entry(objects: RemoteObjects, path: Path, signing: Any) -> tuple[bool, 
     EngineCacheError when it cannot be read or verified, RemoteUnavailable when the store fails."""
     data = path.read_bytes()
     _core.verify_remote_object(data, str(path), path.name, None, None)
-    return publish_bytes(objects, path.name, data, signing), len(data)
+    return publish_bytes(objects, path.name, data, signing).published, len(data)
 
 
 def _push(args: list[str], prog: str) -> int:

@@ -40,6 +40,7 @@ from tensoracle import _core
 from tensoracle.cache.remote import lease as leases
 from tensoracle.cache.remote.config import SIGNING_KEY, VERIFY_KEY, RemoteConfig, configure
 from tensoracle.cache.remote.objects import RemoteObjects, RemoteUnavailable, TooLarge, engine_key
+from tensoracle.cache.remote.publication import Publication, PublishOutcome
 from tensoracle.errors import EngineCacheError, RemoteCacheWarning
 
 _FIRST_POLL = 0.1
@@ -113,12 +114,16 @@ def save_verified(store: Any, verified: Any, found: Any) -> tuple[Path, memoryvi
     return Path(store.save(verified.identity, verified.references_json, plan)), plan
 
 
-def publish_bytes(objects: RemoteObjects, file_name: str, data: bytes, signing: Any) -> bool:
+def publish_bytes(objects: RemoteObjects, file_name: str, data: bytes, signing: Any) -> Publication:
     """Publishes an engine file's bytes create-only (with its signature trailer when a signing
-    key is given); False when the entry was already published."""
+    key is given): PUBLISHED, or ALREADY_PRESENT when the entry was already published (the
+    object is left as it was). A failure of the store raises ``RemoteUnavailable``."""
     if signing is not None:
         data = data + _core.signature_trailer(signing, file_name, data)
-    return objects.create(engine_key(file_name), data)
+    key = engine_key(file_name)
+    created = objects.create(key, data)
+    outcome = PublishOutcome.PUBLISHED if created else PublishOutcome.ALREADY_PRESENT
+    return Publication(outcome, objects.url(key))
 
 
 class FleetSession:
@@ -235,15 +240,36 @@ class FleetSession:
             time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             delay = min(delay * 1.5, _LONGEST_POLL)
 
-    def publish(self, path: str | Path) -> None:
-        """Publishes the entry just saved at ``path`` (create-only); never replaces an object."""
-        if not self._usable or self._refused or self._config is None or not self.can_publish:
-            return
+    def publish(self, path: str | Path) -> Publication:
+        """Publishes the entry just saved at ``path`` (create-only; never replaces an object) and
+        says what happened: PUBLISHED, ALREADY_PRESENT, or NOT_PUBLISHED with the reason (no
+        remote cache, the store failed, this open refused the remote object, or this node may
+        not publish). A failure of the store also gives the open's one RemoteCacheWarning."""
+        config = self._config
+        url = None if config is None else config.object_url(engine_key(self._identity.file_name))
+        reason = self._not_publishing()
+        if reason is not None or config is None:
+            return Publication(PublishOutcome.NOT_PUBLISHED, url, reason or "no remote cache")
         try:
-            objects = self._objects or RemoteObjects(self._config)
-            publish_bytes(objects, self._identity.file_name, Path(path).read_bytes(), self._signing)
+            objects = self._objects or RemoteObjects(config)
+            return publish_bytes(
+                objects, self._identity.file_name, Path(path).read_bytes(), self._signing
+            )
         except RemoteUnavailable as error:
             self._unavailable(error)
+            return Publication(PublishOutcome.NOT_PUBLISHED, url, str(error))
+
+    def _not_publishing(self) -> str | None:
+        """Why this open publishes nothing, or None when it may publish."""
+        if self._config is None:
+            return "no remote cache is configured"
+        if not self._usable:
+            return f"the remote cache {self._config.url} was unavailable during this open"
+        if self._refused:
+            return "this open refused the remote object for the entry (see its RemoteCacheWarning)"
+        if not self.can_publish:
+            return "this node trusts only signed engines but has no signing key"
+        return None
 
 
 def session(remote: str | None, store: Any, identity: Any) -> FleetSession:
