@@ -234,6 +234,33 @@ class IOTable:
                 f"outputs with data-dependent sizes are not supported by execution units: {listed}"
             )
 
+    def unresolved_output_error(
+        self, shapes: Mapping[str, Sequence[int] | None]
+    ) -> RuntimeError | None:
+        """The error for outputs left unresolved once set_input_shapes set every input, or None.
+
+        ``shapes`` maps each output to the shape TensorRT reports for it after shape inference,
+        or to None where TensorRT reports no valid shape (rank -1). An output with a ``-1``
+        dimension, with no valid shape, or missing from ``shapes`` is unresolved: no buffer can
+        be sized for it, so the unit refuses enqueue until a later call resolves every output.
+        """
+        unresolved = []
+        for name in self.outputs:
+            shape = shapes.get(name)
+            if shape is None:
+                unresolved.append(f"{name!r} (TensorRT reports no valid shape)")
+            elif -1 in tuple(shape):
+                unresolved.append(f"{name!r} {tuple(shape)}")
+        if not unresolved:
+            return None
+        subject = "the shape of output" if len(unresolved) == 1 else "the shapes of outputs"
+        verb = "is" if len(unresolved) == 1 else "are"
+        return RuntimeError(
+            f"after set_input_shapes, {subject} {', '.join(unresolved)} {verb} still unresolved: "
+            "not computable from the input shapes that are set; enqueue and shape queries are "
+            "refused until set_input_shapes resolves every output"
+        )
+
     # ---- names and shapes ------------------------------------------------------------------
 
     def check_name(self, name: object) -> None:

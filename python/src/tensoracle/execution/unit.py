@@ -229,9 +229,10 @@ class EngineExecution:
         """Sets every ranged input's shape at once; earlier shapes stay until this succeeds.
 
         Names, ranks and dimension types are checked before TensorRT is called. When TensorRT
-        then rejects a shape (outside the profile, say) or its shape inference rejects the
-        combination (inputs whose sizes contradict each other), concrete shape queries and
-        enqueue are refused until a later call sets every ranged input.
+        then rejects a shape (outside the profile, say), its shape inference rejects the
+        combination (inputs whose sizes contradict each other) or an output's shape stays
+        unresolved (RuntimeError naming the output), concrete shape queries and enqueue are
+        refused until a later call sets every ranged input.
         """
         self._check_open()
         checked = self._table.check_shapes(shapes)
@@ -253,7 +254,21 @@ class EngineExecution:
         if inference is not None:
             self._blocked = self._table.incomplete_reason
             raise inference
+        unresolved = self._table.unresolved_output_error(self._output_shapes())
+        if unresolved is not None:
+            self._blocked = self._table.incomplete_reason
+            raise unresolved
         self._blocked = None
+
+    def _output_shapes(self) -> dict[str, tuple[int, ...] | None]:
+        """Each output's shape as TensorRT reports it now; None where it reports none valid."""
+        shapes: dict[str, tuple[int, ...] | None] = {}
+        for name in self._outputs:
+            try:
+                shapes[name] = shape_of(self._context.get_tensor_shape(name), f"output {name!r}")
+            except RuntimeError:  # rank -1: no valid shape
+                shapes[name] = None
+        return shapes
 
     def _infer_shapes(self) -> RuntimeError | None:
         """Runs TensorRT's shape inference; the error naming what it reports, or None."""
