@@ -117,7 +117,8 @@ std::optional<std::string> entry_name_mismatch(std::string_view file_name,
                                                nlohmann::json const& conditions) {
     std::string expected;
     try {
-        expected = make_identity(conditions).file_name;
+        // As recorded: an entry saved before targets were sorted keeps its name.
+        expected = recorded_identity(conditions).file_name;
     } catch (Error const& error) {
         return std::string("its header's conditions name no saved engine (") + error.what() + ")";
     }

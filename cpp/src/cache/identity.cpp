@@ -5,6 +5,9 @@
 #include "tensoracle/io/hash.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 
+#include <algorithm>
+#include <string_view>
+
 namespace tensoracle {
 namespace {
 
@@ -25,9 +28,64 @@ std::string safe_name(std::string const& name) {
     return out;
 }
 
+// "sm" then 2 or 3 digits, the first not 0: the spelling BuilderSettings.targets accepts.
+bool is_target(nlohmann::json const& value) {
+    if (!value.is_string()) {
+        return false;
+    }
+    std::string_view const text = value.get_ref<std::string const&>();
+    if (text.size() < 4 || text.size() > 5 || !text.starts_with("sm") || text[2] == '0') {
+        return false;
+    }
+    return std::all_of(text.begin() + 2, text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// By compute capability, lowest first: without leading zeros a shorter name is a lower one.
+bool lower_target(nlohmann::json const& a, nlohmann::json const& b) {
+    auto const& left = a.get_ref<std::string const&>();
+    auto const& right = b.get_ref<std::string const&>();
+    return left.size() != right.size() ? left.size() < right.size() : left < right;
+}
+
+// Checks conditions["targets"] (when present) is a set of targets and sorts it in place.
+// TensorRT-RTX's default targets (sm80, sm86, sm89, sm120) are already in this order, so the
+// entries saved for them keep their identity; tensoracle 1.x recorded no targets at all.
+void sort_targets(nlohmann::json& conditions) {
+    auto const found = conditions.find("targets");
+    if (found == conditions.end()) {
+        return;
+    }
+    nlohmann::json& targets = *found;
+    if (!targets.is_array()) {
+        throw InvalidArgument("engine conditions member \"targets\" must be an array of compute "
+                              "capabilities such as [\"sm86\",\"sm89\"], not " +
+                              targets.dump());
+    }
+    for (nlohmann::json const& target : targets) {
+        if (!is_target(target)) {
+            throw InvalidArgument("engine conditions member \"targets\" holds " + target.dump() +
+                                  "; write each target as \"sm\" and its compute capability in "
+                                  "lower case, for example \"sm89\" or \"sm120\"");
+        }
+    }
+    std::sort(targets.begin(), targets.end(), lower_target);
+    auto const repeated = std::adjacent_find(targets.begin(), targets.end());
+    if (repeated != targets.end()) {
+        throw InvalidArgument("engine conditions member \"targets\" names " + repeated->dump() +
+                              " twice; name each target once");
+    }
+}
+
 } // namespace
 
 EngineIdentity make_identity(nlohmann::json conditions) {
+    if (conditions.is_object()) {
+        sort_targets(conditions);
+    }
+    return recorded_identity(std::move(conditions));
+}
+
+EngineIdentity recorded_identity(nlohmann::json conditions) {
     if (!conditions.is_object()) {
         throw InvalidArgument(std::string("engine conditions must be a JSON object, not a ") +
                               conditions.type_name());

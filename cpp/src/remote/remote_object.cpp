@@ -81,7 +81,7 @@ EngineIdentity remote_entry_identity(EngineHeader const& header, EngineIdentity 
     } else {
         // No identity asked for (a pull by name): the header's conditions must hash to the name.
         try {
-            identity = make_identity(header.conditions);
+            identity = recorded_identity(header.conditions);
         } catch (InvalidArgument const& error) {
             throw CorruptEngineError("remote engine '" + std::string(object_name) +
                                          "' is unusable: its conditions have no identity (" +
