@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 import pytest
+from backend_requirement import rtx_module
 
 from tensoracle.engine import log
 from tensoracle.engine.backends import backend
@@ -13,7 +14,7 @@ from tensoracle.engine.backends import backend
 
 @pytest.fixture
 def trt(monkeypatch: pytest.MonkeyPatch) -> Any:
-    pytest.importorskip("tensorrt_rtx")
+    rtx_module()
     monkeypatch.setenv("TENSORACLE_BACKEND", "tensorrt_rtx")
     return backend().module
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from backend_requirement import rtx_module
 
 from tensoracle import numpy_dtype, tensor_nbytes
 
 
 @pytest.fixture
 def trt():
-    return pytest.importorskip("tensorrt_rtx")
+    return rtx_module()
 
 
 def test_every_unpacked_type_maps_to_a_dtype_of_its_item_size(trt):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from backend_requirement import rtx_module
 from gpu_engines import BIAS, FEATURES_PROFILE, backend_module, build_handle, features_result
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "execution.md"
@@ -28,7 +29,7 @@ def test_every_named_example_is_found():
 
 def test_the_dtype_example_runs_without_a_gpu():
     pytest.importorskip("ml_dtypes")
-    trt = pytest.importorskip("tensorrt_rtx")
+    trt = rtx_module()
     namespace: dict = {"trt": trt, "__name__": "docs_example"}
     exec(compile(example("dtypes"), "docs/execution.md:dtypes", "exec"), namespace)
     assert namespace["sizes"] == {"FLOAT": 32, "BF16": 16, "INT4": 4}

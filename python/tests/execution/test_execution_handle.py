@@ -9,6 +9,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from backend_requirement import rtx_module
 from engine_helpers import DECLARATION, IO, make_graph, write_weights
 
 import tensoracle
@@ -47,7 +48,7 @@ def test_the_stream_is_a_required_keyword_argument_of_enqueue():
 def test_shape_tensor_output_warnings_point_at_the_callers_line(tmp_path: Path, monkeypatch):
     if tensoracle.gpu.absent_reason() is None:
         pytest.skip("this machine has a GPU: the unit would be created")
-    trt = pytest.importorskip("tensorrt_rtx")
+    trt = rtx_module()
     monkeypatch.setenv("TENSORACLE_BACKEND", "tensorrt_rtx")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     from gpu_engines import SHAPE_OUTPUT_PROFILE, shape_tensor_output

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from backend_requirement import rtx_module
 from gpu_engines import (
     FEATURES_PROFILE,
     POINT_PROFILE,
@@ -45,7 +46,7 @@ def test_importing_execution_loads_no_cuda_buffer_library_or_tensorrt():
     ids=lambda value: getattr(value, "__name__", ""),
 )
 def test_the_gpu_tests_engines_build_without_a_gpu(populate, profile, values, monkeypatch):
-    pytest.importorskip("tensorrt_rtx")
+    rtx_module()
     monkeypatch.setenv("TENSORACLE_BACKEND", "tensorrt_rtx")
     plan = build_plan(populate, profile, values)
     assert plan[:4] == b"vtrt"  # TensorRT-RTX's serialized plan magic, seen in every build

@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
+from backend_requirement import rtx_module
 from gpu_engines import (
     FEATURES_PROFILE,
     POINT_PROFILE,
@@ -32,7 +33,7 @@ from tensoracle.execution.io_table import (
 @pytest.fixture(autouse=True)
 def rtx_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     """The tables are described from TensorRT-RTX networks, which need no GPU."""
-    pytest.importorskip("tensorrt_rtx")
+    rtx_module()
     monkeypatch.setenv("TENSORACLE_BACKEND", "tensorrt_rtx")
 
 

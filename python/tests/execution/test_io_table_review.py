@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 import pytest
+from backend_requirement import rtx_module
 from gpu_engines import (
     FEATURES_PROFILE,
     SHAPE_OUTPUT_PROFILE,
@@ -34,7 +35,7 @@ from tensoracle.execution.io_table import (
 @pytest.fixture(autouse=True)
 def rtx_backend(monkeypatch: pytest.MonkeyPatch) -> Any:
     """The networks are TensorRT-RTX's, which builds without a GPU."""
-    trt = pytest.importorskip("tensorrt_rtx")
+    trt = rtx_module()
     monkeypatch.setenv("TENSORACLE_BACKEND", "tensorrt_rtx")
     return trt
 

@@ -63,3 +63,16 @@ def backend_module() -> Any:
     except ImportError as error:
         reason = str(error)
     backend_missing(reason)  # outside the handler: the message is not chained to the ImportError
+
+
+def rtx_module() -> Any:
+    """TensorRT-RTX's module (``tensorrt_rtx``), which builds engines without a GPU, for the tests
+    that describe networks with it; where it does not import, the failure or skip of
+    backend_missing."""
+    import importlib
+
+    try:
+        return importlib.import_module("tensorrt_rtx")
+    except ImportError as error:
+        reason = f"TensorRT-RTX (tensorrt_rtx) does not import: {error}"
+    backend_missing(reason)
