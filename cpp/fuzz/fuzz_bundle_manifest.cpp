@@ -3,6 +3,7 @@
 // only safe relative cubin paths, each once, and carry the digest bundle_sha256() gives.
 #include "tensoracle/cubin/bundle_manifest.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/text/bounded_json.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
     namespace cubin = tensoracle::cubin;
@@ -22,7 +24,9 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
                     std::abort(); // entries visited out of order
                 }
             });
-        auto const document = nlohmann::json::parse(bytes.begin(), bytes.end());
+        // An accepted manifest parsed within the limits once, so it does again.
+        auto const document = tensoracle::parse_bounded_json(
+            std::string_view(bytes.data(), bytes.size()), {.max_bytes = cubin::kMaxManifestBytes});
         auto const& entries = document.at("entries");
         if (entries.size() != manifest.entries.size() || visited != entries.size() ||
             manifest.digest != cubin::bundle_sha256(document, "fuzz")) {

@@ -11,7 +11,9 @@
 # The JSON parsers (engine header, weight record, bundle manifest) get inputs of up to 1 MiB and
 # dictionaries of their member names and of JSON's tricky tokens (cpp/fuzz/dictionaries), and
 # start from seeds that hold the hostile cases of docs/fuzzing.md: a header nested 20,000 levels
-# deep, strings that are not UTF-8, members of the wrong type.
+# deep, strings that are not UTF-8, members of the wrong type, and the shapes that made the old
+# parser quadratic or reach its limits: many small objects, long arrays, branches nested exactly
+# to the 64-level limit and one level beyond it (engine headers, weight records and manifests).
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -63,6 +65,18 @@ def raw_engine(plan, references):
         + b',"references":' + references + b"}")
     return b"TSRCLENG" + struct.pack("<IQ", 1, len(header)) + header + plan
 
+def objects(count):
+    return b"[" + b",".join([b"{}"] * count) + b"]"
+
+def numbers(count):
+    return b"[" + b",".join([b"0"] * count) + b"]"
+
+def branches(depth, count, first_extra=0):
+    """An array of `count` branches nesting `depth` levels with it (the first `first_extra` more)."""
+    def branch(levels):
+        return b"[" * levels + b"]" * levels
+    return b"[" + b",".join([branch(depth - 1 + first_extra)] + [branch(depth - 1)] * (count - 1)) + b"]"
+
 def record(path, size, mtime_ns, inode, sha):
     fields = {"inode": inode, "mtime_ns": mtime_ns, "path": path, "sha256": sha, "size": size}
     fields["record_sha256"] = hashlib.sha256(canonical(fields).encode()).hexdigest()
@@ -82,11 +96,26 @@ seeds = {
         "io_tensor": engine(b"", {"name": "m", "gpu": None, "targets": ["sm89"]}, {"io": {
             "tensors": [{"name": "x", "mode": "INPUT", "dtype": "FLOAT", "shape": [1, -1],
                          "profile": {"min": [1, 1], "opt": [1, 2], "max": [1, 4]}}]}}),
+        # The header object and references hold the shape: 62 levels left below them.
+        "many_objects": raw_engine(b"p", b'{"a":' + objects(100_000) + b"}"),
+        "long_array": raw_engine(b"p", b'{"a":' + numbers(200_000) + b"}"),
+        "depth_at_limit": raw_engine(b"p", b'{"a":' + branches(62, 2_000) + b"}"),
+        "depth_beyond_limit": raw_engine(b"p", b'{"a":' + branches(62, 2_000, 1) + b"}"),
+        "header_of_objects": b"TSRCLENG" + struct.pack("<IQ", 1, 300_001) + objects(100_000),
     },
     "weight": {
         "valid": record("/models/m.safetensors", 123, 1700000000123456789, 42, "ab" * 32),
         "negative_time": record("/w", 0, -5, 0, "0" * 64),
         "empty_object": b"{}",
+        "many_objects": objects(20_000),
+        "depth_at_limit": b'{"path":' + branches(63, 100) + b"}",
+        "depth_beyond_limit": b'{"path":' + branches(63, 100, 1) + b"}",
+    },
+    "manifest": {
+        "many_objects": b'{"schema_version":1,"entries":' + objects(300_000) + b"}",
+        "long_array": b'{"schema_version":1,"entries":' + numbers(400_000) + b"}",
+        "depth_at_limit": b'{"schema_version":1,"entries":' + branches(63, 3_000) + b"}",
+        "depth_beyond_limit": b'{"schema_version":1,"entries":' + branches(63, 3_000, 1) + b"}",
     },
 }
 for kind, files in seeds.items():
@@ -107,6 +136,7 @@ for target in "${targets[@]}"; do
     case $target in
         fuzz_engine_header) seeds+=("$work/seeds/engine") ;;
         fuzz_weight_record) seeds+=("$work/seeds/weight") ;;
+        fuzz_bundle_manifest) seeds+=("$work/seeds/manifest") ;;
     esac
     if [ -d "$kept/$target" ]; then seeds+=("$kept/$target"); fi
     corpus=$work/corpus/$target
