@@ -28,7 +28,6 @@ import re
 import stat
 import sys
 import tempfile
-import zipfile
 from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -41,6 +40,7 @@ from tensoracle.errors import (
     MissingCubinError,
     PluginBundleMismatchError,
 )
+from tensoracle.wheel_archive import WheelArchive
 
 __all__ = [
     "BundleError",
@@ -57,6 +57,9 @@ __all__ = [
 #: The SMs a 1.x bundle is built for; ``cubin_sm`` accepts only these unless told otherwise.
 SMS_1X = ("sm86", "sm89", "sm120")
 _MAX_MANIFEST_BYTES = _core.MAX_MANIFEST_BYTES
+# What the core reads of a cubin and of a plugin library (bundle_manifest.hpp, bundle_inspect.cpp).
+_MAX_CUBIN_BYTES = 256 << 20
+_MAX_PLUGIN_BYTES = 2 << 30
 _TARGET = re.compile(r"sm([0-9]{2,3})")
 
 
@@ -205,47 +208,74 @@ def _renamed(error: BundleError, replacements: dict[str, str]) -> BundleError:
 
 def inspect_wheel(path: Path, *, plugin: str | None = None) -> str:
     """Runs :func:`inspect_bundle` on the one bundle inside a wheel (and ``plugin``, a path
-    inside the wheel), extracted to a temporary directory; nothing is installed. Returns the
-    digest.
+    inside the wheel); nothing is installed. Returns the digest.
+
+    Only ``bundle.json``, the cubins its entries name and ``plugin`` are taken out of the
+    archive, into a temporary directory removed on every path, within the limits of
+    :mod:`tensoracle.wheel_archive` (each member's size by its role, the sum, the compression
+    ratio; declared sizes judged before inflating, inflated bytes counted while reading).
 
     Raises:
-        zipfile.BadZipFile: ``path`` is not a zip archive.
-        BundleError: A member name is not a safe relative path ("wheel contains an invalid
-            path"), the wheel holds no or several ``bundle.json``, or ``plugin`` is not a safe
-            relative path ("invalid plugin path in wheel").
+        zipfile.BadZipFile: ``path`` is not a zip archive, or a member cannot be read from it (a
+            :class:`~tensoracle.wheel_archive.WheelArchiveError`, also a ``BundleError``).
+        BundleError: A member name is not a safe relative path, is too long or too deep, is in
+            the archive twice or is both a file and a folder ("wheel contains an invalid path"),
+            the wheel holds no or several ``bundle.json``, ``plugin`` is not a safe relative path
+            ("invalid plugin path in wheel"), or a member taken out is beyond a limit.
         PluginBundleMismatchError: ``plugin`` is not in the wheel, or does not match the bundle.
         And every error of :func:`inspect_bundle`.
     """
     wheel = Path(path)
     with (
-        zipfile.ZipFile(wheel) as archive,
+        WheelArchive(wheel) as archive,
         tempfile.TemporaryDirectory(prefix="tensoracle-wheel-") as scratch,
     ):
-        members = archive.infolist()
-        for member in members:
-            if not _core.is_safe_relative_path(member.filename):
-                raise BundleError(
-                    f"wheel contains an invalid path: {member.filename!r} (in {wheel})"
-                )
-        root = Path(scratch)
-        archive.extractall(root)
-        manifests = [
-            m.filename
-            for m in members
-            if not m.is_dir() and PurePosixPath(m.filename).name == "bundle.json"
-        ]
+        manifests = [parts for parts in archive.files if parts[-1] == "bundle.json"]
         if len(manifests) != 1:
+            names = ["/".join(parts) for parts in manifests]
             raise BundleError(
-                f"wheel {wheel} holds {len(manifests)} bundle.json files {manifests}, "
+                f"wheel {wheel} holds {len(manifests)} bundle.json files {names}, "
                 "expected exactly one"
             )
         if plugin is not None and not _core.is_safe_relative_path(plugin):
             raise BundleError(f"invalid plugin path in wheel: {plugin!r} (in {wheel})")
-        prefix = PurePosixPath(manifests[0]).parent
-        bundle_dir = root.joinpath(*prefix.parts)
-        library = None if plugin is None else root.joinpath(*PurePosixPath(plugin).parts)
+        root = Path(scratch)
+        prefix = manifests[0][:-1]
+        bundle_dir = root.joinpath(*prefix)
+        archive.copy(manifests[0], bundle_dir / "bundle.json", _MAX_MANIFEST_BYTES)
+        for parts in _named_cubins(bundle_dir / "bundle.json", prefix, archive):
+            archive.copy(parts, root.joinpath(*parts), _MAX_CUBIN_BYTES)
+        library = None
+        if plugin is not None:
+            plugin_parts = PurePosixPath(plugin).parts
+            library = root.joinpath(*plugin_parts)
+            if plugin_parts in archive.files and not library.exists():
+                archive.copy(plugin_parts, library, _MAX_PLUGIN_BYTES)
         try:
             return inspect_bundle(bundle_dir, plugin=library)
         except BundleError as error:
             # Name the wheel's members rather than the temporary directory.
             raise _renamed(error, {str(root): f"{wheel}!"}) from None
+
+
+def _named_cubins(
+    manifest: Path, prefix: tuple[str, ...], archive: WheelArchive
+) -> list[tuple[str, ...]]:
+    """The wheel's file members that the entries of ``manifest`` (taken out to ``manifest``)
+    name, each once; nothing when the manifest is not JSON within the limits, which
+    :func:`inspect_bundle` then reports itself, as it reports a name that is not safe or not in
+    the wheel."""
+    data = manifest.read_bytes()
+    if data.startswith(codecs.BOM_UTF8) or _core.json_refusal(data, _MAX_MANIFEST_BYTES):
+        return []
+    document = json.loads(data)  # within the core's limits of size and depth
+    entries = document.get("entries") if isinstance(document, dict) else None
+    named: list[tuple[str, ...]] = []
+    for entry in entries if isinstance(entries, list) else []:
+        file = entry.get("file") if isinstance(entry, dict) else None
+        if not isinstance(file, str) or not _core.is_safe_relative_path(file):
+            continue
+        parts = prefix + PurePosixPath(file).parts
+        if parts in archive.files and parts not in named:
+            named.append(parts)
+    return named
