@@ -18,7 +18,8 @@ from engine_files import header
 from engine_helpers import IO, make_graph, write_weights
 
 import tensoracle
-from tensoracle import BuilderSettings, EngineBuild, InputShape, build_serialized_engine
+from tensoracle import BuilderSettings, EngineBuild, InputShape, _core, build_serialized_engine
+from tensoracle.cache import compatibility, identity
 from tensoracle.engine.build import _configure
 from tensoracle.engine.log import capture, trt_logger
 
@@ -258,3 +259,27 @@ def test_rtx_refusal_saves_nothing_and_keeps_what_was_saved(
         tensoracle.prepare_engine(fp8, declared(), **{**arguments, "graph_version": "2"})
     assert sorted(path.name for path in engine_cache.glob("*.engine")) == [kept.path.name]
     assert kept.path.read_bytes() == before
+
+
+def test_targets_in_any_order_are_one_identity():
+    # `tensoracle build --targets sm89,sm86` against a recipe declaring sm86,sm89: one engine.
+    declared = BuilderSettings(targets=("sm86", "sm89", "sm120"))
+    shuffled = BuilderSettings(targets=["sm120", "sm89", "sm86"])
+    assert declared.targets == shuffled.targets == ("sm86", "sm89", "sm120")
+    rtx_keys = compatibility.hardware("tensorrt_rtx", None, ["sm120", "sm89", "sm86"], None)
+    assert rtx_keys["targets"] == ["sm86", "sm89", "sm120"]
+    first = _core.make_identity(identity.to_json({"name": "m", **rtx_keys}))
+    second = _core.make_identity(
+        identity.to_json({"name": "m", "gpu": None, "targets": ["sm89", "sm86", "sm120"]})
+    )
+    assert first.file_name == second.file_name
+
+
+def test_repeated_and_misspelled_targets_are_refused_by_name():
+    with pytest.raises(ValueError, match=r"BuilderSettings\.targets=.*names 'sm89' twice"):
+        BuilderSettings(targets=("sm89", "sm86", "sm89"))
+    for bad in ("sm8x", "SM86"):
+        with pytest.raises(ValueError, match=rf"BuilderSettings\.targets holds '{bad}'"):
+            BuilderSettings(targets=(bad,))
+    with pytest.raises(ValueError, match=r'"targets" holds "SM86"'):
+        _core.make_identity(identity.to_json({"name": "m", "targets": ["SM86"]}))

@@ -27,6 +27,7 @@ from tensoracle.engine.declaration import (
     AMPERE_PLUS,
     HARDWARE_COMPATIBILITY_LEVELS,
     SAME_COMPUTE_CAPABILITY,
+    sorted_targets,
 )
 
 RTX = "tensorrt_rtx"
@@ -57,11 +58,13 @@ def hardware(
 ) -> dict[str, Any]:
     """The identity's hardware keys for a build by ``backend`` on ``device`` (None without a
     GPU) for ``targets`` with the hardware compatibility ``level`` (None for none): ``gpu`` and
-    ``targets``, plus ``hardware_compatibility`` when a level is set."""
+    ``targets``, plus ``hardware_compatibility`` when a level is set. The targets are recorded
+    sorted by compute capability (``sorted_targets``): one set, one identity, in any order."""
     if backend == RTX:
-        return {"gpu": None, "targets": list(targets)}
+        return {"gpu": None, "targets": sorted_targets(targets)}
     if level is None:
-        return {"gpu": dict(device) if device is not None else None, "targets": list(targets)}
+        gpu = dict(device) if device is not None else None
+        return {"gpu": gpu, "targets": sorted_targets(targets)}
     if level not in HARDWARE_COMPATIBILITY_LEVELS:
         raise ValueError(
             f"BuilderSettings.hardware_compatibility={level!r}; use None, "

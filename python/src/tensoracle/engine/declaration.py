@@ -85,8 +85,18 @@ class InputShape:
         return {"min": list(self.minimum), "opt": list(self.optimum), "max": list(self.maximum)}
 
 
+def sorted_targets(targets: Iterable[str]) -> list[str]:
+    """Targets in the one order every identity records them: by compute capability, lowest first
+    (``sm86, sm89, sm120``; not by text, which would put sm120 first). The same set declared in
+    any order thus names the same saved engine. TensorRT-RTX's default set is already in this
+    order, so entries built for it keep their identity."""
+    # "sm" and digits without a leading zero: a shorter name is a lower capability.
+    return sorted(targets, key=lambda target: (len(target), target))
+
+
 def _targets(value: Any) -> tuple[str, ...] | None:
-    """Checks BuilderSettings.targets: None, or smXY names (lower case, no repeats), or current."""
+    """Checks BuilderSettings.targets: None, or smXY names (lower case, no repeats), or current;
+    returns them sorted (``sorted_targets``)."""
     if value is None:
         return None
     if isinstance(value, str | bytes) or not isinstance(value, Iterable):
@@ -111,9 +121,13 @@ def _targets(value: Any) -> tuple[str, ...] | None:
             f"BuilderSettings.targets={entries!r}: {CURRENT_TARGET!r} (the local GPU) must be "
             "the only entry"
         )
-    if len(set(entries)) != len(entries):
-        raise ValueError(f"BuilderSettings.targets={entries!r} names a target twice")
-    return entries
+    repeated = sorted({entry for entry in entries if entries.count(entry) > 1})
+    if repeated:
+        raise ValueError(
+            f"BuilderSettings.targets={entries!r} names {', '.join(map(repr, repeated))} twice; "
+            "name each target once"
+        )
+    return tuple(sorted_targets(entries))
 
 
 @dataclass(frozen=True)
@@ -121,9 +135,10 @@ class BuilderSettings:
     """Builder settings. TF32 is always disabled; the workspace limit is in bytes or None.
 
     ``targets`` are the compute capabilities the plan is built for (``("sm89", "sm120")``, or
-    ``("current",)`` for the local GPU). None keeps the backend's default: for TensorRT-RTX the
-    ``TENSORACLE_RTX_TARGETS`` environment variable, else sm80, sm86, sm89 and sm120; TensorRT 11
-    always builds for the local GPU.
+    ``("current",)`` for the local GPU), a set: kept sorted by compute capability, so the same
+    targets in any order give the same engine identity. None keeps the backend's default: for
+    TensorRT-RTX the ``TENSORACLE_RTX_TARGETS`` environment variable, else sm80, sm86, sm89 and
+    sm120; TensorRT 11 always builds for the local GPU.
 
     ``hardware_compatibility`` (TensorRT 11 only) lets an engine built on one GPU run on others:
     ``"ampere_plus"`` on every GPU from sm80 on, ``"same_compute_capability"`` on every GPU of the

@@ -12,6 +12,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from tensoracle.engine.declaration import sorted_targets
+
 NAME = "tensorrt_rtx"
 MODULE_NAME = "tensorrt_rtx"
 EXTRA = "tensoracle[rtx]"
@@ -44,7 +46,7 @@ def _requested(declared: tuple[str, ...] | None = None) -> list[str]:
                     f"BuilderSettings.targets holds {entry!r}, which TensorRT-RTX cannot target; "
                     f"use {', '.join(KNOWN_TARGETS)}, or {_CURRENT!r} alone"
                 )
-        return list(declared)
+        return sorted_targets(declared)
     text = os.environ.get(TARGETS_VARIABLE, "").strip()
     if not text:
         return list(DEFAULT_TARGETS)
@@ -57,9 +59,13 @@ def _requested(declared: tuple[str, ...] | None = None) -> list[str]:
                 f"{TARGETS_VARIABLE}={text!r}: {entry!r} is not a TensorRT-RTX target; use "
                 f"{', '.join(KNOWN_TARGETS)} (comma-separated) or {_CURRENT!r} alone"
             )
-    if len(set(entries)) != len(entries):
-        raise ValueError(f"{TARGETS_VARIABLE}={text!r} names a target twice")
-    return entries
+    repeated = sorted({entry for entry in entries if entries.count(entry) > 1})
+    if repeated:
+        raise ValueError(
+            f"{TARGETS_VARIABLE}={text!r} names {', '.join(map(repr, repeated))} twice; name "
+            "each target once"
+        )
+    return sorted_targets(entries)
 
 
 def planned_targets(
