@@ -1,5 +1,6 @@
 """A TCP proxy in front of the test S3 server that cuts every connection after a number of
 bytes of the server's answer: a download that the network drops mid-body, as a real one can be.
+Once closed it drops the connections it still relays too: a store that went away.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ class _Relay(socketserver.BaseRequestHandler):
     def handle(self) -> None:
         client: socket.socket = self.request
         with socket.create_connection(self.server.upstream, timeout=30) as upstream:
+            self.server.track(client, upstream)
             forward = threading.Thread(target=_pump, args=(client, upstream, None), daemon=True)
             forward.start()
             _pump(upstream, client, self.server.limit)
@@ -47,6 +49,19 @@ class _CuttingServer(socketserver.ThreadingTCPServer):
         super().__init__(("127.0.0.1", 0), _Relay)
         self.upstream = upstream
         self.limit = limit
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def track(self, *ends: socket.socket) -> None:
+        with self._lock:
+            self._open.extend(ends)
+
+    def drop_connections(self) -> None:
+        with self._lock:
+            ends, self._open = self._open, []
+        for end in ends:
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
 
 
 @contextlib.contextmanager
@@ -61,4 +76,5 @@ def cutting_proxy(upstream_port: int, limit: int) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+        server.drop_connections()
         thread.join(timeout=10)

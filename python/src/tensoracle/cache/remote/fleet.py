@@ -152,13 +152,24 @@ class FleetSession:
         value: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if self._renewal is not None:
-            self._renewal.stop()
-        if self._lease is not None and self._usable:
-            try:
-                self._lease.release()
-            except RemoteUnavailable as error:
-                self._unavailable(error)
+        try:
+            if self._renewal is not None:
+                self._renewal.stop()
+        finally:
+            self._give_back_lease()
+
+    def _give_back_lease(self) -> None:
+        """Releases the lease this open took, whatever happened since (a store that failed after
+        the lease was taken included: left behind, it would make every other node wait a lease
+        time). A failure of the release itself is suppressed: it gives the open's one
+        RemoteCacheWarning unless the open warned already, and the lease then expires."""
+        lease, self._lease = self._lease, None
+        if lease is None:
+            return
+        try:
+            lease.release()
+        except RemoteUnavailable as error:
+            self._unavailable(error)
 
     @property
     def can_publish(self) -> bool:
@@ -186,6 +197,7 @@ class FleetSession:
             return fetched
         except RemoteUnavailable as error:
             self._unavailable(error)
+            self._give_back_lease()  # this node builds alone and publishes nothing
             return None
 
     def _fetch_or_lease(self, objects: RemoteObjects, config: RemoteConfig) -> Fetched | None:
