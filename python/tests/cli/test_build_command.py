@@ -87,6 +87,14 @@ def broken_graph(network):
     raise RuntimeError("this graph cannot be built")
 
 
+def exiting_graph(network):
+    os._exit(0)  # skips finally blocks and atexit: the status the command set would be lost
+
+
+def sys_exiting_graph(network):
+    raise SystemExit(0)
+
+
 RECIPES = [
     recipe("tiny-encoder", "encoder.safetensors"),
     recipe("tiny-decoder", "decoder.safetensors"),
@@ -98,7 +106,31 @@ WITH_FAILURE = {
     ),
 }
 NOT_RECIPES = {"encoder": RECIPES[0], "readme": "README.md"}
+ENDS_THE_PROCESS = [
+    RECIPES[0],
+    EngineRecipe(
+        exiting_graph, DECLARATION, name="tiny-exit", graph_version="1", weights=[], io=IO
+    ),
+]
+CALLS_SYS_EXIT = [
+    EngineRecipe(
+        sys_exiting_graph, DECLARATION, name="tiny-sys-exit", graph_version="1", weights=[], io=IO
+    ),
+    RECIPES[1],
+]
 '''
+
+# Modules next to tinymodel that end the process while they are imported, and one that ignores
+# every warning (the RemoteCacheWarning of an unreachable store included).
+MODULES = {
+    "broken_at_import": 'raise RuntimeError("broken at import")\n',
+    "exits_at_import": "import sys\n\nsys.exit(0)\n",
+    "exits_with_text_at_import": 'import sys\n\nsys.exit("no GPU here, nothing to do")\n',
+    "ends_at_import": "import os\n\nos._exit(0)\n",
+    "quiet_recipes": (
+        "import warnings\n\nwarnings.filterwarnings('ignore')\n\nfrom tinymodel import RECIPES\n"
+    ),
+}
 
 
 # The test seam that describes a node's GPU (TENSORACLE_DESCRIBED_GPU, docs/engines.md).
@@ -119,7 +151,8 @@ def write_package(root: Path) -> Path:
     (package / "__init__.py").write_text(PACKAGE)
     for name, bias in (("encoder", (0.5, -1.0)), ("decoder", (2.0, 3.0))):
         save_file({"bias": np.array(bias, dtype=np.float32)}, str(package / f"{name}.safetensors"))
-    (root / "broken_at_import.py").write_text('raise RuntimeError("broken at import")\n')
+    for module, source in MODULES.items():
+        (root / f"{module}.py").write_text(source)
     return root
 
 
@@ -339,8 +372,17 @@ def test_a_failing_recipe_is_reported_in_its_row_and_the_others_still_run(
 
 
 @pytest.mark.backend
+@pytest.mark.parametrize(
+    ("spec", "ignoring"),
+    [
+        ("tinymodel:RECIPES", {}),
+        ("tinymodel:RECIPES", {"PYTHONWARNINGS": "ignore"}),
+        ("quiet_recipes:RECIPES", {}),  # warnings.filterwarnings("ignore") in the recipe module
+    ],
+    ids=["warnings-shown", "PYTHONWARNINGS=ignore", "filterwarnings-in-the-recipes"],
+)
 def test_an_unreachable_remote_cache_fails_the_publishing_not_the_builds(
-    tmp_path: Path, packages: Path
+    tmp_path: Path, packages: Path, spec: str, ignoring: dict[str, str]
 ):
     closed = "http://127.0.0.1:9"  # the discard port: nothing listens there
     environment = local_environment(
@@ -352,17 +394,100 @@ def test_an_unreachable_remote_cache_fails_the_publishing_not_the_builds(
         AWS_SECRET_ACCESS_KEY="nothing",
         AWS_REGION="us-east-1",
         TENSORACLE_REMOTE_RETRIES="0",
+        **ignoring,
     )
 
-    completed = run("build", "tinymodel:RECIPES", "--push", "s3://engines/nowhere", env=environment)
+    completed = run("build", spec, "--push", "s3://engines/nowhere", env=environment)
 
-    assert completed.returncode == 1
+    assert completed.returncode == 1, completed.stderr
     _header, *rows, summary = completed.stdout.splitlines()
     assert [row.split()[3:5] for row in rows] == [["built", "no"], ["built", "no"]]
     assert all("publishing failed: " in row and closed in row for row in rows)
-    assert summary.endswith("0 already published, 2 not published in s3://engines/nowhere")
-    assert completed.stderr.count("RemoteCacheWarning: remote engine cache unavailable") == 2
+    assert summary.endswith("0 published, 0 already published, 2 not published in "
+                            "s3://engines/nowhere")  # fmt: skip
+    assert completed.stderr.count("): built, not published (publishing failed: ") == 2
+    shown = 0 if ignoring or spec.startswith("quiet") else 2
+    assert completed.stderr.count("RemoteCacheWarning: remote engine cache unavailable") == shown
     assert len(list((tmp_path / "farm" / "tensoracle").glob("*.engine"))) == 2
+
+    # The JSON report says the same, with the reason in its own field; reused entries too.
+    again = run("build", spec, "--push", "s3://engines/nowhere", "--format", "json",
+                env=environment)  # fmt: skip
+
+    assert again.returncode == 1, again.stderr
+    document = report(again)
+    assert column(document, "outcome") == ["reused", "reused"]
+    assert column(document, "published") == ["no", "no"]
+    assert all(closed in reason for reason in column(document, "publish_reason"))
+    assert column(document, "error") == [
+        f"publishing failed: {reason}" for reason in column(document, "publish_reason")
+    ]
+    assert (document["published"], document["already_published"], document["not_published"]) == (
+        0,
+        0,
+        2,
+    )
+    assert (document["failed"], document["succeeded"]) == (0, False)
+
+
+@pytest.mark.parametrize(
+    ("module", "code"),
+    [("exits_at_import", "0"), ("exits_with_text_at_import", "'no GPU here, nothing to do'")],
+)
+def test_a_module_calling_sys_exit_at_import_is_a_failure_naming_it_and_the_code(
+    tmp_path: Path, packages: Path, module: str, code: str
+):
+    completed = run("build", f"{module}:RECIPES", env=local_environment(tmp_path, "farm"))
+
+    assert completed.returncode == 1, completed.stderr
+    assert (
+        f"tensoracle build: loading {module}:RECIPES failed: RecipeModuleExit: {module}:RECIPES: "
+        f"importing module {module!r} called sys.exit({code}) instead of defining recipes"
+    ) in completed.stderr
+    assert completed.stdout == ""
+
+
+def test_a_module_ending_the_process_at_import_is_a_failure_naming_it(
+    tmp_path: Path, packages: Path
+):
+    for arguments in (["ends_at_import:RECIPES"], ["ends_at_import:RECIPES", "--format", "json"]):
+        completed = run("build", *arguments, env=local_environment(tmp_path, "farm"))
+
+        assert completed.returncode == 1, completed.stderr
+        assert completed.stderr == (
+            f"tensoracle build: tensoracle build {' '.join(arguments)} ended with exit status 0 "
+            "before it finished (code it ran ended the process, for example with os._exit); "
+            "nothing it reported counts\n"
+        )
+        assert completed.stdout == ""
+
+
+@pytest.mark.backend
+def test_a_recipe_ending_the_process_while_it_builds_is_a_failure(tmp_path: Path, packages: Path):
+    environment = local_environment(tmp_path, "farm")
+
+    completed = run("build", "tinymodel:ENDS_THE_PROCESS", "--format", "json", env=environment)
+
+    assert completed.returncode == 1, completed.stderr
+    assert completed.stderr.endswith(
+        "tensoracle build: tensoracle build tinymodel:ENDS_THE_PROCESS --format json ended with "
+        "exit status 0 before it finished (code it ran ended the process, for example with "
+        "os._exit); nothing it reported counts\n"
+    )
+    assert completed.stdout == ""  # the report is printed after the last recipe
+    assert graph_calls(tmp_path) == ["encoder.safetensors"]  # built before the exit
+
+    # sys.exit in a recipe is that recipe's failure; the others still run
+    called = run("build", "tinymodel:CALLS_SYS_EXIT", "--format", "json", env=environment)
+
+    assert called.returncode == 1, called.stderr
+    document = report(called)
+    assert column(document, "outcome") == ["failed", "built"]
+    assert column(document, "error") == [
+        "SystemExit: the recipe called sys.exit(0) while it was prepared",
+        None,
+    ]
+    assert document["succeeded"] is False
 
 
 @pytest.mark.backend
@@ -397,7 +522,7 @@ def test_targets_replace_the_recipes_own(tmp_path: Path, packages: Path):
         (["tinymodel:MISSING"], "module 'tinymodel' has no attribute 'MISSING'"),
         (["tinymodel:NOT_RECIPES"], "tinymodel:NOT_RECIPES['readme'] is 'README.md' (str)"),
         (["tinymodel:RECIPES", "--targets", "sm8x"], "--targets 'sm8x'"),
-        (["tinymodel:RECIPES", "--targets", "sm89,sm89"], "names a target twice"),
+        (["tinymodel:RECIPES", "--targets", "sm89,sm89"], "twice"),
         (["tinymodel:RECIPES", "--push", "https://example.com/x"], "is not an s3://BUCKET"),
         (["tinymodel:RECIPES", "--push"], "no remote cache"),
         (["tinymodel:RECIPES", "--force"], "unrecognized arguments: --force"),

@@ -7,7 +7,20 @@ Each recipe runs ``recipe.prepare`` (no CUDA device needed with TensorRT-RTX), f
 entry that was already in the local cache is published the way ``cache push`` publishes it when
 the remote cache lacks it. Without ``--push`` only the local cache is used, whatever
 ``TENSORACLE_REMOTE`` says. A recipe that fails is reported in its row; the others still run.
-Exit status: 0 when every recipe succeeded, 1 when one failed, 2 for invalid usage.
+
+What is reported comes from what the calls return, never from the absence of a warning (a
+recipe or ``PYTHONWARNINGS`` may ignore warnings): ``prepare`` says built or reused, and
+publishing asks the remote cache whether it holds the saved entry (its header, the one this
+build saved) and pushes it where it does not, so each row is published ("yes"), already
+published ("already") or not ("no", with the reason).
+
+The command runs in a child interpreter that must say it finished (``cli.completion``): a recipe
+module that ends the process early (``os._exit(0)``) fails the command instead of leaving its
+status 0. A module calling ``sys.exit`` while imported, and a recipe calling it while it builds,
+are failures naming the module or recipe and the code.
+
+Exit status: 0 when every recipe succeeded (and with ``--push`` the remote cache holds every
+entry), 1 when one failed or was not published, 2 for invalid usage.
 """
 
 from __future__ import annotations
@@ -25,8 +38,10 @@ from typing import Any
 from tensoracle import _core
 from tensoracle.cache.remote.config import REMOTE, configure
 from tensoracle.cache.remote.objects import RemoteObjects, RemoteUnavailable, engine_key
-from tensoracle.cli.build_report import ALREADY, BUILT, REUSED, YES, Row, document, table
+from tensoracle.cache.remote.publication import Publication, PublishOutcome
+from tensoracle.cli.build_report import ALREADY, BUILT, NO, REUSED, YES, Row, document, table
 from tensoracle.cli.cache_push import publishing_key, push_entry
+from tensoracle.cli.completion import run_to_completion
 from tensoracle.cli.output_format import (
     JSON,
     TABLE,
@@ -53,8 +68,11 @@ USAGE = (
 )
 
 
-class NotPublished(Exception):
-    """The remote cache holds an object for the entry that this node did not accept."""
+_STATES = {
+    PublishOutcome.PUBLISHED: YES,
+    PublishOutcome.ALREADY_PRESENT: ALREADY,
+    PublishOutcome.NOT_PUBLISHED: NO,
+}
 
 
 @dataclass(frozen=True)
@@ -68,29 +86,41 @@ class Publisher:
     def url(self) -> str:
         return self.objects.config.url
 
-    def publish(self, path: Path, built: bool, forced: bool, warned: list[str]) -> str:
-        """Makes sure the remote cache holds the entry saved at ``path``: YES when this run put
-        it there, ALREADY when it was published before. A build that met no RemoteCacheWarning
-        was published by ``prepare``, create-only: after a forced rebuild, the object is this
-        build only if it starts with the saved header. Otherwise the entry is pushed as
-        ``cache push`` pushes it."""
+    def publish(self, path: Path, built: bool, forced: bool, warned: list[str]) -> Publication:
+        """Makes sure the remote cache holds the entry saved at ``path``, judged from what the
+        remote cache answers: PUBLISHED when this run put it there, ALREADY_PRESENT when it was
+        published before, NOT_PUBLISHED with the reason otherwise. An entry this run built was
+        published by ``prepare`` (create-only) when the remote object starts with the saved
+        header; a remote object with another header is another build: published before when
+        this run was forced to rebuild, else one this node did not use (``warned``: the
+        RemoteCacheWarnings it saw, if any, say why). An entry the remote cache lacks is pushed
+        as ``cache push`` pushes it."""
         key = engine_key(path.name)
-        if built and not warned:
-            if not forced:
-                return YES
-            header = _header(path)
-            found = self.objects.get_range(key, 0, len(header))
-            if found is not None:
-                return YES if bytes(found) == header else ALREADY
-        if self.objects.get_range(key, 0, 1) is not None:
+        url = self.objects.url(key)
+        try:
             if built:
-                raise NotPublished(
-                    f"{self.objects.url(key)} exists but this node built instead of using it: "
-                    + "; ".join(warned)
-                )
-            return ALREADY
-        pushed, _size = push_entry(self.objects, path, self.signing)
-        return YES if pushed else ALREADY
+                header = _header(path)
+                found = self.objects.get_range(key, 0, len(header))
+                if found is not None:
+                    if bytes(found) == header:
+                        return Publication(PublishOutcome.PUBLISHED, url)
+                    if forced:
+                        return Publication(PublishOutcome.ALREADY_PRESENT, url)
+                    why = "".join(f"; {message}" for message in warned)
+                    return Publication(
+                        PublishOutcome.NOT_PUBLISHED,
+                        url,
+                        f"{url} holds another build of this entry, and this node built instead "
+                        f"of using it{why}",
+                    )
+            elif self.objects.get_range(key, 0, 1) is not None:
+                return Publication(PublishOutcome.ALREADY_PRESENT, url)
+            pushed, _size = push_entry(self.objects, path, self.signing)
+        except (RemoteUnavailable, OSError, EngineCacheError) as error:
+            return Publication(PublishOutcome.NOT_PUBLISHED, url, str(error))
+        return Publication(
+            PublishOutcome.PUBLISHED if pushed else PublishOutcome.ALREADY_PRESENT, url
+        )
 
 
 def _parser(prog: str) -> Parser:
@@ -180,9 +210,13 @@ def _make(
             )
         for item in caught:
             warnings.showwarning(item.message, item.category, item.filename, item.lineno)
-    except Exception as error:  # the recipe's own failure: reported in its row
+    except (Exception, SystemExit) as error:  # the recipe's own failure: reported in its row
         traceback.print_exc()
-        row.error = f"{type(error).__name__}: {error}"
+        row.error = (
+            f"SystemExit: the recipe called sys.exit({error.code!r}) while it was prepared"
+            if isinstance(error, SystemExit)
+            else f"{type(error).__name__}: {error}"
+        )
         row.seconds = time.monotonic() - started
         return row
     row.outcome = BUILT if prepared.built else REUSED
@@ -191,10 +225,11 @@ def _make(
     if publisher is not None:
         remote_warnings = [item for item in caught if issubclass(item.category, RemoteCacheWarning)]
         warned = [str(item.message) for item in remote_warnings]
-        try:
-            row.published = publisher.publish(prepared.path, prepared.built, force_rebuild, warned)
-        except (NotPublished, RemoteUnavailable, OSError, EngineCacheError) as error:
-            row.error = f"publishing failed: {error}"
+        publication = publisher.publish(prepared.path, prepared.built, force_rebuild, warned)
+        row.published = _STATES[publication.outcome]
+        if not publication.present:
+            row.publish_reason = publication.reason or "the remote cache did not say why"
+            row.error = f"publishing failed: {row.publish_reason}"
     row.seconds = time.monotonic() - started
     return row
 
@@ -212,7 +247,12 @@ def _load(spec: str, prog: str) -> list[EngineRecipe] | None:
 
 
 def _build(args: list[str], prog: str) -> int:
-    options = _parser(prog).parse_args(args)
+    try:
+        options = _parser(prog).parse_args(args)
+    except SystemExit as done:  # --help printed: argparse's exit, the command's status
+        if done.code is None or isinstance(done.code, int):
+            return done.code or EXIT_SUCCESS
+        return EXIT_FAILURE
     try:
         output = chosen_format(options, prog)
     except FormatError as error:
@@ -222,11 +262,16 @@ def _build(args: list[str], prog: str) -> int:
     recipes = _load(options.spec, prog)
     if recipes is None:
         return EXIT_FAILURE
+    if not recipes:  # load_recipes refuses an empty collection; never report success for none
+        print(f"{prog}: {options.spec} holds no recipe: nothing was built", file=sys.stderr)
+        return EXIT_FAILURE
     rows = []
     for recipe in recipes:
         with contextlib.redirect_stdout(sys.stderr):  # stdout: the report
             row = _make(recipe, targets, publisher, options.force_rebuild)
-        status = row.outcome + (f", published: {row.published}" if publisher else "")
+        status = row.outcome
+        if publisher is not None:
+            status += ", not published" if row.published == NO else f", published: {row.published}"
         status += f" ({row.error})" if row.error else ""
         print(f"{prog}: {row.name} (graph_version {row.graph_version}): {status}", file=sys.stderr)
         rows.append(row)
@@ -240,4 +285,7 @@ def _build(args: list[str], prog: str) -> int:
 
 
 def main(args: list[str], prog: str) -> int:
-    return run(prog, USAGE, lambda: _build(args, prog))
+    """Runs the build in a child interpreter whose status counts only when it finished."""
+    return run_to_completion(
+        ("build",), args, prog, lambda: run(prog, USAGE, lambda: _build(args, prog))
+    )

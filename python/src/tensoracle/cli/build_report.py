@@ -13,7 +13,8 @@ YES, NO, ALREADY = "yes", "no", "already"
 
 @dataclass
 class Row:
-    """One recipe's result. ``error`` is set when it failed, or when publishing it failed."""
+    """One recipe's result. ``error`` is set when it failed, or when publishing it failed
+    (``published`` NO with ``--push``; ``publish_reason`` says why)."""
 
     name: str
     graph_version: str
@@ -23,10 +24,14 @@ class Row:
     seconds: float = 0.0
     path: str | None = None
     error: str | None = None
+    publish_reason: str | None = None
 
 
 def document(spec: str, remote: str | None, signed: bool | None, rows: list[Row]) -> dict[str, Any]:
-    """The JSON document: what was asked, one object per recipe, and the counts."""
+    """The JSON document: what was asked, one object per recipe, and the counts (of publishing
+    only with ``--push``: None without). ``succeeded``: no recipe failed and, with ``--push``,
+    the remote cache holds every entry."""
+    pushing = remote is not None
     return {
         "spec": spec,
         "remote": remote,
@@ -35,7 +40,12 @@ def document(spec: str, remote: str | None, signed: bool | None, rows: list[Row]
         "built": sum(row.outcome == BUILT for row in rows),
         "reused": sum(row.outcome == REUSED for row in rows),
         "failed": sum(row.outcome == FAILED for row in rows),
-        "succeeded": all(row.error is None for row in rows),
+        "published": sum(row.published == YES for row in rows) if pushing else None,
+        "already_published": sum(row.published == ALREADY for row in rows) if pushing else None,
+        "not_published": sum(row.published == NO for row in rows) if pushing else None,
+        "succeeded": bool(rows)
+        and all(row.error is None and row.outcome != FAILED for row in rows)
+        and (not pushing or all(row.published != NO for row in rows)),
     }
 
 
@@ -72,10 +82,9 @@ def table(report: dict[str, Any], rows: list[Row]) -> str:
     if report["remote"] is None:
         summary += "; nothing published (no --push)"
     else:
-        published = sum(row.published == YES for row in rows)
-        already = sum(row.published == ALREADY for row in rows)
-        unpublished = sum(row.published == NO for row in rows)
-        summary += f"; {published} published, {already} already published"
+        summary += f"; {report['published']} published, {report['already_published']} already "
+        summary += "published"
+        unpublished = report["not_published"]
         summary += f", {unpublished} not published" if unpublished else ""
         summary += f" in {report['remote']}"
     lines.append(summary)

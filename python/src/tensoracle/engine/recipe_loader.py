@@ -3,8 +3,10 @@
 The attribute holds one ``EngineRecipe``, a list or tuple of them, or a dict (any mapping) of
 them; dotted attributes (``pkg.engines:SETS.small``) are followed. Anything that keeps the spec
 from naming recipes raises ``RecipeSpecError``, naming the spec and, for a collection, the
-position or key of the first item that is not a recipe. Exceptions raised by the module while it
-is imported (including a ModuleNotFoundError for one of its own imports) propagate unchanged.
+position or key of the first item that is not a recipe. A module that calls ``sys.exit`` while it
+is imported (any code, 0 included) raises ``RecipeModuleExit`` naming the module and the code: it
+defined no recipes. Other exceptions raised by the module while it is imported (including a
+ModuleNotFoundError for one of its own imports) propagate unchanged.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ EXAMPLE = "mymodel.engines:RECIPES"
 
 class RecipeSpecError(ValueError):
     """A MODULE:ATTRIBUTE spec that names no engine recipes."""
+
+
+class RecipeModuleExit(RuntimeError):
+    """The recipe module called ``sys.exit`` (raised ``SystemExit``) while it was imported."""
 
 
 def _split(spec: Any) -> tuple[str, str]:
@@ -75,6 +81,11 @@ def load_recipes(spec: str) -> list[EngineRecipe]:
     module_name, attribute = _split(spec)
     try:
         module = importlib.import_module(module_name)
+    except SystemExit as error:
+        raise RecipeModuleExit(
+            f"{spec}: importing module {module_name!r} called sys.exit({error.code!r}) instead "
+            "of defining recipes"
+        ) from error
     except ModuleNotFoundError as error:
         if not _names_the_module(error, module_name):
             raise
