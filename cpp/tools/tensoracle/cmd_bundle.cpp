@@ -2,6 +2,7 @@
 #include "cmd_bundle.hpp"
 
 #include "commands.hpp"
+#include "output_format.hpp"
 #include "tensoracle/cubin/bundle_inspect.hpp"
 #include "tensoracle/errors.hpp"
 
@@ -45,10 +46,16 @@ char const* error_kind(Error const& error) {
 
 using cubin::BundleInspection;
 
+constexpr std::string_view kCommand = "tensoracle bundle inspect";
+constexpr std::string_view kUsage =
+    "tensoracle bundle inspect DIRECTORY [--plugin LIB] [--format json|table]";
+
 struct InspectOptions {
     std::string directory;
     std::string plugin;
-    bool json = false;
+    std::string format{kTable};
+    CLI::Option* format_option = nullptr;
+    CLI::Option* json_option = nullptr;
 };
 
 std::string text(nlohmann::json const& value) {
@@ -76,38 +83,28 @@ void print_table(BundleInspection const& inspection) {
                         text(entry["sha256"]).substr(0, 12), text(entry["registers_per_thread"]),
                         text(entry["launch_dynamic_shared_memory_bytes"]), plugin});
     }
-    std::vector<std::size_t> widths(rows.front().size(), 0);
-    for (auto const& row : rows) {
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            widths[i] = std::max(widths[i], row[i].size());
-        }
-    }
     std::cout << "bundle " << inspection.directory.string() << '\n'
               << "bundle_sha256 " << inspection.digest() << '\n';
     if (inspection.plugin) {
         std::cout << "plugin " << inspection.plugin->string() << " (digest and embedded cubins "
                   << "match)\n";
     }
-    for (auto const& row : rows) {
-        std::string line;
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            line += row[i];
-            if (i + 1 < row.size()) {
-                line += std::string(widths[i] - row[i].size() + 2, ' ');
-            }
-        }
-        std::cout << line << '\n';
-    }
+    std::cout << aligned_rows(rows);
 }
 
-int run_inspect(InspectOptions const& options) {
+int run_inspect(InspectOptions options) {
+    if (auto const status = apply_deprecated_json(*options.json_option, *options.format_option,
+                                                  options.format, kCommand, kUsage)) {
+        return *status;
+    }
+    bool const json = options.format == kJson;
     std::optional<std::filesystem::path> plugin;
     if (!options.plugin.empty()) {
         plugin = options.plugin;
     }
     try {
         BundleInspection const inspection = cubin::inspect_bundle(options.directory, plugin);
-        if (options.json) {
+        if (json) {
             std::cout << inspection.to_json().dump(2, ' ', false,
                                                    nlohmann::json::error_handler_t::replace)
                       << '\n';
@@ -116,7 +113,7 @@ int run_inspect(InspectOptions const& options) {
         }
         return kExitSuccess;
     } catch (Error const& error) {
-        if (options.json) {
+        if (json) {
             nlohmann::json report = {
                 {"ok", false}, {"error", error_kind(error)}, {"message", error.what()}};
             if (auto const* bundle = dynamic_cast<BundleError const*>(&error)) {
@@ -125,8 +122,7 @@ int run_inspect(InspectOptions const& options) {
             std::cout << report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                       << '\n';
         } else {
-            std::cerr << "tensoracle bundle inspect: " << error_kind(error) << ": " << error.what()
-                      << '\n';
+            std::cerr << kCommand << ": " << error_kind(error) << ": " << error.what() << '\n';
         }
         return kExitFailure;
     }
@@ -143,15 +139,15 @@ void add_bundle_command(CLI::App& app, Action& action) {
         "library built from it: every entry's cubin length, SHA-256 and SM, and the library's "
         "tensoracle_bundle_sha256 and embedded cubins. Prints one row per entry (id, target, "
         "file, bytes, SHA-256 prefix, registers, dynamic shared memory, in plugin), or the JSON "
-        "report with --json. Exit 0 when every check passed, 1 when one failed");
+        "report with --format json. Exit 0 when every check passed, 1 when one failed");
     auto options = std::make_shared<InspectOptions>();
     inspect->add_option("directory", options->directory, "Bundle directory holding bundle.json")
         ->required();
     inspect->add_option("--plugin", options->plugin,
                         "Plugin library (ELF shared object) that must export this bundle's "
                         "digest and cubins");
-    inspect->add_flag("--json", options->json,
-                      "Print the JSON report (on failure: {ok: false, error, message, path})");
+    options->format_option = add_format_option(*inspect, options->format);
+    options->json_option = add_deprecated_json_flag(*inspect);
     inspect->callback([options, &action] { action = [options] { return run_inspect(*options); }; });
 }
 

@@ -1,5 +1,5 @@
-// `tensoracle bundle inspect DIR [--plugin LIB] [--json]`: checks a cubin bundle, prints a table or
-// the JSON report.
+// `tensoracle bundle inspect DIR [--plugin LIB] [--format json|table]`: checks a cubin bundle,
+// prints a table (the default) or the JSON report. The deprecated `--json` is `--format json`.
 #pragma once
 
 #include "commands.hpp"

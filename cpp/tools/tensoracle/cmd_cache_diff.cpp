@@ -1,5 +1,6 @@
 // `tensoracle cache diff A B`: the condition keys in which two saved engines differ.
 #include "commands.hpp"
+#include "output_format.hpp"
 #include "tensoracle/cache/cache_entry_details.hpp"
 
 #include <iostream>
@@ -12,14 +13,14 @@ struct DiffOptions {
     std::string cache_dir;
     std::string a;
     std::string b;
-    std::string format = "json";
+    std::string format{kJson};
 };
 
 int diff(DiffOptions const& options) {
     std::filesystem::path const directory = resolve_cache_directory(options.cache_dir);
     nlohmann::json const result =
         entry_diff_json(resolve_entry(directory, options.a), resolve_entry(directory, options.b));
-    if (options.format == "table") {
+    if (options.format == kTable) {
         std::cout << entry_diff_table(result);
     } else {
         std::cout << result.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
@@ -39,10 +40,7 @@ void add_cache_diff_command(CLI::App& cache, Action& action) {
         ->required();
     command->add_option("B", options->b, "Second entry")->required();
     add_cache_dir_option(*command, options->cache_dir);
-    command
-        ->add_option("--format", options->format,
-                     "json (default): one JSON object; table: one line per differing key")
-        ->check(CLI::IsMember({"json", "table"}));
+    add_format_option(*command, options->format);
     command->callback([options, &action] {
         action = [options] {
             return run_reporting_errors("tensoracle cache diff", [&] { return diff(*options); });

@@ -1,5 +1,6 @@
 // `tensoracle cache list`: every saved engine with its header conditions, as JSON or a table.
 #include "commands.hpp"
+#include "output_format.hpp"
 #include "python_command.hpp"
 #include "tensoracle/cache/cache_listing.hpp"
 
@@ -11,14 +12,14 @@ namespace {
 
 struct ListOptions {
     std::string cache_dir;
-    std::string format = "json";
+    std::string format{kJson};
     std::string remote;
     CLI::Option* remote_option = nullptr;
 };
 
 int list(ListOptions const& options) {
     std::filesystem::path const directory = resolve_cache_directory(options.cache_dir);
-    if (options.format == "table") {
+    if (options.format == kTable) {
         std::cout << listing_table(scan_cache(directory));
         return kExitSuccess;
     }
@@ -35,10 +36,7 @@ void add_cache_list_command(CLI::App& cache, Action& action) {
                 "one JSON object; reads headers and weight digest records only");
     add_cache_dir_option(*command, options->cache_dir);
     options->remote_option = add_remote_option(*command, options->remote);
-    command
-        ->add_option("--format", options->format,
-                     "json (default): one JSON object; table: an aligned summary for people")
-        ->check(CLI::IsMember({"json", "table"}));
+    add_format_option(*command, options->format);
     command->callback([options, &action] {
         if (options->remote_option->count() > 0) {
             std::vector<std::string> words = remote_words("list", options->remote);

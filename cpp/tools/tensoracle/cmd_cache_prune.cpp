@@ -1,7 +1,8 @@
 // `tensoracle cache prune`: removes saved engines unused for some days, or the oldest ones until
 // the cache fits a size. Prints two JSON lines: {"plan": ...} before removing anything, then
-// {"result": ...}.
+// {"result": ...}; with --format table, the plan as a table, then the outcome of each removal.
 #include "commands.hpp"
+#include "output_format.hpp"
 #include "python_command.hpp"
 #include "tensoracle/cache/cache_pruning.hpp"
 #include "tensoracle/cache/store.hpp"
@@ -10,6 +11,7 @@
 
 #include <iostream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -18,7 +20,8 @@ namespace {
 
 constexpr std::string_view kCommand = "tensoracle cache prune";
 constexpr std::string_view kUsage =
-    "tensoracle cache prune (--unused-for DAYS | --max-size SIZE) [--dry-run] [--cache-dir DIR]";
+    "tensoracle cache prune (--unused-for DAYS | --max-size SIZE) [--dry-run] [--cache-dir DIR] "
+    "[--format json|table]";
 
 struct PruneOptions {
     std::string cache_dir;
@@ -27,6 +30,7 @@ struct PruneOptions {
     CLI::Option* unused_for_option = nullptr;
     CLI::Option* max_size_option = nullptr;
     bool dry_run = false;
+    std::string format{kJson};
     std::string remote;
     CLI::Option* remote_option = nullptr;
 };
@@ -43,6 +47,7 @@ int run_remote(PruneOptions const& options) {
     if (options.dry_run) {
         words.emplace_back("--dry-run");
     }
+    words.insert(words.end(), {"--format", options.format});
     return run_python_command(words);
 }
 
@@ -52,22 +57,120 @@ std::string json_line(char const* key, nlohmann::json value) {
     return document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string size_text(nlohmann::json const& bytes) {
+    return format_size_human(bytes.get<std::uint64_t>());
+}
+
+std::string plural(std::size_t count, std::string const& one, std::string const& many) {
+    return std::to_string(count) + " " + (count == 1 ? one : many);
+}
+
+// The plan for people: what is selected and why, one row per selected or excluded file (oldest
+// selected first, then the excluded ones by name), the projected total, and the rebuild notice.
+std::string plan_table(nlohmann::json const& plan) {
+    nlohmann::json const& criterion = plan["criterion"];
+    std::string text = "plan: ";
+    if (criterion.contains("max_size_bytes")) {
+        text += "remove the least recently recorded engines until the total is at most " +
+                size_text(criterion["max_size_bytes"]);
+    } else {
+        text += "remove the engines recorded before " + criterion["cutoff"].get<std::string>();
+        if (criterion.contains("unused_for_days")) {
+            text += " (--unused-for " + criterion["unused_for_days"].get<std::string>() + ")";
+        }
+    }
+    text += ", in " + plan["directory"].get<std::string>() +
+            (plan["dry_run"].get<bool>() ? " (dry run: nothing is changed)" : "") + "\n";
+    std::vector<std::vector<std::string>> rows = {{"NAME", "SIZE", "RECORDED_AT", "ACTION"}};
+    for (nlohmann::json const& entry : plan["selected"]) {
+        rows.push_back({entry["file_name"].get<std::string>(), size_text(entry["size_bytes"]),
+                        entry["recorded_at"].get<std::string>(), "remove"});
+    }
+    for (nlohmann::json const& entry : plan["abandoned_temporaries"]) {
+        rows.push_back({entry["file_name"].get<std::string>(), size_text(entry["size_bytes"]),
+                        entry["recorded_at"].get<std::string>(),
+                        "remove: temporary file, its writer (process " +
+                            entry["writer_pid"].dump() + ") is gone"});
+    }
+    for (nlohmann::json const& entry : plan["excluded"]) {
+        rows.push_back({entry["file_name"].get<std::string>(), size_text(entry["size_bytes"]),
+                        entry["recorded_at"].get<std::string>(),
+                        "keep: " + one_line(entry["reason"].get<std::string>())});
+    }
+    text += aligned_rows(rows);
+    text += plural(plan["selected"].size(), "engine", "engines") + " selected (" +
+            size_text(plan["selected_bytes"]) + ") of " + size_text(plan["total_size_bytes"]) +
+            "; projected total " + size_text(plan["projected_total_bytes"]) +
+            (plan["attainable"].get<bool>() ? "" : ", above the size limit") + "\n";
+    return text + plan["notice"].get<std::string>() + "\n";
+}
+
+// The result for people: one row per selected engine with what happened to it, then the totals.
+std::string result_table(nlohmann::json const& plan, nlohmann::json const& result) {
+    if (result["dry_run"].get<bool>()) {
+        return "result: dry run, nothing removed; projected total " +
+               size_text(result["projected_total_bytes"]) + "\n";
+    }
+    std::map<std::string, std::string> outcomes;
+    for (nlohmann::json const& entry : result["removed"]) {
+        outcomes[entry["file_name"].get<std::string>()] = "removed";
+    }
+    for (nlohmann::json const& entry : result["missing"]) {
+        outcomes[entry["file_name"].get<std::string>()] = "missing (already gone)";
+    }
+    for (nlohmann::json const& entry : result["failed"]) {
+        outcomes[entry["file_name"].get<std::string>()] =
+            "failed: " + one_line(entry["reason"].get<std::string>());
+    }
+    for (nlohmann::json const& entry : result["excluded"]) {
+        outcomes.try_emplace(entry["file_name"].get<std::string>(),
+                             "kept: " + one_line(entry["reason"].get<std::string>()));
+    }
+    std::vector<std::vector<std::string>> rows = {{"NAME", "OUTCOME"}};
+    for (nlohmann::json const& entry : plan["selected"]) {
+        std::string const name = entry["file_name"].get<std::string>();
+        rows.push_back({name, outcomes.contains(name) ? outcomes[name] : "kept"});
+    }
+    std::string text = "result:\n" + aligned_rows(rows);
+    text += plural(result["removed"].size(), "engine", "engines") + " removed (" +
+            size_text(result["bytes_removed"]) + "), " + std::to_string(result["failed"].size()) +
+            " failed, " + std::to_string(result["missing"].size()) + " missing, " +
+            plural(result["removed_temporaries"].size(), "abandoned temporary file",
+                   "abandoned temporary files") +
+            " removed (" + size_text(result["temporary_bytes_removed"]) + "); remaining total " +
+            size_text(result["remaining_total_bytes"]);
+    if (result.contains("within_max_size")) {
+        text += result["within_max_size"].get<bool>() ? ", within " : ", above ";
+        text += size_text(result["max_size_bytes"]);
+    }
+    return text + "\n";
+}
+
 int prune(PruneOptions const& options, PruneCriterion const& criterion) {
     std::filesystem::path const directory = resolve_cache_directory(options.cache_dir);
     CacheScan const scan = scan_cache(directory);
     // Only an existing directory gets a Store: constructing one would create the directory.
     std::optional<Store> store;
     InUseProbe probe;
+    TemporaryProbe abandoned;
     if (scan.exists) {
         store.emplace(directory);
         probe = [&store](CacheEntry const& entry) { return entry_lock_held(*store, entry); };
+        abandoned = [&store, now = now_nanoseconds()](CacheEntry const& entry) {
+            return temporary_abandoned(*store, entry, now);
+        };
     }
-    PrunePlan const plan = plan_prune(scan.entries, criterion, probe);
+    PrunePlan const plan = plan_prune(scan.entries, criterion, probe, abandoned);
     nlohmann::json plan_document = plan_json(directory, plan, options.dry_run);
     if (criterion.cutoff_ns) {
         plan_document["criterion"]["unused_for_days"] = options.unused_for;
     }
-    std::cout << json_line("plan", std::move(plan_document)) << std::endl;
+    bool const table = options.format == kTable;
+    if (table) {
+        std::cout << plan_table(plan_document) << std::flush;
+    } else {
+        std::cout << json_line("plan", plan_document) << std::endl;
+    }
 
     PruneResult result;
     if (options.dry_run || !store) {
@@ -77,9 +180,14 @@ int prune(PruneOptions const& options, PruneCriterion const& criterion) {
             result.projected_total_bytes.reset();
         }
     } else {
-        result = execute_prune(*store, plan);
+        result = execute_prune(*store, plan, {}, abandoned);
     }
-    std::cout << json_line("result", result_json(result, criterion)) << std::endl;
+    nlohmann::json const result_document = result_json(result, criterion);
+    if (table) {
+        std::cout << result_table(plan_document, result_document) << std::flush;
+    } else {
+        std::cout << json_line("result", result_document) << std::endl;
+    }
     return result.failed.empty() && result.within_max_size ? kExitSuccess : kExitFailure;
 }
 
@@ -117,10 +225,13 @@ void add_cache_prune_command(CLI::App& cache, Action& action) {
     CLI::App* command = cache.add_subcommand(
         "prune",
         "Remove saved engines, either those unused for some days or the oldest until the cache "
-        "fits a size. Prints a JSON plan line, then a JSON result line. Empty, unrecognized and "
-        "temporary files count toward the total but are never removed, nor are engines whose "
-        "lock another process holds; weight digest records are kept. Removed engines are "
-        "rebuilt the next time they are used.");
+        "fits a size. Prints a JSON plan line, then a JSON result line (or, with --format "
+        "table, the plan and the outcome of each removal as tables). Empty and unrecognized files "
+        "and the temporary files of running writers count toward the total but are never "
+        "removed, nor are engines whose lock another process holds; a temporary file whose "
+        "writer is gone (not running, older than 10 minutes, its entry unlocked) is removed. "
+        "Weight digest records are kept. Removed engines are rebuilt the next time they are "
+        "used.");
     add_cache_dir_option(*command, options->cache_dir);
     options->unused_for_option = command->add_option(
         "--unused-for", options->unused_for,
@@ -138,6 +249,7 @@ void add_cache_prune_command(CLI::App& cache, Action& action) {
                       "time");
     command->footer("Exit status: 0 success, 1 filesystem failure, failed removal or a size "
                     "limit that cannot be met, 2 invalid usage.");
+    add_format_option(*command, options->format);
     options->remote_option = add_remote_option(*command, options->remote);
     command->callback([options, &action] {
         action = [options] {

@@ -1,5 +1,6 @@
 // `tensoracle cache show ENTRY`: the whole header of one saved engine, as JSON or a table.
 #include "commands.hpp"
+#include "output_format.hpp"
 #include "tensoracle/cache/cache_entry_details.hpp"
 
 #include <iostream>
@@ -11,14 +12,14 @@ namespace {
 struct ShowOptions {
     std::string cache_dir;
     std::string entry;
-    std::string format = "json";
+    std::string format{kJson};
 };
 
 int show(ShowOptions const& options) {
     std::filesystem::path const path =
         resolve_entry(resolve_cache_directory(options.cache_dir), options.entry);
     nlohmann::json const details = entry_details_json(path);
-    if (options.format == "table") {
+    if (options.format == kTable) {
         std::cout << entry_details_table(details);
     } else {
         std::cout << details.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
@@ -37,10 +38,7 @@ void add_cache_show_command(CLI::App& cache, Action& action) {
     command->add_option("ENTRY", options->entry, "File name in the cache directory, or a path")
         ->required();
     add_cache_dir_option(*command, options->cache_dir);
-    command
-        ->add_option("--format", options->format,
-                     "json (default): one JSON object; table: sections for people")
-        ->check(CLI::IsMember({"json", "table"}));
+    add_format_option(*command, options->format);
     command->callback([options, &action] {
         action = [options] {
             return run_reporting_errors("tensoracle cache show", [&] { return show(*options); });

@@ -166,16 +166,15 @@ def test_list_describes_every_entry(cache: Path, tmp_path: Path) -> None:
         references={"workspace_limit": 4 << 30},
         mtime_ns=1_700_000_000_123_456_789,
     )
-    default = write_engine(
-        cache, {"name": "d"}, references={"workspace_limit": None}, file_name="d.engine"
-    )
-    no_reference = write_engine(cache, {"name": "n"}, file_name="n.engine")
+    # Engines carry the names the store gives them: a name other than its header's is unrecognized.
+    default = write_engine(cache, {"name": "d"}, references={"workspace_limit": None})
+    no_reference = write_engine(cache, {"name": "n"})
     write_file(cache / "e.engine", b"")
     write_file(cache / "b-junk.engine", b"this is not an engine")
     truncated = engine_file_bytes({"name": "t"}, plan=b"0123456789")[:-1]
     write_file(cache / "t.engine", truncated)
     write_file(cache / "m.engine.tmp-4242-0a1b2c", b"partial")
-    write_file(cache / "d.engine.lock", b"")
+    write_file(cache / f"{default.name}.lock", b"")
     write_file(cache / "readme.txt", b"x")
     before = snapshot(cache)
 
@@ -187,8 +186,8 @@ def test_list_describes_every_entry(cache: Path, tmp_path: Path) -> None:
     assert names(listing["entries"]) == sorted(entries)
     assert set(entries) == {
         limited.name,
-        "d.engine",
-        "n.engine",
+        default.name,
+        no_reference.name,
         "e.engine",
         "b-junk.engine",
         "t.engine",
@@ -208,10 +207,10 @@ def test_list_describes_every_entry(cache: Path, tmp_path: Path) -> None:
         {"sha256": unknown, "paths": []},
         {"sha256": digest, "paths": [str(weights)]},
     ]
-    assert entries["d.engine"]["workspace_limit"] is None
-    assert entries["d.engine"]["recorded_at_ns"] == default.stat().st_mtime_ns
-    assert entries["n.engine"]["workspace_limit"] == "unknown"
-    assert entries["n.engine"]["weight_paths"] == []
+    assert entries[default.name]["workspace_limit"] is None
+    assert entries[default.name]["recorded_at_ns"] == default.stat().st_mtime_ns
+    assert entries[no_reference.name]["workspace_limit"] == "unknown"
+    assert entries[no_reference.name]["weight_paths"] == []
     assert no_reference.exists()
 
     assert entries["e.engine"]["status"] == "building or leftover"
@@ -231,7 +230,7 @@ def test_a_damaged_weight_record_gives_no_paths(cache: Path, tmp_path: Path) -> 
     digest = sha256_hex(b"w")
     record = write_weight_record(cache, weights, digest)
     record.write_bytes(record.read_bytes().replace(b'"size":1', b'"size":2'))
-    write_engine(cache, {"name": "m", "weights": [digest]}, file_name="m.engine")
+    write_engine(cache, {"name": "m", "weights": [digest]})
     [entry] = cache_list(cache)["entries"]
     assert entry["weight_paths"] == [{"sha256": digest, "paths": []}]
 
@@ -239,13 +238,13 @@ def test_a_damaged_weight_record_gives_no_paths(cache: Path, tmp_path: Path) -> 
 def test_list_uses_xdg_cache_home_then_home(tmp_path: Path) -> None:
     xdg = tmp_path / "xdg"
     (xdg / "tensoracle").mkdir(parents=True)
-    write_engine(xdg / "tensoracle", {"name": "x"}, file_name="x.engine")
+    saved = write_engine(xdg / "tensoracle", {"name": "x"})
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home")}
     with_xdg = run("cache", "list", env={**env, "XDG_CACHE_HOME": str(xdg)})
     assert with_xdg.returncode == 0, with_xdg.stderr
     listing = json.loads(with_xdg.stdout)
     assert listing["directory"] == str(xdg / "tensoracle")
-    assert names(listing["entries"]) == ["x.engine"]
+    assert names(listing["entries"]) == [saved.name]
 
     without = run("cache", "list", env=env)
     assert without.returncode == 0, without.stderr
@@ -268,10 +267,9 @@ def test_list_table_for_people(cache: Path) -> None:
         cache,
         {"name": "a", "graph_version": "7", "targets": ["sm86", "sm120"]},
         plan=b"x" * 3000,
-        file_name="a.engine",
         mtime_ns=0,
     )
-    write_file(cache / "b.engine", b"")
+    write_file(cache / "z.engine", b"")
     size = table_engine.stat().st_size
     human_size = f"{size // 1024}.{(size % 1024) * 10 // 1024}"
     completed = run("cache", "list", "--cache-dir", str(cache), "--format", "table")
@@ -279,7 +277,7 @@ def test_list_table_for_people(cache: Path) -> None:
     header, first, second, total = completed.stdout.splitlines()
     assert header.split() == ["NAME", "GRAPH_VERSION", "SIZE", "RECORDED_AT", "STATUS", "TARGETS"]
     assert first.split() == [
-        "a.engine",
+        table_engine.name,
         "7",
         human_size,
         "KiB",
@@ -319,6 +317,34 @@ def test_verify_reports_damaged_plans_and_changes_nothing(cache: Path) -> None:
     completed = run("cache", "verify", "--cache-dir", str(cache))
     assert completed.returncode == 0
     assert json.loads(completed.stdout)["damaged"] == []
+
+
+def test_verify_table_for_people(cache: Path) -> None:
+    good = engine(cache, "good", mtime_ns=NOW_NS - DAY_NS)
+    bad = engine(cache, "bad", mtime_ns=NOW_NS - DAY_NS)
+    data = bytearray(bad.read_bytes())
+    data[-1] ^= 0xFF
+    bad.write_bytes(bytes(data))
+    write_file(cache / "empty.engine", b"")
+    report = json.loads(run("cache", "verify", "--cache-dir", str(cache)).stdout)
+
+    completed = run("cache", "verify", "--cache-dir", str(cache), "--format", "table")
+
+    assert completed.returncode == 1  # the same exit status as the JSON report's
+    header, *rows, total = completed.stdout.splitlines()
+    assert header.split() == ["NAME", "SIZE", "STATUS", "REASON"]
+    assert [row.split()[0] for row in rows] == names(report["entries"])
+    cells = {row.split()[0]: row for row in rows}
+    assert cells[good.name].split()[1:] == [str(good.stat().st_size), "B", "intact"]
+    assert cells[bad.name].split()[3] == "damaged"
+    assert cells[bad.name].endswith(report["damaged"][0]["reason"])
+    assert cells["empty.engine"].split()[1:4] == ["0", "B", "skipped"]
+    assert header.index("STATUS") == cells[bad.name].index("damaged")
+    assert total == f"3 entries: 1 intact, 1 damaged, 1 skipped, 0 unrecognized, in {cache}"
+    assert (
+        json.loads(run("cache", "verify", "--cache-dir", str(cache), "--format", "json").stdout)
+        == report
+    )
 
 
 def test_the_cache_dir_help_names_the_default_folder_on_linux_and_on_windows():

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import re
 import time
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from cache_cli import DAY_NS, NOW_NS, cache_list, engine, names, prune
+from cache_cli import DAY_NS, NOW_NS, cache_list, engine, names, prune, run
 from engine_files import sha256_hex, snapshot, write_file, write_weight_record
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -188,7 +191,8 @@ def test_max_size_counts_empty_unrecognized_and_temporary_files_but_keeps_them(c
     keep = [
         write_file(cache / "empty.engine", b"", 0),
         write_file(cache / "junk.engine", b"j" * 1000, 0),
-        write_file(cache / "old.engine.tmp-99-ff", b"t" * 500, 0),
+        # A temporary file of a process still running (this one) is kept, however old.
+        write_file(cache / f"old.engine.tmp-{os.getpid()}-ff", b"t" * 500, 0),
     ]
     leftovers = 1500
     limit = leftovers + new.stat().st_size
@@ -247,3 +251,81 @@ def test_dry_run_changes_nothing_and_projects_the_total(
     assert result["remaining_total_bytes"] == total
     assert result["projected_total_bytes"] == 0
     assert plan["projected_total_bytes"] == 0
+
+
+# --- --format table ---------------------------------------------------------------------------
+
+
+def prune_table(directory: Path, *args: str) -> tuple[int, list[str]]:
+    completed = run("cache", "prune", "--cache-dir", str(directory), "--format", "table", *args)
+    assert completed.stderr == ""
+    return completed.returncode, completed.stdout.splitlines()
+
+
+def test_the_table_shows_the_plan_then_the_outcome_of_each_removal(cache: Path) -> None:
+    old = engine(cache, "old", mtime_ns=NOW_NS - 40 * DAY_NS)
+    new = engine(cache, "new", mtime_ns=NOW_NS - DAY_NS)
+    write_file(cache / "empty.engine", b"", NOW_NS - 40 * DAY_NS)
+
+    status, lines = prune_table(cache, "--unused-for", "30")
+
+    assert status == 0
+    assert not old.exists()
+    assert new.exists()
+    heading, header, *rest = lines
+    assert heading.startswith("plan: remove the engines recorded before ")
+    assert heading.endswith(f" (--unused-for 30), in {cache}")
+    assert header.split() == ["NAME", "SIZE", "RECORDED_AT", "ACTION"]
+    assert rest[0].split()[0] == old.name
+    assert rest[0].split()[-1] == "remove"
+    assert rest[1].split()[0] == "empty.engine"
+    assert rest[1].split()[4] == "keep:"
+    assert header.index("ACTION") == rest[0].index("remove") == rest[1].index("keep:")
+    assert rest[2].startswith("1 engine selected (")
+    assert "rebuilt" in rest[3]
+    assert rest[4:] == [
+        "result:",
+        rest[5],
+        rest[6],
+        f"1 engine removed ({rest[2].split('(')[1].split(')')[0]}), 0 failed, 0 missing, "
+        "0 abandoned temporary files removed (0 B); " + rest[-1].split("; ")[-1],
+    ]
+    assert rest[5].split() == ["NAME", "OUTCOME"]
+    assert rest[6].split() == [old.name, "removed"]
+    assert rest[-1].split("; ")[-1].startswith("remaining total ")
+
+
+def test_the_table_of_a_dry_run_and_of_an_unattainable_size(cache: Path) -> None:
+    first = engine(cache, "a", mtime_ns=NOW_NS - 3 * DAY_NS)
+    write_file(cache / "junk.engine", b"j" * 1000, 0)
+    before = snapshot(cache)
+
+    status, lines = prune_table(cache, "--max-size", "999", "--dry-run")
+
+    assert status == 1  # as with JSON: the limit cannot be met
+    assert snapshot(cache) == before
+    assert lines[0] == (
+        "plan: remove the least recently recorded engines until the total is at most 999 B, "
+        f"in {cache} (dry run: nothing is changed)"
+    )
+    assert lines[2].split()[0] == first.name
+    assert lines[-3].endswith("; projected total 1000 B, above the size limit")
+    assert lines[-1] == "result: dry run, nothing removed; projected total 1000 B"
+
+
+def test_the_json_lines_stay_the_default(cache: Path) -> None:
+    engine(cache, "a", mtime_ns=NOW_NS - 3 * DAY_NS)
+    default = run("cache", "prune", "--cache-dir", str(cache), "--unused-for", "1", "--dry-run")
+    chosen = run(
+        "cache", "prune", "--cache-dir", str(cache), "--unused-for", "1", "--dry-run",
+        "--format", "json",
+    )  # fmt: skip
+    assert default.returncode == chosen.returncode == 0
+    assert [list(json.loads(line)) for line in default.stdout.splitlines()] == [
+        ["plan"],
+        ["result"],
+    ]
+    # The same bytes but the cutoff, which moves with the time of the run.
+    assert re.sub(r'"cutoff[^,]*,', "", default.stdout) == re.sub(
+        r'"cutoff[^,]*,', "", chosen.stdout
+    )

@@ -623,15 +623,25 @@ def test_the_native_command_prints_a_table_and_the_json_report(bundle, tmp_path)
         "0",
         "yes",
     ]
-    report = json.loads(_cli(str(root), "--json").stdout)
-    assert report == inspect_bundle_report(root)
+    assert _cli(str(root), "--plugin", str(library), "--format", "table").stdout == table.stdout
+    as_json = _cli(str(root), "--format", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    assert as_json.stderr == ""
+    assert json.loads(as_json.stdout) == inspect_bundle_report(root)
+    # The deprecated --json prints the same bytes, and one line on stderr saying what to use.
+    deprecated = _cli(str(root), "--json")
+    assert deprecated.returncode == 0
+    assert deprecated.stdout == as_json.stdout
+    assert (
+        deprecated.stderr == "tensoracle bundle inspect: --json is deprecated; use --format json\n"
+    )
 
 
 def test_the_native_command_reports_a_failure_with_its_class(bundle):
     root, manifest = bundle
     manifest["entries"][3]["sha256"] = "0" * 64
     fx.write_manifest(root, manifest)
-    failed = _cli(str(root), "--json")
+    failed = _cli(str(root), "--format", "json")
     assert failed.returncode == 1
     report = json.loads(failed.stdout)
     assert report["ok"] is False
@@ -643,8 +653,16 @@ def test_the_native_command_reports_a_failure_with_its_class(bundle):
     assert _cli(str(root / "nowhere")).returncode == 1
     help_text = _cli("--help")
     assert help_text.returncode == 0
-    assert "--json" in help_text.stdout
+    assert "--format json|table" in help_text.stdout
+    assert "--json" not in help_text.stdout  # deprecated: accepted, not offered
     assert "schema_version 1" in help_text.stdout
+    assert _cli(str(root), "--json").stdout == failed.stdout
+    for misuse in (("--format", "yaml"), ("--json", "--format", "table")):
+        refused = _cli(str(root), *misuse)
+        assert refused.returncode == 2
+        assert refused.stdout == ""
+        assert "--format" in refused.stderr
+    assert "'yaml'" in _cli(str(root), "--format", "yaml").stderr
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)

@@ -12,6 +12,7 @@ from typing import Any
 
 from tensoracle import _core
 from tensoracle.cache.remote.objects import RemoteObjects, engine_key
+from tensoracle.cli.output_format import JSON, TABLE, add_format_option, chosen_format
 from tensoracle.cli.remote_cache import (
     EXIT_SUCCESS,
     add_remote_option,
@@ -101,7 +102,7 @@ def _list(args: list[str], prog: str) -> int:
         "(or a table); reads headers only.",
     )
     add_remote_option(made, required_flag=True)
-    made.add_argument("--format", choices=("json", "table"), default="json")
+    add_format_option(made, JSON)
     options = made.parse_args(args)
     config = remote_config(options.remote)
     objects = RemoteObjects(config)
@@ -111,7 +112,7 @@ def _list(args: list[str], prog: str) -> int:
         "entries": entries,
         "total_size_bytes": sum(entry["size_bytes"] for entry in entries),
     }
-    if options.format == "table":
+    if chosen_format(options, prog) == TABLE:
         print(table(document), end="", flush=True)
     else:
         print_json(document)

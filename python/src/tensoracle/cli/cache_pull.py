@@ -3,14 +3,25 @@
 Each object is verified exactly as ``open_engine`` verifies a download (format, header, plan
 checksum, a file name that is the identity of its conditions, and the signature when
 ``TENSORACLE_REMOTE_VERIFY_KEY`` is set) before it is saved through the store's atomic save.
-Entries already saved locally are left alone. Prints one JSON object.
+Entries already saved locally are left alone. Prints one JSON object, or with ``--format table``
+a row per entry.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from tensoracle import _core
 from tensoracle.cache.remote.fleet import download, load_keys, save_verified
 from tensoracle.cache.remote.objects import RemoteObjects, TooLarge, engine_key
+from tensoracle.cli.output_format import (
+    JSON,
+    TABLE,
+    add_format_option,
+    aligned_rows,
+    chosen_format,
+    one_line,
+)
 from tensoracle.cli.remote_cache import (
     EXIT_FAILURE,
     EXIT_SUCCESS,
@@ -24,7 +35,34 @@ from tensoracle.cli.remote_cache import (
 )
 from tensoracle.errors import EngineCacheError
 
-USAGE = "tensoracle cache pull [ENTRY...] [--remote URL] [--cache-dir DIR]"
+USAGE = "tensoracle cache pull [ENTRY...] [--remote URL] [--cache-dir DIR] [--format json|table]"
+
+
+def table(report: dict[str, Any]) -> str:
+    """A row per entry, by name (outcome, size, signed, why refused), then the counts."""
+    rows = [
+        (
+            item["file_name"],
+            "pulled",
+            _core.format_size_human(item["size_bytes"]),
+            "yes" if item["signed"] else "no",
+            "",
+        )
+        for item in report["pulled"]
+    ]
+    rows += [
+        (item["file_name"], "already present", "-", "-", "") for item in report["already_present"]
+    ]
+    rows += [
+        (item["file_name"], "refused", "-", "-", one_line(item["reason"]))
+        for item in report["refused"]
+    ]
+    rows.sort(key=lambda row: row[0].encode())
+    return (
+        aligned_rows([("NAME", "OUTCOME", "SIZE", "SIGNED", "REASON"), *rows])
+        + f"{len(report['pulled'])} pulled, {len(report['already_present'])} already present, "
+        f"{len(report['refused'])} refused, from {report['remote']} into {report['directory']}\n"
+    )
 
 
 def _pull(args: list[str], prog: str) -> int:
@@ -36,7 +74,9 @@ def _pull(args: list[str], prog: str) -> int:
     )
     made.add_argument("entries", nargs="*", metavar="ENTRY", help="file names in the remote cache")
     add_remote_option(made, required_flag=False)
+    add_format_option(made, JSON)
     options = made.parse_args(args)
+    output = chosen_format(options, prog)
     config = remote_config(options.remote)
     directory = cache_directory(options.cache_dir)
     _signing, verify = load_keys(config)
@@ -66,15 +106,17 @@ def _pull(args: list[str], prog: str) -> int:
         pulled.append(
             {"file_name": name, "size_bytes": verified.engine_bytes, "signed": verified.is_signed}
         )
-    print_json(
-        {
-            "remote": config.url,
-            "directory": str(directory),
-            "pulled": pulled,
-            "already_present": present,
-            "refused": refused,
-        }
-    )
+    report = {
+        "remote": config.url,
+        "directory": str(directory),
+        "pulled": pulled,
+        "already_present": present,
+        "refused": refused,
+    }
+    if output == TABLE:
+        print(table(report), end="", flush=True)
+    else:
+        print_json(report)
     return EXIT_FAILURE if refused else EXIT_SUCCESS
 
 

@@ -2,7 +2,8 @@
 
 Every entry is verified first (header, plan checksum, and a file name that is the identity of
 its conditions), then published create-only, signed when ``TENSORACLE_REMOTE_SIGNING_KEY`` is
-set. An entry already published is left as it is (``already_present``). Prints one JSON object.
+set. An entry already published is left as it is (``already_present``). Prints one JSON object, or
+with ``--format table`` a row per entry.
 """
 
 from __future__ import annotations
@@ -14,6 +15,14 @@ from tensoracle import _core
 from tensoracle.cache.remote.config import SIGNING_KEY, RemoteConfig
 from tensoracle.cache.remote.fleet import load_keys, publish_bytes
 from tensoracle.cache.remote.objects import RemoteObjects
+from tensoracle.cli.output_format import (
+    JSON,
+    TABLE,
+    add_format_option,
+    aligned_rows,
+    chosen_format,
+    one_line,
+)
 from tensoracle.cli.remote_cache import (
     EXIT_FAILURE,
     EXIT_SUCCESS,
@@ -27,7 +36,7 @@ from tensoracle.cli.remote_cache import (
 )
 from tensoracle.errors import EngineCacheError
 
-USAGE = "tensoracle cache push [ENTRY...] [--remote URL] [--cache-dir DIR]"
+USAGE = "tensoracle cache push [ENTRY...] [--remote URL] [--cache-dir DIR] [--format json|table]"
 
 
 def publishing_key(config: RemoteConfig) -> Any:
@@ -52,6 +61,26 @@ def push_entry(objects: RemoteObjects, path: Path, signing: Any) -> tuple[bool, 
     return publish_bytes(objects, path.name, data, signing).published, len(data)
 
 
+def table(report: dict[str, Any]) -> str:
+    """A row per entry, by name (outcome, size, why it failed), then the counts."""
+    rows = [
+        (str(item["file_name"]), outcome, _core.format_size_human(int(item["size_bytes"])), "")
+        for outcome, key in (("pushed", "pushed"), ("already present", "already_present"))
+        for item in report[key]
+    ]
+    rows += [
+        (item["file_name"], "failed", "-", one_line(item["reason"])) for item in report["failed"]
+    ]
+    rows.sort(key=lambda row: row[0].encode())
+    signed = "signed" if report["signed"] else "unsigned"
+    return (
+        aligned_rows([("NAME", "OUTCOME", "SIZE", "REASON"), *rows])
+        + f"{len(report['pushed'])} pushed ({signed}), {len(report['already_present'])} already "
+        f"present, {len(report['failed'])} failed, from {report['directory']} to "
+        f"{report['remote']}\n"
+    )
+
+
 def _push(args: list[str], prog: str) -> int:
     made = parser(
         prog,
@@ -61,7 +90,9 @@ def _push(args: list[str], prog: str) -> int:
     )
     made.add_argument("entries", nargs="*", metavar="ENTRY", help="file names in the cache")
     add_remote_option(made, required_flag=False)
+    add_format_option(made, JSON)
     options = made.parse_args(args)
+    output = chosen_format(options, prog)
     config = remote_config(options.remote)
     directory = cache_directory(options.cache_dir)
     signing = publishing_key(config)
@@ -84,16 +115,18 @@ def _push(args: list[str], prog: str) -> int:
             continue
         item: dict[str, str | int] = {"file_name": path.name, "size_bytes": size}
         (pushed if published else present).append(item)
-    print_json(
-        {
-            "remote": config.url,
-            "directory": str(directory),
-            "signed": signing is not None,
-            "pushed": pushed,
-            "already_present": present,
-            "failed": failed,
-        }
-    )
+    report = {
+        "remote": config.url,
+        "directory": str(directory),
+        "signed": signing is not None,
+        "pushed": pushed,
+        "already_present": present,
+        "failed": failed,
+    }
+    if output == TABLE:
+        print(table(report), end="", flush=True)
+    else:
+        print_json(report)
     return EXIT_FAILURE if failed else EXIT_SUCCESS
 
 

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tensoracle.cli.output_format import JSON, TABLE, add_format_option, chosen_format
 from tensoracle.engine.backends.tensorrt_rtx import KNOWN_TARGETS
 from tensoracle.gpu import driver_library
 
@@ -239,18 +240,13 @@ def main(args: list[str], prog: str) -> int:
         description="Report the backends, NVIDIA driver, GPUs (and whether each backend can run "
         "engines on them), the engine cache and the producer tools of this machine.",
     )
-    parser.add_argument(
-        "--format",
-        choices=("json", "table"),
-        default="json",
-        help="json (default): one JSON object; table: sections for people",
-    )
+    add_format_option(parser, JSON)
     try:
         options = parser.parse_args(args)
     except SystemExit as exit_request:
         return 0 if exit_request.code == 0 else 2
     data = report()
-    if options.format == "table":
+    if chosen_format(options, prog) == TABLE:
         sys.stdout.write(table(data))
     else:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")

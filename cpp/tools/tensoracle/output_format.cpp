@@ -1,0 +1,93 @@
+// The `--format json|table` option and the table layout shared by the commands (output_format.hpp).
+#include "output_format.hpp"
+
+#include "commands.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+
+namespace tensoracle::cli {
+
+std::string format_help(std::string_view default_format) {
+    return "Print json (for scripts) or table (for people); default: " +
+           std::string(default_format);
+}
+
+CLI::Option* add_format_option(CLI::App& command, std::string& format) {
+    return command.add_option("--format", format, format_help(format))
+        ->type_name("json|table")
+        ->check(CLI::Validator(
+            [](std::string const& value) {
+                return value == kJson || value == kTable
+                           ? std::string()
+                           : "'" + value + "' is not an output format: give json or table";
+            },
+            ""));
+}
+
+CLI::Option* add_deprecated_json_flag(CLI::App& command) {
+    // The empty group keeps it out of the help.
+    std::string const description = "Deprecated: the same as --format json";
+    return command.add_flag("--json", description)->group("");
+}
+
+std::optional<int> apply_deprecated_json(CLI::Option const& json, CLI::Option const& format_option,
+                                         std::string& format, std::string_view command,
+                                         std::string_view usage) {
+    if (json.count() == 0) {
+        return std::nullopt;
+    }
+    if (format_option.count() > 0 && format != kJson) {
+        return usage_error(command,
+                           "--json (deprecated, the same as --format json) cannot be combined "
+                           "with --format " +
+                               format,
+                           usage);
+    }
+    std::cerr << command << ": --json is deprecated; use --format json\n";
+    format = kJson;
+    return std::nullopt;
+}
+
+std::string aligned_rows(std::vector<std::vector<std::string>> const& rows) {
+    std::vector<std::size_t> widths;
+    for (auto const& row : rows) {
+        widths.resize(std::max(widths.size(), row.size()), 0);
+        for (std::size_t column = 0; column < row.size(); ++column) {
+            widths[column] = std::max(widths[column], row[column].size());
+        }
+    }
+    std::string text;
+    for (auto const& row : rows) {
+        std::string line;
+        for (std::size_t column = 0; column < row.size(); ++column) {
+            line += row[column];
+            if (column + 1 < row.size()) {
+                line.append(widths[column] - row[column].size() + 2, ' ');
+            }
+        }
+        line.erase(line.find_last_not_of(' ') + 1);
+        text += line + '\n';
+    }
+    return text;
+}
+
+std::string one_line(std::string_view text) {
+    std::string line;
+    bool space = false;
+    for (char const c : text) {
+        if (std::isspace(static_cast<unsigned char>(c)) != 0) {
+            space = !line.empty();
+            continue;
+        }
+        if (space) {
+            line += ' ';
+            space = false;
+        }
+        line += c;
+    }
+    return line;
+}
+
+} // namespace tensoracle::cli

@@ -1,0 +1,42 @@
+// `--format json|table`: the one output switch of every `tensoracle` command that prints data
+// (the same spelling, values and help everywhere), the hidden `--json` that `bundle inspect`
+// took before it, and the aligned text columns of the tables.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tensoracle::cli {
+
+inline constexpr std::string_view kJson = "json";
+inline constexpr std::string_view kTable = "table";
+
+// The help of --format on every command: "Print json (for scripts) or table (for people);
+// default: <default_format>".
+std::string format_help(std::string_view default_format);
+
+// Adds `--format json|table` to `command`; `format` holds the command's default on entry. Any
+// other value is a usage error naming the option and the value.
+CLI::Option* add_format_option(CLI::App& command, std::string& format);
+
+// Adds the deprecated `--json` flag, hidden from the help; see apply_deprecated_json.
+CLI::Option* add_deprecated_json_flag(CLI::App& command);
+
+// When `json` was given: sets `format` to json and prints on stderr that --json is deprecated
+// (use --format json). Returns kExitUsage after printing a usage error when `--format table` was
+// given as well, else nullopt (go on).
+std::optional<int> apply_deprecated_json(CLI::Option const& json, CLI::Option const& format_option,
+                                         std::string& format, std::string_view command,
+                                         std::string_view usage);
+
+// Rows of cells as text lines: every column but the last padded to its widest cell plus two
+// spaces, trailing spaces removed, each line ending in '\n'.
+std::string aligned_rows(std::vector<std::vector<std::string>> const& rows);
+
+// `text` with every run of whitespace (newlines included) made one space, for a table cell.
+std::string one_line(std::string_view text);
+
+} // namespace tensoracle::cli
