@@ -127,6 +127,11 @@ MODULES = {
     "exits_at_import": "import sys\n\nsys.exit(0)\n",
     "exits_with_text_at_import": 'import sys\n\nsys.exit("no GPU here, nothing to do")\n',
     "ends_at_import": "import os\n\nos._exit(0)\n",
+    "killed_at_import": "import os\nimport signal\n\nos.kill(os.getpid(), signal.SIGKILL)\n",
+    # an atexit handler that ends the process with 0 after the command reported its failure
+    "exits_0_at_shutdown": (
+        "import atexit\nimport os\n\natexit.register(os._exit, 0)\nRECIPES = []\n"
+    ),
     "quiet_recipes": (
         "import warnings\n\nwarnings.filterwarnings('ignore')\n\nfrom tinymodel import RECIPES\n"
     ),
@@ -460,6 +465,30 @@ def test_a_module_ending_the_process_at_import_is_a_failure_naming_it(
             "nothing it reported counts\n"
         )
         assert completed.stdout == ""
+
+
+def test_a_module_killed_at_import_is_a_failure_naming_the_signal(tmp_path: Path, packages: Path):
+    completed = run("build", "killed_at_import:RECIPES", env=local_environment(tmp_path, "farm"))
+
+    assert completed.returncode == 128 + 9, completed.stderr
+    assert completed.stderr == (
+        "tensoracle build: tensoracle build killed_at_import:RECIPES was ended by signal 9\n"
+    )
+    assert completed.stdout == ""
+
+
+def test_an_exit_status_changed_at_shutdown_keeps_the_reported_failure(
+    tmp_path: Path, packages: Path
+):
+    completed = run("build", "exits_0_at_shutdown:RECIPES", env=local_environment(tmp_path, "farm"))
+
+    assert completed.returncode == 2, completed.stderr  # the empty list: invalid usage
+    assert "exits_0_at_shutdown:RECIPES is an empty list: it holds no recipe" in completed.stderr
+    assert completed.stderr.endswith(
+        "tensoracle build: tensoracle build exits_0_at_shutdown:RECIPES finished with exit status "
+        "2 but the process then exited with status 0 (code it ran changed it while the "
+        "interpreter shut down)\n"
+    )
 
 
 @pytest.mark.backend

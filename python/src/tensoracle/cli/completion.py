@@ -75,9 +75,9 @@ def _verdict(command: str, returncode: int, recorded: str) -> tuple[int, str | N
         status = int(recorded)
     except ValueError:
         return EXIT_FAILURE, f"{command} recorded {recorded.strip()!r}, not an exit status"
-    if status != returncode:
+    if status != returncode:  # the recorded failure, else the exit's; never 0
         return (
-            returncode or EXIT_FAILURE,
+            status or returncode or EXIT_FAILURE,
             f"{command} finished with exit status {status} but the process then exited with "
             f"status {returncode} (code it ran changed it while the interpreter shut down)",
         )
