@@ -9,13 +9,15 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
 from tensoracle import _core
 from tensoracle.cache.remote.config import REMOTE, RemoteConfig, configure
-from tensoracle.cache.remote.objects import ENGINES, RemoteObjects, RemoteUnavailable
+from tensoracle.cache.remote.objects import ENGINES, ObjectInfo, RemoteObjects, RemoteUnavailable
+from tensoracle.cache.remote.odd_keys import escaped
 
 EXIT_SUCCESS = 0
 EXIT_FAILURE = 1
@@ -74,14 +76,51 @@ def time_fields(moment: datetime) -> dict[str, Any]:
     return {"recorded_at": _core.format_utc_time(nanoseconds), "recorded_at_ns": nanoseconds}
 
 
-def remote_entries(objects: RemoteObjects) -> list[tuple[str, Any]]:
-    """(file name, ObjectInfo) of every published engine, sorted by name."""
-    found = []
+@dataclass(frozen=True)
+class EngineListing:
+    """The objects under ``engines/``: published engines by file name, and those whose key
+    obstore cannot represent (an empty segment, a control character), by escaped name."""
+
+    entries: list[tuple[str, ObjectInfo]]
+    unrepresentable: list[tuple[str, ObjectInfo]]
+
+    def unrecognized(self) -> list[dict[str, Any]]:
+        """The unrepresentable objects as unrecognized listing entries, names escaped."""
+        return [
+            {
+                "file_name": name,
+                "size_bytes": info.size,
+                "temporary": False,
+                **time_fields(info.last_modified),
+                "status": "unrecognized",
+                "reason": f"{UNREPRESENTABLE}: {ENGINES}{name}",
+            }
+            for name, info in self.unrepresentable
+        ]
+
+
+UNREPRESENTABLE = "the object's key has an empty segment or a control character"
+
+
+def listed_engines(objects: RemoteObjects) -> EngineListing:
+    """Every object under ``engines/``, each list sorted by name; a key obstore cannot represent
+    is reported, never an error for the listing."""
+    found, odd = [], []
     for info in objects.list(ENGINES):
         name = info.key[len(ENGINES) :]
-        if name.endswith(".engine") and "/" not in name:
+        if not info.representable:
+            odd.append((escaped(name), info))
+        elif name.endswith(".engine") and "/" not in name:
             found.append((name, info))
-    return sorted(found, key=lambda item: item[0].encode())
+    return EngineListing(
+        sorted(found, key=lambda item: item[0].encode()),
+        sorted(odd, key=lambda item: item[0].encode()),
+    )
+
+
+def remote_entries(objects: RemoteObjects) -> list[tuple[str, Any]]:
+    """(file name, ObjectInfo) of every published engine, sorted by name."""
+    return listed_engines(objects).entries
 
 
 def print_json(document: dict[str, Any]) -> None:

@@ -8,6 +8,11 @@ Layout under the prefix:
     engines/<entry file name>                 one object per saved engine (remote_object.hpp)
     leases/<entry file name>/<generation>     build leases (lease.py)
 
+A key obstore cannot represent (an empty segment, a control character: anyone with write access
+can create one) is still listed, with ``representable`` False, and can be deleted: both through
+``odd_keys``'s signed requests, since obstore refuses such a key and fails the whole listing
+page that holds one.
+
 Every failure of the store itself (network, timeout, credentials, missing bucket, 5xx) is raised
 as ``RemoteUnavailable``; "not found" and "already exists" are answers, not failures.
 """
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
+from tensoracle.cache.remote import odd_keys
 from tensoracle.cache.remote.config import RemoteConfig
 
 ENGINES = "engines/"
@@ -54,9 +60,10 @@ _R = TypeVar("_R", bound=Receiver)
 
 @dataclass(frozen=True)
 class ObjectInfo:
-    key: str  # relative to the prefix
+    key: str  # relative to the prefix; undecodable bytes as surrogates when not representable
     size: int
     last_modified: datetime
+    representable: bool = True  # False: obstore cannot name it (see odd_keys.escaped)
 
 
 def engine_key(file_name: str) -> str:
@@ -235,14 +242,40 @@ class RemoteObjects:
         return True
 
     def list(self, prefix: str) -> Iterator[ObjectInfo]:
+        """Every object under ``prefix``; one whose key obstore cannot represent is listed too,
+        with ``representable`` False (the listing goes on through ``odd_keys``)."""
+        from obstore.exceptions import InvalidPathError
+
+        seen: set[str] = set()
         try:
             for batch in self._obstore.list(self._store, prefix, chunk_size=1000):
                 for meta in batch:
+                    seen.add(meta["path"])
                     yield ObjectInfo(meta["path"], int(meta["size"]), meta["last_modified"])
+            return
+        except InvalidPathError:
+            pass  # a key obstore cannot parse: the whole page failed
         except Exception as error:
+            raise self._failure("LIST", prefix, error) from error
+        try:
+            for listed in odd_keys.SignedRequests(self.config).list(prefix):
+                if listed.key not in seen:
+                    yield ObjectInfo(
+                        listed.key,
+                        listed.size,
+                        listed.last_modified,
+                        odd_keys.representable(listed.key),
+                    )
+        except OSError as error:
             raise self._failure("LIST", prefix, error) from error
 
     def delete(self, key: str) -> None:
+        if not odd_keys.representable(key):
+            try:
+                odd_keys.SignedRequests(self.config).delete(key)
+            except OSError as error:
+                raise self._failure("DELETE", odd_keys.escaped(key), error) from error
+            return
         try:
             self._obstore.delete(self._store, key)
         except FileNotFoundError:  # obstore.exceptions.NotFoundError
