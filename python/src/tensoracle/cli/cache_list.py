@@ -16,10 +16,10 @@ from tensoracle.cli.output_format import JSON, TABLE, add_format_option, chosen_
 from tensoracle.cli.remote_cache import (
     EXIT_SUCCESS,
     add_remote_option,
+    listed_engines,
     parser,
     print_json,
     remote_config,
-    remote_entries,
     run,
     time_fields,
 )
@@ -106,7 +106,13 @@ def _list(args: list[str], prog: str) -> int:
     options = made.parse_args(args)
     config = remote_config(options.remote)
     objects = RemoteObjects(config)
-    entries = [describe(objects, name, info) for name, info in remote_entries(objects)]
+    listing = listed_engines(objects)
+    entries = [describe(objects, name, info) for name, info in listing.entries]
+    # Objects whose key obstore cannot name are listed as unrecognized, names escaped, so that
+    # prune --remote can be pointed at them.
+    entries = sorted(
+        entries + listing.unrecognized(), key=lambda entry: entry["file_name"].encode()
+    )
     document = {
         "remote": config.url,
         "entries": entries,

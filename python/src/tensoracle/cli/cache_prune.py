@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from tensoracle import _core
-from tensoracle.cache.remote.objects import RemoteObjects, RemoteUnavailable, engine_key
+from tensoracle.cache.remote.objects import RemoteObjects, RemoteUnavailable
 from tensoracle.cli.output_format import (
     JSON,
     TABLE,
@@ -27,10 +27,10 @@ from tensoracle.cli.remote_cache import (
     EXIT_SUCCESS,
     UsageError,
     add_remote_option,
+    listed_engines,
     parser,
     print_json,
     remote_config,
-    remote_entries,
     run,
     time_fields,
 )
@@ -161,11 +161,14 @@ def _prune(args: list[str], prog: str) -> int:
     criterion = _criterion(options)
     config = remote_config(options.remote)
     objects = RemoteObjects(config)
-    entries = []
-    for name, info in remote_entries(objects):
-        entries.append(
-            {"file_name": name, "size_bytes": info.size, **time_fields(info.last_modified)}
-        )
+    # Objects whose key obstore cannot name are pruned like engines (by escaped name): removing
+    # a hostile object is what prune --remote is for. Deleted by their real key.
+    entries, keys = [], {}
+    listing = listed_engines(objects)
+    for name, info in listing.entries + listing.unrepresentable:
+        entry = {"file_name": name, "size_bytes": info.size, **time_fields(info.last_modified)}
+        entries.append(entry)
+        keys[id(entry)] = info.key
     total = sum(entry["size_bytes"] for entry in entries)
     oldest_first = sorted(entries, key=lambda entry: (entry["recorded_at_ns"], entry["file_name"]))
     if "cutoff_ns" in criterion:
@@ -202,12 +205,15 @@ def _prune(args: list[str], prog: str) -> int:
     if not options.dry_run:
         for entry in selected:
             try:
-                objects.delete(engine_key(entry["file_name"]))
+                objects.delete(keys[id(entry)])
             except RemoteUnavailable as error:
                 failed.append({"file_name": entry["file_name"], "reason": str(error)})
                 continue
             removed.append(entry)
-        remaining_total = sum(info.size for _name, info in remote_entries(objects))
+        remaining = listed_engines(objects)
+        remaining_total = sum(
+            info.size for _name, info in remaining.entries + remaining.unrepresentable
+        )
     else:
         remaining_total = total
     result: dict[str, Any] = {
