@@ -5,6 +5,7 @@
 #include "tensoracle/cache/weight_digest.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/size_text.hpp"
+#include "tensoracle/text/utf8_text.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -180,7 +181,7 @@ std::string entry_details_table(nlohmann::json const& details) {
         }
         append_section(text, "Built because", rows);
     }
-    return text;
+    return escape_lines_for_terminal(text);
 }
 
 nlohmann::json entry_diff_json(std::filesystem::path const& a, std::filesystem::path const& b) {
@@ -209,7 +210,7 @@ std::string entry_diff_table(nlohmann::json const& diff) {
     }
     std::string text;
     append_section(text, "a: " + compact(diff["a"]) + "\nb: " + compact(diff["b"]), rows);
-    return text;
+    return escape_lines_for_terminal(text);
 }
 
 } // namespace tensoracle

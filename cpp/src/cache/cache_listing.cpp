@@ -8,6 +8,7 @@
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
 #include "tensoracle/text/size_text.hpp"
+#include "tensoracle/text/utf8_text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -326,9 +327,11 @@ std::string listing_table(CacheScan const& scan) {
     std::vector<std::array<std::string, 6>> rows;
     rows.push_back({"NAME", "GRAPH_VERSION", "SIZE", "RECORDED_AT", "STATUS", "TARGETS"});
     for (CacheEntry const& entry : scan.entries) {
-        rows.push_back({entry.name, graph_version_text(entry), format_size_human(entry.size_bytes),
-                        format_utc_time(entry.recorded_at_ns),
-                        std::string(status_text(entry.status)), targets_text(entry)});
+        // Names and what headers say are not ours: a terminal must not act on them.
+        rows.push_back(
+            {escape_for_terminal(entry.name), escape_for_terminal(graph_version_text(entry)),
+             format_size_human(entry.size_bytes), format_utc_time(entry.recorded_at_ns),
+             std::string(status_text(entry.status)), escape_for_terminal(targets_text(entry))});
     }
     std::array<std::size_t, 6> widths{};
     for (auto const& row : rows) {
@@ -348,10 +351,12 @@ std::string listing_table(CacheScan const& scan) {
         text += line + "\n";
     }
     text += std::to_string(scan.entries.size()) + " entries, " +
-            format_size_human(scan.total_size_bytes) + " in " + scan.directory.string() + "\n";
+            format_size_human(scan.total_size_bytes) + " in " +
+            escape_for_terminal(scan.directory.string()) + "\n";
     for (CacheEntry const& entry : scan.entries) {
         if (entry.status == EntryStatus::unrecognized && !entry.reason.empty()) {
-            text += "unrecognized " + entry.name + ": " + entry.reason + "\n";
+            text += "unrecognized " + escape_for_terminal(entry.name) + ": " +
+                    escape_for_terminal(entry.reason) + "\n";
         }
     }
     return text;

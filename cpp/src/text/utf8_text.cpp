@@ -1,6 +1,7 @@
 // Well-formedness of UTF-8 after the Unicode standard's table 3-7.
 #include "tensoracle/text/utf8_text.hpp"
 
+#include <array>
 #include <cstddef>
 
 namespace tensoracle {
@@ -62,6 +63,75 @@ std::string escape_invalid_utf8(std::string_view text) {
             out.append(text.substr(at, length));
             at += length;
         }
+    }
+    return out;
+}
+
+namespace {
+
+void append_hex(std::string& out, char const* prefix, unsigned value, int digits) {
+    constexpr std::string_view kDigits = "0123456789abcdef";
+    out += prefix;
+    for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) {
+        out.push_back(kDigits[(value >> static_cast<unsigned>(shift)) & 0x0FU]);
+    }
+}
+
+// The code point of the well-formed sequence of `length` bytes at `text[at]`.
+unsigned code_point(std::string_view text, std::size_t at, std::size_t length) noexcept {
+    auto const byte = [&](std::size_t i) { return static_cast<unsigned char>(text[at + i]); };
+    constexpr std::array<unsigned, 5> kLeadMask = {0, 0x7FU, 0x1FU, 0x0FU, 0x07U};
+    unsigned value = byte(0) & kLeadMask.at(length);
+    for (std::size_t i = 1; i < length; ++i) {
+        value = (value << 6U) | (byte(i) & 0x3FU);
+    }
+    return value;
+}
+
+bool reorders_or_hides(unsigned point) noexcept {
+    return point == 0x200E || point == 0x200F || point == 0x2028 || point == 0x2029 ||
+           (point >= 0x202A && point <= 0x202E) || (point >= 0x2066 && point <= 0x2069);
+}
+
+} // namespace
+
+std::string escape_for_terminal(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t const length = sequence_length(text, at);
+        if (length == 0) {
+            append_hex(out, "\\x", static_cast<unsigned char>(text[at]), 2);
+            ++at;
+            continue;
+        }
+        unsigned const point = code_point(text, at, length);
+        if (point < 0x20 || point == 0x7F) {
+            append_hex(out, "\\x", point, 2);
+        } else if ((point >= 0x80 && point < 0xA0) || reorders_or_hides(point)) {
+            // \u, not \x: \x80..\xff stand for bytes that are not UTF-8.
+            append_hex(out, "\\u", point, 4);
+        } else if (point == '\\') {
+            out += "\\\\";
+        } else {
+            out.append(text.substr(at, length));
+        }
+        at += length;
+    }
+    return out;
+}
+
+std::string escape_lines_for_terminal(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    while (!text.empty()) {
+        std::size_t const end = text.find('\n');
+        out += escape_for_terminal(text.substr(0, end));
+        if (end == std::string_view::npos) {
+            break;
+        }
+        out += '\n';
+        text.remove_prefix(end + 1);
     }
     return out;
 }

@@ -5,6 +5,7 @@
 #include "output_format.hpp"
 #include "tensoracle/cubin/bundle_inspect.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/text/utf8_text.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -83,10 +84,11 @@ void print_table(BundleInspection const& inspection) {
                         text(entry["sha256"]).substr(0, 12), text(entry["registers_per_thread"]),
                         text(entry["launch_dynamic_shared_memory_bytes"]), plugin});
     }
-    std::cout << "bundle " << inspection.directory.string() << '\n'
+    std::cout << "bundle " << escape_for_terminal(inspection.directory.string()) << '\n'
               << "bundle_sha256 " << inspection.digest() << '\n';
     if (inspection.plugin) {
-        std::cout << "plugin " << inspection.plugin->string() << " (digest and embedded cubins "
+        std::cout << "plugin " << escape_for_terminal(inspection.plugin->string())
+                  << " (digest and embedded cubins "
                   << "match)\n";
     }
     std::cout << aligned_rows(rows);

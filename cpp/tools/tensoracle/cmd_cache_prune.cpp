@@ -8,6 +8,7 @@
 #include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/size_text.hpp"
+#include "tensoracle/text/utf8_text.hpp"
 
 #include <iostream>
 #include <limits>
@@ -79,7 +80,7 @@ std::string plan_table(nlohmann::json const& plan) {
             text += " (--unused-for " + criterion["unused_for_days"].get<std::string>() + ")";
         }
     }
-    text += ", in " + plan["directory"].get<std::string>() +
+    text += ", in " + escape_for_terminal(plan["directory"].get<std::string>()) +
             (plan["dry_run"].get<bool>() ? " (dry run: nothing is changed)" : "") + "\n";
     std::vector<std::vector<std::string>> rows = {{"NAME", "SIZE", "RECORDED_AT", "ACTION"}};
     for (nlohmann::json const& entry : plan["selected"]) {

@@ -3,6 +3,7 @@
 #include "output_format.hpp"
 #include "tensoracle/cache/cache_verification.hpp"
 #include "tensoracle/text/size_text.hpp"
+#include "tensoracle/text/utf8_text.hpp"
 
 #include <iostream>
 #include <memory>
@@ -29,7 +30,7 @@ std::string verification_table(nlohmann::json const& report) {
            report["intact_count"].dump() + " intact, " + report["damaged_count"].dump() +
            " damaged, " + report["skipped_count"].dump() + " skipped, " +
            report["unrecognized_count"].dump() + " unrecognized, in " +
-           report["directory"].get<std::string>() + "\n";
+           escape_for_terminal(report["directory"].get<std::string>()) + "\n";
 }
 
 int verify(VerifyOptions const& options) {

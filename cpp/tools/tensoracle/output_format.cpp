@@ -2,6 +2,7 @@
 #include "output_format.hpp"
 
 #include "commands.hpp"
+#include "tensoracle/text/utf8_text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -50,7 +51,16 @@ std::optional<int> apply_deprecated_json(CLI::Option const& json, CLI::Option co
     return std::nullopt;
 }
 
-std::string aligned_rows(std::vector<std::vector<std::string>> const& rows) {
+std::string aligned_rows(std::vector<std::vector<std::string>> const& given) {
+    // Cells hold names and reasons that are not ours: a terminal must not act on them.
+    std::vector<std::vector<std::string>> rows;
+    rows.reserve(given.size());
+    for (auto const& row : given) {
+        std::vector<std::string>& escaped = rows.emplace_back();
+        for (std::string const& cell : row) {
+            escaped.push_back(escape_for_terminal(cell));
+        }
+    }
     std::vector<std::size_t> widths;
     for (auto const& row : rows) {
         widths.resize(std::max(widths.size(), row.size()), 0);

@@ -13,4 +13,15 @@ bool is_valid_utf8(std::string_view text) noexcept;
 // that the result is valid UTF-8 and shows what the bytes were.
 std::string escape_invalid_utf8(std::string_view text);
 
+// `text` as a terminal may show it without acting on it, for tables people read: a byte that is
+// not part of well-formed UTF-8 as \xNN (80..ff), a C0 control character or DEL as \xNN
+// (00..1f, 7f), a C1 control character and the characters that reorder or hide text (U+200E,
+// U+200F, U+2028, U+2029, U+202A..U+202E, U+2066..U+2069) as \uNNNN, and a backslash as \\, so
+// that two different names never print alike and none can move the cursor, set the title or
+// clear the screen.
+std::string escape_for_terminal(std::string_view text);
+
+// escape_for_terminal of each line of `text`, its line breaks kept: for a table already laid out.
+std::string escape_lines_for_terminal(std::string_view text);
+
 } // namespace tensoracle

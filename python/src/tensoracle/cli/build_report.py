@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from tensoracle.cli.output_format import aligned_rows, terminal_text
+
 BUILT, REUSED, FAILED = "built", "reused", "failed"
 # Published: by this run ("yes"), found published already ("already"), or not ("no").
 YES, NO, ALREADY = "yes", "no", "already"
@@ -69,11 +71,7 @@ def table(report: dict[str, Any], rows: list[Row]) -> str:
                 error,
             )
         )
-    widths = [max(len(line[column]) for line in cells) for column in range(len(cells[0]))]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-        for line in cells
-    ]
+    lines = aligned_rows(cells).splitlines()
     count = len(rows)
     summary = (
         f"{count} recipe{'' if count == 1 else 's'}: {report['built']} built, "
@@ -86,6 +84,6 @@ def table(report: dict[str, Any], rows: list[Row]) -> str:
         summary += "published"
         unpublished = report["not_published"]
         summary += f", {unpublished} not published" if unpublished else ""
-        summary += f" in {report['remote']}"
+        summary += f" in {terminal_text(report['remote'])}"
     lines.append(summary)
     return "\n".join(lines) + "\n"

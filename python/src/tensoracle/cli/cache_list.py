@@ -12,7 +12,14 @@ from typing import Any
 
 from tensoracle import _core
 from tensoracle.cache.remote.objects import RemoteObjects, engine_key
-from tensoracle.cli.output_format import JSON, TABLE, add_format_option, chosen_format
+from tensoracle.cli.output_format import (
+    JSON,
+    TABLE,
+    add_format_option,
+    aligned_rows,
+    chosen_format,
+    terminal_text,
+)
 from tensoracle.cli.remote_cache import (
     EXIT_SUCCESS,
     add_remote_option,
@@ -82,17 +89,12 @@ def table(document: dict[str, Any]) -> str:
                 ",".join(str(target) for target in targets),
             )
         )
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    ]
     count = len(document["entries"])
-    lines.append(
+    return aligned_rows(rows) + (
         f"{count} entr{'y' if count == 1 else 'ies'}, "
-        f"{_core.format_size_human(document['total_size_bytes'])} in {document['remote']}"
+        f"{_core.format_size_human(document['total_size_bytes'])} in "
+        f"{terminal_text(document['remote'])}\n"
     )
-    return "\n".join(lines) + "\n"
 
 
 def _list(args: list[str], prog: str) -> int:

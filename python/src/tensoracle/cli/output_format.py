@@ -61,9 +61,37 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def aligned_rows(rows: Sequence[Sequence[str]]) -> str:
+# The characters that reorder or hide text on a terminal: marks, separators, embeddings,
+# overrides and isolates.
+_REORDERING = {0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+
+
+def terminal_text(text: str) -> str:
+    """``text`` as a terminal may show it without acting on it, the rule of the native tables: a
+    byte that was not UTF-8 (a surrogate escape of os.fsdecode) as ``\\xNN`` (80..ff), a C0
+    control character or DEL as ``\\xNN``, a C1 control character and the characters that
+    reorder or hide text as ``\\uNNNN``, a backslash as two."""
+    out = []
+    for char in text:
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        elif 0x80 <= code < 0xA0 or code in _REORDERING or 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:04x}")
+        elif char == "\\":
+            out.append("\\\\")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def aligned_rows(given: Sequence[Sequence[str]]) -> str:
     """Rows of cells as lines: columns padded to their widest cell plus two spaces, trailing
-    spaces removed, each line ending in a newline (the layout of the native tables)."""
+    spaces removed, each line ending in a newline (the layout of the native tables). Every cell
+    goes through terminal_text: names and reasons are not ours to let a terminal act on."""
+    rows = [[terminal_text(cell) for cell in row] for row in given]
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
     lines = [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
