@@ -8,10 +8,10 @@
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
 #include "tensoracle/text/size_text.hpp"
+#include "tensoracle/text/table_text.hpp"
 #include "tensoracle/text/utf8_text.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <map>
 #include <memory>
@@ -324,32 +324,15 @@ void write_listing_json(std::ostream& out, std::filesystem::path const& director
 }
 
 std::string listing_table(CacheScan const& scan) {
-    std::vector<std::array<std::string, 6>> rows;
+    std::vector<std::vector<std::string>> rows;
     rows.push_back({"NAME", "GRAPH_VERSION", "SIZE", "RECORDED_AT", "STATUS", "TARGETS"});
     for (CacheEntry const& entry : scan.entries) {
-        // Names and what headers say are not ours: a terminal must not act on them.
-        rows.push_back(
-            {escape_for_terminal(entry.name), escape_for_terminal(graph_version_text(entry)),
-             format_size_human(entry.size_bytes), format_utc_time(entry.recorded_at_ns),
-             std::string(status_text(entry.status)), escape_for_terminal(targets_text(entry))});
+        rows.push_back({entry.name, graph_version_text(entry), format_size_human(entry.size_bytes),
+                        format_utc_time(entry.recorded_at_ns),
+                        std::string(status_text(entry.status)), targets_text(entry)});
     }
-    std::array<std::size_t, 6> widths{};
-    for (auto const& row : rows) {
-        for (std::size_t column = 0; column < row.size(); ++column) {
-            widths[column] = std::max(widths[column], row[column].size());
-        }
-    }
-    std::string text;
-    for (auto const& row : rows) {
-        std::string line;
-        for (std::size_t column = 0; column < row.size(); ++column) {
-            line += row[column];
-            if (column + 1 < row.size()) {
-                line.append(widths[column] - row[column].size() + 2, ' ');
-            }
-        }
-        text += line + "\n";
-    }
+    // aligned_rows escapes the cells: names and what headers say are not ours.
+    std::string text = aligned_rows(rows);
     text += std::to_string(scan.entries.size()) + " entries, " +
             format_size_human(scan.total_size_bytes) + " in " +
             escape_for_terminal(scan.directory.string()) + "\n";

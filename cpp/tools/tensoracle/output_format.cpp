@@ -2,7 +2,6 @@
 #include "output_format.hpp"
 
 #include "commands.hpp"
-#include "tensoracle/text/utf8_text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -49,38 +48,6 @@ std::optional<int> apply_deprecated_json(CLI::Option const& json, CLI::Option co
     std::cerr << command << ": --json is deprecated; use --format json\n";
     format = kJson;
     return std::nullopt;
-}
-
-std::string aligned_rows(std::vector<std::vector<std::string>> const& given) {
-    // Cells hold names and reasons that are not ours: a terminal must not act on them.
-    std::vector<std::vector<std::string>> rows;
-    rows.reserve(given.size());
-    for (auto const& row : given) {
-        std::vector<std::string>& escaped = rows.emplace_back();
-        for (std::string const& cell : row) {
-            escaped.push_back(escape_for_terminal(cell));
-        }
-    }
-    std::vector<std::size_t> widths;
-    for (auto const& row : rows) {
-        widths.resize(std::max(widths.size(), row.size()), 0);
-        for (std::size_t column = 0; column < row.size(); ++column) {
-            widths[column] = std::max(widths[column], row[column].size());
-        }
-    }
-    std::string text;
-    for (auto const& row : rows) {
-        std::string line;
-        for (std::size_t column = 0; column < row.size(); ++column) {
-            line += row[column];
-            if (column + 1 < row.size()) {
-                line.append(widths[column] - row[column].size() + 2, ' ');
-            }
-        }
-        line.erase(line.find_last_not_of(' ') + 1);
-        text += line + '\n';
-    }
-    return text;
 }
 
 std::string one_line(std::string_view text) {

@@ -3,6 +3,8 @@
 // took before it, and the aligned text columns of the tables.
 #pragma once
 
+#include "tensoracle/text/table_text.hpp"
+
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
@@ -32,9 +34,8 @@ std::optional<int> apply_deprecated_json(CLI::Option const& json, CLI::Option co
                                          std::string& format, std::string_view command,
                                          std::string_view usage);
 
-// Rows of cells as text lines: every column but the last padded to its widest cell plus two
-// spaces, trailing spaces removed, each line ending in '\n'.
-std::string aligned_rows(std::vector<std::vector<std::string>> const& rows);
+// The table layout of the core (escaped cells, aligned columns).
+using tensoracle::aligned_rows;
 
 // `text` with every run of whitespace (newlines included) made one space, for a table cell.
 std::string one_line(std::string_view text);
