@@ -446,7 +446,7 @@ bool process_alive(long long pid) noexcept {
     if (pid <= 0 || pid > static_cast<long long>(std::numeric_limits<DWORD>::max())) {
         return false;
     }
-    HANDLE const process =
+    HANDLE process =
         ::OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(pid));
     if (process == nullptr) {
         return ::GetLastError() == ERROR_ACCESS_DENIED; // there, but not ours to query
