@@ -13,6 +13,8 @@ from engine_files import write_engine
 from raw_upload import put_raw
 from remote_support import Fleet
 
+from tensoracle.cli.output_format import terminal_text
+
 pytestmark = pytest.mark.slow
 
 ODD = {
@@ -46,7 +48,9 @@ def test_list_pull_and_prune_keep_working_and_prune_removes_odd_keys(s3_server, 
     assert listing["total_size_bytes"] == good.stat().st_size + 7 * len(ODD)
     table = run("cache", "list", "--remote", "--format", "table", env=env)
     assert table.returncode == 0, table.stderr
-    assert "ctl\\x01name.engine" in table.stdout
+    # The table shows the listing's (escaped) name by the table rule: its backslash doubled.
+    assert terminal_text("ctl\\x01name.engine") in table.stdout
+    assert "\x01" not in table.stdout
 
     target = tmp_path / "target"
     pulled = run("cache", "pull", "--cache-dir", str(target), env=env)
