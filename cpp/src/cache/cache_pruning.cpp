@@ -255,6 +255,22 @@ PruneResult dry_run_result(PrunePlan const& plan) {
 
 namespace {
 
+// Removes `path`; where it cannot, records why in `result` (missing, or failed with the reason)
+// and returns false.
+bool remove_or_report(std::filesystem::path const& path, std::string const& name,
+                      PruneResult& result) {
+    if (platform::remove_file(path) == 0) {
+        return true;
+    }
+    if (errno == ENOENT) {
+        result.missing.push_back(name);
+    } else {
+        result.failed.push_back(
+            {name, std::string("cannot remove it: ") + platform::error_text(errno)});
+    }
+    return false;
+}
+
 // Removes one abandoned temporary file if it is still the planned one and still abandoned.
 void remove_temporary(Store const& store, PlannedRemoval const& entry,
                       TemporaryProbe const& abandoned, PruneResult& result,
@@ -283,13 +299,7 @@ void remove_temporary(Store const& store, PlannedRemoval const& entry,
                                    "its writer's process id runs); left in place"});
         return;
     }
-    if (platform::remove_file(path) != 0) {
-        if (errno == ENOENT) {
-            result.missing.push_back(entry.name);
-        } else {
-            result.failed.push_back(
-                {entry.name, std::string("cannot remove it: ") + platform::error_text(errno)});
-        }
+    if (!remove_or_report(path, entry.name, result)) {
         return;
     }
     result.removed_temporaries.push_back(entry);
@@ -348,13 +358,7 @@ PruneResult execute_prune(Store const& store, PrunePlan const& plan,
                 {entry.name, "changed since the plan (" + change + "); left in place"});
             continue;
         }
-        if (platform::remove_file(path) != 0) {
-            if (errno == ENOENT) {
-                result.missing.push_back(entry.name);
-            } else {
-                result.failed.push_back(
-                    {entry.name, std::string("cannot remove it: ") + platform::error_text(errno)});
-            }
+        if (!remove_or_report(path, entry.name, result)) {
             continue;
         }
         result.removed.push_back(entry);
