@@ -88,7 +88,6 @@ def test_a_manifest_larger_than_the_limit_is_a_bundle_error_naming_its_size(root
         '{"schema_version": 1,',
         "[1] x",
         '{"a" 1}',
-        "[1,]",
         '{"\u00fc\u00df": }',  # two characters of two bytes each before the error
         '{"name": "gr\u00fc\u00df", ]',
         "",
@@ -111,6 +110,18 @@ def test_malformed_json_is_a_decode_error_where_pythons_parser_puts_it(root, tex
         expected.value.colno,
     )
     assert str(path) in error.msg
+
+
+def test_a_trailing_comma_is_a_decode_error_at_the_bracket_that_follows_it(root):
+    # Python up to 3.12 points at the bracket ("Expecting value"), 3.13 at the comma ("Illegal
+    # trailing comma"); the core reports the byte where the value was missing, on every Python.
+    text = "[1,]"
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text)
+    write(root, text.encode())
+    with pytest.raises(json.JSONDecodeError) as caught:
+        inspect_bundle(root)
+    assert (caught.value.pos, caught.value.lineno, caught.value.colno) == (3, 1, 4)
 
 
 def test_nan_is_a_decode_error_as_json_allows_no_nan(root):
