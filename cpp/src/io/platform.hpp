@@ -60,8 +60,9 @@ int touch(int fd) noexcept;
 // MOVEFILE_WRITE_THROUGH), tried again for up to 5 seconds while any handle has `to` open. Fails
 // with EACCES while another process keeps `to` open without sharing delete access, or maps it.
 int replace_file(std::filesystem::path const& from, std::filesystem::path const& to) noexcept;
-// Makes a completed rename in `directory` durable (fsync of the directory; on Windows the
-// write-through rename already is, and this does nothing).
+// Makes a completed rename in `directory` durable (fsync of the directory; on Windows
+// FlushFileBuffers of the directory, opened with write access, and 0 also where the file system
+// cannot flush a directory: FAT, network shares). -1 with errno on any other error.
 int flush_directory(std::filesystem::path const& directory) noexcept;
 // unlink(2); DeleteFileW. On Windows EACCES while another process keeps the file open.
 int remove_file(std::filesystem::path const& path) noexcept;

@@ -1,9 +1,12 @@
 // The operating-system calls of the core on Windows (see platform.hpp): Win32 handles wrapped in
 // C runtime descriptors, CreateFileW sharing read, write and delete access, LockFileEx,
-// SetFileInformationByHandle (FileRenameInfoEx) or MoveFileExW, FlushFileBuffers,
-// CreateFileMappingW and MapViewOfFile, FindFirstFileW and LoadLibraryExW, with each Win32 error
-// mapped onto the errno the callers test.
+// SetFileInformationByHandle (FileRenameInfoEx) or MoveFileExW, FlushFileBuffers (of files and of
+// directories), CreateFileMappingW and MapViewOfFile, FindFirstFileW and LoadLibraryExW, with each
+// Win32 error mapped onto the errno the callers test. The rename's and the directory flush's calls
+// go through win32_calls.hpp, which tests may replace.
 #include "io/platform.hpp"
+
+#include "io/windows/win32_calls.hpp"
 
 // windows.h comes first.
 // clang-format off
@@ -24,6 +27,12 @@
 #include <vector>
 
 namespace tensoracle::platform {
+
+detail::Win32Calls& detail::win32_calls() noexcept {
+    static Win32Calls calls;
+    return calls;
+}
+
 namespace {
 
 // 100-nanosecond intervals between 1601-01-01 (FILETIME's epoch) and 1970-01-01.
@@ -301,15 +310,18 @@ constexpr unsigned kPosixSemantics = 0x2;
 // while other processes that share delete access have it open; they go on reading the old file.
 // False with nothing renamed wherever it fails: where the system or the file system lacks it
 // (older Windows, FAT, some network shares, Wine), or for any other reason, which MoveFileExW
-// then reports.
+// then reports. Like rename(2) it does not wait for the disk; flush_directory, which the save
+// calls next, does. A flush here could only fail after the rename, where the save reads a failed
+// replace_file as nothing renamed and the entry unchanged.
 bool replace_with_posix_semantics(std::filesystem::path const& from,
                                   std::filesystem::path const& to) noexcept {
+    auto const& calls = detail::win32_calls();
     try {
-        HANDLE source =
-            ::CreateFileW(from.c_str(), DELETE | SYNCHRONIZE,
-                          FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
-                          OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
-        if (source == INVALID_HANDLE_VALUE) {
+        detail::UniqueHandle const source{
+            calls.create_file(from.c_str(), DELETE | SYNCHRONIZE,
+                              FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
+                              OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, nullptr)};
+        if (!source) {
             return false;
         }
         std::wstring const name = verbatim(to);
@@ -323,18 +335,19 @@ bool replace_with_posix_semantics(std::filesystem::path const& from,
         info->RootDirectory = nullptr;
         info->FileNameLength = static_cast<DWORD>(name_bytes);
         std::memcpy(static_cast<void*>(info->FileName), name.c_str(), name_bytes + sizeof(wchar_t));
-        bool const renamed = ::SetFileInformationByHandle(source, kFileRenameInfoEx, info,
-                                                          static_cast<DWORD>(buffer.size())) != 0;
-        if (renamed) {
-            // What MOVEFILE_WRITE_THROUGH does for the other path: the renamed file's data and
-            // metadata reach the disk before this returns (the data was flushed already).
-            (void)::FlushFileBuffers(source);
-        }
-        ::CloseHandle(source);
-        return renamed;
+        return calls.set_file_information(source.get(), kFileRenameInfoEx, info,
+                                          static_cast<DWORD>(buffer.size())) != 0;
     } catch (...) {
-        return false; // std::bad_alloc, or a path that cannot be made absolute
+        return false; // std::bad_alloc, or a path that cannot be made absolute; source is closed
     }
+}
+
+// Errors of a directory flush that say this file system cannot flush a directory (FAT, network
+// shares: ERROR_INVALID_FUNCTION; ERROR_ACCESS_DENIED where the write access it needs is refused
+// or a directory handle is not flushed), as fsync(2) reports EINVAL where it cannot.
+bool cannot_flush_directories(DWORD error) noexcept {
+    return error == ERROR_INVALID_FUNCTION || error == ERROR_NOT_SUPPORTED ||
+           error == ERROR_ACCESS_DENIED || error == ERROR_INVALID_PARAMETER;
 }
 
 } // namespace
@@ -348,9 +361,9 @@ int replace_file(std::filesystem::path const& from, std::filesystem::path const&
     // rename is tried again for up to 5 seconds before the refusal is reported.
     auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     DWORD pause_ms = 1;
+    DWORD const flags = MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH;
     while (true) {
-        if (::MoveFileExW(from.c_str(), to.c_str(),
-                          MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH) != 0) {
+        if (detail::win32_calls().move_file(from.c_str(), to.c_str(), flags) != 0) {
             return 0;
         }
         DWORD const error = ::GetLastError();
@@ -364,8 +377,23 @@ int replace_file(std::filesystem::path const& from, std::filesystem::path const&
     }
 }
 
-int flush_directory(std::filesystem::path const& /*directory*/) noexcept {
-    return 0; // MOVEFILE_WRITE_THROUGH returned only once the rename was flushed
+int flush_directory(std::filesystem::path const& directory) noexcept {
+    auto const& calls = detail::win32_calls();
+    // FlushFileBuffers needs write access: FILE_WRITE_DATA, for a directory FILE_ADD_FILE, the
+    // right the rename into it needed. FILE_FLAG_BACKUP_SEMANTICS opens a directory.
+    detail::UniqueHandle const handle{
+        calls.create_file(directory.c_str(), FILE_WRITE_DATA | SYNCHRONIZE,
+                          FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
+                          OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr)};
+    if (handle && calls.flush_file_buffers(handle.get()) != 0) {
+        return 0;
+    }
+    DWORD const error = ::GetLastError();
+    if (cannot_flush_directories(error)) {
+        return 0; // the rename is as durable as this file system makes it
+    }
+    errno = errno_of(error);
+    return -1;
 }
 
 int remove_file(std::filesystem::path const& path) noexcept {
