@@ -86,8 +86,9 @@ void RemoteReceiver::feed(std::span<std::byte const> bytes) {
     }
 }
 
-// Collects the preamble, then the header, and judges each once complete (check_remote_prefix);
-// with a trusted key the header is collected but not decoded before the signature.
+// Collects the preamble, then the header, and judges each once complete (check_remote_prefix, and
+// for a pull by name that the header's conditions are the entry's); with a trusted key the header
+// is collected but not decoded before the signature.
 void RemoteReceiver::judge_prefix(std::span<std::byte const> bytes) {
     EngineIdentity const* const expected = expected_ ? &*expected_ : nullptr;
     while (!prefix_judged_) {
@@ -108,6 +109,11 @@ void RemoteReceiver::judge_prefix(std::span<std::byte const> bytes) {
         }
         if (trusted_ == nullptr) { // the header is complete
             (void)check_remote_prefix(prefix_, object_size_, object_name_, expected, true);
+            if (expected == nullptr) { // a pull by name: its conditions must hash to the name
+                DecodedHeader const decoded = decode_engine_prefix(
+                    prefix_, object_size_, std::filesystem::path(object_name_));
+                (void)remote_entry_identity(decoded.header, nullptr, object_name_, file_name_);
+            }
         }
         prefix_judged_ = true;
     }

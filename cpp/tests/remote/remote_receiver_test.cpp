@@ -261,12 +261,26 @@ TEST_F(RefusedObjectTest, ASignatureForAnotherEntryIsRefused) {
     expect_store_unchanged();
 }
 
+// Without a trusted key, a pull by name is refused from the header, before any plan byte; with
+// one, at the end (the header is not decoded before the signature).
 TEST_F(RemoteReceiverTest, APullByNameNeedsTheHeaderToHashToTheName) {
     Entry const other = make_entry("other");
+    std::size_t const prefix = other.engine.size() - other.plan.size();
     RemoteReceiver wrong(store, std::string(kObject), entry.identity.file_name, other.engine.size(),
                          nullptr, nullptr);
-    feed_in_pieces(wrong, other.engine, 4096);
-    EXPECT_THROW(wrong.finish(), EngineConditionError);
+    std::string const message = message_of<EngineConditionError>(
+        [&] { wrong.feed(std::span(other.engine).first(prefix)); });
+    EXPECT_NE(message.find("belong to the entry '" + other.identity.file_name), std::string::npos)
+        << message;
+    EXPECT_EQ(wrong.received(), 0U);
+    EXPECT_TRUE(testing::names_in(store.directory()).empty());
+
+    Keys const keys;
+    auto const signed_other = with_trailer(other, keys.signing);
+    RemoteReceiver trusting(store, std::string(kObject), entry.identity.file_name,
+                            signed_other.size(), nullptr, &keys.trusted);
+    feed_in_pieces(trusting, signed_other, 4096);
+    EXPECT_THROW(trusting.finish(), UntrustedEngineError); // signed for its own name
     EXPECT_TRUE(testing::names_in(store.directory()).empty());
 
     RemoteReceiver right(store, std::string(kObject), entry.identity.file_name, entry.engine.size(),

@@ -8,7 +8,8 @@
 //
 // As it arrives: the preamble is checked from its first 20 bytes and, without a trusted key, the
 // header as soon as it is complete (check_remote_prefix: it must announce exactly the object's
-// size and the conditions asked for), so a refused object costs what was read until then. Every
+// size and the conditions asked for; with none asked for, a pull by name, conditions whose
+// identity is the entry's file name), so a refused object costs what was read until then. Every
 // engine byte is written to "<entry>.tmp-<pid>-<random>" in the store's directory (AtomicFile),
 // its plan bytes go through the XXH3-128 plan checksum and, with a trusted key, every engine byte
 // through SHA-256; every 8 MiB the disk writes of what was written are started
