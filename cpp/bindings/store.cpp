@@ -4,6 +4,7 @@
 
 #include "bindings.hpp"
 #include "buffer_view.hpp"
+#include "tensoracle/cache/cache_listing.hpp"
 #include "tensoracle/cache/identity.hpp"
 #include "tensoracle/cache/weight_digest.hpp"
 #include "tensoracle/errors.hpp"
@@ -35,6 +36,25 @@ nlohmann::json parse_json_object(std::string const& text, char const* what) {
                               value.type_name());
     }
     return value;
+}
+
+// The lock file of the entry `file_name` (Store::lock_path_for), for callers that know only the
+// entry's file name (a pull by name, before the object's header gives its identity). The name must
+// be the plain file name of an engine entry: lock_path_for keeps only the last component, so
+// "a/b.engine" would otherwise lock "b.engine".
+std::filesystem::path entry_lock_path(Store const& store, std::string const& file_name) {
+    std::filesystem::path const path(file_name);
+    if (!is_engine_file_name(file_name) || file_name.starts_with('.') ||
+        file_name.find('\0') != std::string::npos || path.filename().string() != file_name) {
+        std::string shown; // a NUL would end the message: shown as \x00
+        for (char const c : file_name) {
+            shown += c == '\0' ? std::string("\\x00") : std::string(1, c);
+        }
+        throw InvalidArgument("Store.lock_entry: file_name '" + shown +
+                              "' is not the file name of an engine entry (a plain name ending in "
+                              "'.engine', not starting with '.')");
+    }
+    return store.lock_path_for(path);
 }
 
 using PlanView = nb::ndarray<nb::memview, std::uint8_t const, nb::ndim<1>, nb::c_contig>;
@@ -133,6 +153,18 @@ void bind_store(nb::module_& module) {
             },
             nb::arg("identity"), nb::arg("exclusive"),
             "The identity's lock when it is free now, else None (never waits).")
+        .def(
+            "lock_entry",
+            [](Store const& store, std::string const& file_name, bool exclusive) {
+                std::filesystem::path const lock_path = entry_lock_path(store, file_name);
+                nb::gil_scoped_release released;
+                return FileLock::acquire(lock_path,
+                                         exclusive ? LockMode::exclusive : LockMode::shared);
+            },
+            nb::arg("file_name"), nb::arg("exclusive"),
+            "Blocks (without holding the GIL) until the lock of the entry `file_name` is granted: "
+            "the same lock as lock(identity) for the identity whose file name it is. Raises "
+            "ValueError when `file_name` is not the plain file name of an engine entry.")
         .def("read", &Store::read, nb::arg("identity"), nb::call_guard<nb::gil_scoped_release>(),
              "The verified entry, or None when there is none. Raises CorruptEngineError, "
              "EngineConditionError or OSError.")

@@ -81,6 +81,11 @@ class Store:
     def try_lock(self, identity: EngineIdentity, exclusive: bool) -> FileLock | None:
         """The identity's lock when it is free now, else None (never waits)."""
 
+    def lock_entry(self, file_name: str, exclusive: bool) -> FileLock:
+        """
+        Blocks (without holding the GIL) until the lock of the entry `file_name` is granted: the same lock as lock(identity) for the identity whose file name it is. Raises ValueError when `file_name` is not the plain file name of an engine entry.
+        """
+
     def read(self, identity: EngineIdentity) -> SavedEngine | None:
         """
         The verified entry, or None when there is none. Raises CorruptEngineError, EngineConditionError or OSError.

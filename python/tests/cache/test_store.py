@@ -272,6 +272,30 @@ def test_lock_is_a_context_manager(store: _core.Store) -> None:
     assert store.try_lock(ident, exclusive=True) is not None
 
 
+def test_lock_entry_is_the_identity_lock_taken_by_file_name(store: _core.Store) -> None:
+    ident = identity()
+    with store.lock_entry(ident.file_name, exclusive=True) as lock:
+        assert lock.held
+        assert lock.exclusive
+        assert lock.path == store.lock_path(ident)
+        assert store.try_lock(ident, exclusive=False) is None
+    assert store.try_lock(ident, exclusive=True) is not None
+    with store.lock_entry(ident.file_name, exclusive=False) as shared:
+        assert not shared.exclusive
+        assert store.try_lock(ident, exclusive=True) is None
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["", "x.engin", ".engine", ".hidden.engine", "sub/x.engine", "../x.engine", "a\0.engine"],
+)
+def test_lock_entry_refuses_what_is_not_an_entry_file_name(store: _core.Store, name: str) -> None:
+    with pytest.raises(ValueError, match="is not the file name of an engine entry") as raised:
+        store.lock_entry(name, exclusive=True)
+    assert f"file_name '{name.replace(chr(0), chr(92) + 'x00')}'" in str(raised.value)
+    assert list(Path(store.directory).iterdir()) == []
+
+
 HOLDER = textwrap.dedent(
     """
     import select, sys
