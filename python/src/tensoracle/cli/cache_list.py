@@ -14,7 +14,6 @@ from tensoracle import _core
 from tensoracle.cache.remote.objects import RemoteObjects, engine_key
 from tensoracle.cli.output_format import (
     JSON,
-    TABLE,
     add_format_option,
     aligned_rows,
     chosen_format,
@@ -25,7 +24,7 @@ from tensoracle.cli.remote_cache import (
     add_remote_option,
     listed_engines,
     parser,
-    print_json,
+    print_report,
     remote_config,
     run,
     time_fields,
@@ -120,10 +119,7 @@ def _list(args: list[str], prog: str) -> int:
         "entries": entries,
         "total_size_bytes": sum(entry["size_bytes"] for entry in entries),
     }
-    if chosen_format(options, prog) == TABLE:
-        print(table(document), end="", flush=True)
-    else:
-        print_json(document)
+    print_report(document, chosen_format(options, prog), table)
     return EXIT_SUCCESS
 
 

@@ -16,7 +16,6 @@ from tensoracle.cache.remote.fleet import download, load_keys, save_verified
 from tensoracle.cache.remote.objects import RemoteObjects, TooLarge, engine_key
 from tensoracle.cli.output_format import (
     JSON,
-    TABLE,
     add_format_option,
     aligned_rows,
     chosen_format,
@@ -28,7 +27,7 @@ from tensoracle.cli.remote_cache import (
     add_remote_option,
     cache_directory,
     parser,
-    print_json,
+    print_report,
     remote_config,
     remote_entries,
     run,
@@ -113,10 +112,7 @@ def _pull(args: list[str], prog: str) -> int:
         "already_present": present,
         "refused": refused,
     }
-    if output == TABLE:
-        print(table(report), end="", flush=True)
-    else:
-        print_json(report)
+    print_report(report, output, table)
     return EXIT_FAILURE if refused else EXIT_SUCCESS
 
 

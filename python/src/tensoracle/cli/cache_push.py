@@ -17,7 +17,6 @@ from tensoracle.cache.remote.fleet import load_keys, publish_bytes
 from tensoracle.cache.remote.objects import RemoteObjects
 from tensoracle.cli.output_format import (
     JSON,
-    TABLE,
     add_format_option,
     aligned_rows,
     chosen_format,
@@ -30,7 +29,7 @@ from tensoracle.cli.remote_cache import (
     add_remote_option,
     cache_directory,
     parser,
-    print_json,
+    print_report,
     remote_config,
     run,
 )
@@ -123,10 +122,7 @@ def _push(args: list[str], prog: str) -> int:
         "already_present": present,
         "failed": failed,
     }
-    if output == TABLE:
-        print(table(report), end="", flush=True)
-    else:
-        print_json(report)
+    print_report(report, output, table)
     return EXIT_FAILURE if failed else EXIT_SUCCESS
 
 

@@ -18,6 +18,7 @@ from tensoracle import _core
 from tensoracle.cache.remote.config import REMOTE, RemoteConfig, configure
 from tensoracle.cache.remote.objects import ENGINES, ObjectInfo, RemoteObjects, RemoteUnavailable
 from tensoracle.cache.remote.odd_keys import escaped
+from tensoracle.cli.output_format import TABLE
 
 EXIT_SUCCESS = 0
 EXIT_FAILURE = 1
@@ -125,6 +126,17 @@ def remote_entries(objects: RemoteObjects) -> list[tuple[str, Any]]:
 
 def print_json(document: dict[str, Any]) -> None:
     print(json.dumps(document, sort_keys=True, separators=(",", ":")), flush=True)
+
+
+def print_report(
+    document: dict[str, Any], output: str, table: Callable[[dict[str, Any]], str]
+) -> None:
+    """Prints ``document`` in the ``--format`` chosen: ``table(document)`` for table, else one
+    JSON line (``print_json``)."""
+    if output == TABLE:
+        print(table(document), end="", flush=True)
+    else:
+        print_json(document)
 
 
 def run(prog: str, usage: str, body: Callable[[], int]) -> int:
