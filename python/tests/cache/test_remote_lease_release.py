@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from cutting_proxy import cutting_proxy
-from remote_support import Fleet
+from remote_support import REFERENCES, Fleet, in_process_fleet
 
 from tensoracle import RemoteCacheWarning, _core
 from tensoracle.cache.remote import fleet as fleet_module
@@ -24,19 +24,12 @@ from tensoracle.cache.remote.objects import RemoteObjects
 pytestmark = pytest.mark.slow
 
 PLAN_BYTES = 8 << 20
-REFERENCES = {"built_at": "2026-12-01T00:00:00Z", "workspace_limit": None}
 
 
 @pytest.fixture
 def fleet(s3_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fleet:
-    for name, value in s3_server.environment().items():
-        monkeypatch.setenv(name, value)
-    for name in ("TENSORACLE_REMOTE_VERIFY_KEY", "TENSORACLE_REMOTE_SIGNING_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TENSORACLE_REMOTE_CONNECT_SECONDS", "2")
-    monkeypatch.setenv("TENSORACLE_REMOTE_TIMEOUT_SECONDS", "30")
-    monkeypatch.setenv("TENSORACLE_REMOTE_LEASE_SECONDS", "600")  # waiting one out would show
-    return Fleet(s3_server, tmp_path)
+    # A lease time long enough that waiting one out would show.
+    return in_process_fleet(s3_server, tmp_path, monkeypatch, TENSORACLE_REMOTE_LEASE_SECONDS="600")
 
 
 def engine_file(directory: Path) -> tuple[Any, bytes]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from remote_support import Fleet, make_keys
+from remote_support import REFERENCES, Fleet, in_process_fleet, make_keys
 
 from tensoracle import RemoteCacheWarning, _core
 from tensoracle.cache.remote.config import configure
@@ -20,18 +20,10 @@ from tensoracle.cache.remote.publication import Publication, PublishOutcome
 
 pytestmark = pytest.mark.slow
 
-REFERENCES = {"built_at": "2026-12-01T00:00:00Z", "workspace_limit": None}
-
 
 @pytest.fixture
 def fleet(s3_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fleet:
-    for name, value in s3_server.environment().items():
-        monkeypatch.setenv(name, value)
-    for name in ("TENSORACLE_REMOTE_VERIFY_KEY", "TENSORACLE_REMOTE_SIGNING_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TENSORACLE_REMOTE_CONNECT_SECONDS", "2")
-    monkeypatch.setenv("TENSORACLE_REMOTE_TIMEOUT_SECONDS", "30")
-    return Fleet(s3_server, tmp_path)
+    return in_process_fleet(s3_server, tmp_path, monkeypatch)
 
 
 def saved_entry(tmp_path: Path, name: str = "published") -> tuple[Any, Any, Path]:

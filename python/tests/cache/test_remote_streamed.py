@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from cutting_proxy import cutting_proxy
-from remote_support import Fleet, make_keys
+from remote_support import REFERENCES, Fleet, in_process_fleet, make_keys, store_files
 
 from tensoracle import RemoteCacheWarning, _core
 from tensoracle.cache.remote.fleet import Fetched, FleetSession
@@ -22,7 +22,6 @@ from tensoracle.cache.remote.fleet import Fetched, FleetSession
 pytestmark = pytest.mark.slow
 
 PLAN_BYTES = 8 << 20
-REFERENCES = {"built_at": "2026-12-01T00:00:00Z", "workspace_limit": None}
 
 
 @dataclass
@@ -47,13 +46,7 @@ def make_engine(directory: Path, name: str = "streamed", seed: int = 1) -> Engin
 
 @pytest.fixture
 def fleet(s3_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fleet:
-    for name, value in s3_server.environment().items():
-        monkeypatch.setenv(name, value)
-    for name in ("TENSORACLE_REMOTE_VERIFY_KEY", "TENSORACLE_REMOTE_SIGNING_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TENSORACLE_REMOTE_CONNECT_SECONDS", "2")
-    monkeypatch.setenv("TENSORACLE_REMOTE_TIMEOUT_SECONDS", "30")
-    return Fleet(s3_server, tmp_path)
+    return in_process_fleet(s3_server, tmp_path, monkeypatch)
 
 
 def fetch(fleet: Fleet, store: Any, engine: Engine) -> tuple[Fetched | None, list[str]]:
@@ -62,11 +55,6 @@ def fetch(fleet: Fleet, store: Any, engine: Engine) -> tuple[Fetched | None, lis
         with FleetSession(fleet.url, store, engine.identity) as session:
             fetched = session.fetch()
     return fetched, [str(item.message) for item in caught if item.category is RemoteCacheWarning]
-
-
-def store_files(store: Any) -> list[str]:
-    """Every file in the store's directory but lock files (temporary files included)."""
-    return sorted(name for name in os.listdir(store.directory) if not name.endswith(".lock"))
 
 
 def signed(engine: Engine, signing_key: Path) -> bytes:
@@ -95,7 +83,7 @@ def test_a_pulled_engine_is_the_file_the_store_saves(
     assert fetched.path.read_bytes() == engine.file
     assert bytes(fetched.plan) == engine.plan
     assert fetched.references == REFERENCES
-    assert store_files(store) == [engine.identity.file_name]
+    assert store_files(store.directory) == [engine.identity.file_name]
     saved = store.read(engine.identity)
     assert saved is not None
     assert bytes(saved.plan) == engine.plan
@@ -156,7 +144,7 @@ def test_a_refused_object_leaves_no_file_and_the_local_entry_untouched(
     assert "refused the remote engine" in warning
     assert fleet.url + "/" + engine.key in warning
     assert REFUSALS[kind] in warning
-    assert store_files(store) == [engine.identity.file_name]  # no temporary file left
+    assert store_files(store.directory) == [engine.identity.file_name]  # no temporary file left
     assert Path(store.entry_path(engine.identity)).read_bytes() == good
     assert fleet.read(engine.key) == hostile  # left for an operator to look at
 
@@ -176,7 +164,7 @@ def test_a_download_cut_off_mid_stream_leaves_nothing(
     assert fetched is None
     [warning] = caught
     assert "remote engine cache unavailable, building locally" in warning
-    assert store_files(store) == []
+    assert store_files(store.directory) == []
     assert not [key for key in fleet.object_keys() if key.startswith("leases/")]
     # The object itself was fine: straight from the server it is received whole.
     monkeypatch.setenv("AWS_ENDPOINT_URL", fleet.server.endpoint)
@@ -196,12 +184,12 @@ def test_the_receiver_removes_its_temporary_file_when_aborted(tmp_path: Path):
     temporary = receiver.temporary_path
     assert temporary is not None
     assert Path(temporary).parent == Path(store.directory)
-    assert store_files(store) == [Path(temporary).name]
+    assert store_files(store.directory) == [Path(temporary).name]
     assert Path(temporary).stat().st_size == receiver.received == 1 << 20
 
     receiver.abort()
 
     assert receiver.temporary_path is None
-    assert store_files(store) == []
+    assert store_files(store.directory) == []
     with pytest.raises(RuntimeError, match="after finish or abort"):
         receiver.feed(b"more")

@@ -1,5 +1,6 @@
-"""Helpers of the remote cache tests: a fresh prefix per test, nodes as separate processes,
-direct access to the bucket (as someone with write access), and Ed25519 key files."""
+"""Helpers of the remote cache tests: a fresh prefix per test, nodes as separate processes or the
+test's own process (``in_process_fleet``), direct access to the bucket (as someone with write
+access), the files of a store's directory, and Ed25519 key files."""
 
 from __future__ import annotations
 
@@ -13,10 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import obstore  # tensoracle[remote]: make test installs it, so its absence fails
+import pytest
 from obstore.store import S3Store
 from s3_server import CephS3
 
 HERE = Path(__file__).parent
+
+# The references of the engines the remote tests save (what a build records).
+REFERENCES = {"built_at": "2026-12-01T00:00:00Z", "workspace_limit": None}
 
 
 @dataclass
@@ -114,3 +119,25 @@ def make_keys(directory: Path, name: str) -> tuple[Path, Path]:
         ["openssl", "pkey", "-in", str(signing), "-pubout", "-out", str(verify)], check=True
     )
     return signing, verify
+
+
+def in_process_fleet(
+    server: CephS3, root: Path, monkeypatch: pytest.MonkeyPatch, **extra: str
+) -> Fleet:
+    """A Fleet for tests that use the remote cache from this process: the server's AWS_*
+    variables set, no signing or verify key configured, 2 s to connect and 30 s per request
+    (and the ``extra`` variables), each undone after the test by ``monkeypatch``."""
+    for name, value in server.environment().items():
+        monkeypatch.setenv(name, value)
+    for name in ("TENSORACLE_REMOTE_VERIFY_KEY", "TENSORACLE_REMOTE_SIGNING_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TENSORACLE_REMOTE_CONNECT_SECONDS", "2")
+    monkeypatch.setenv("TENSORACLE_REMOTE_TIMEOUT_SECONDS", "30")
+    for name, value in extra.items():
+        monkeypatch.setenv(name, value)
+    return Fleet(server, root)
+
+
+def store_files(directory: str | Path) -> list[str]:
+    """Every file in a store's directory but lock files (temporary files included), sorted."""
+    return sorted(name for name in os.listdir(directory) if not name.endswith(".lock"))
