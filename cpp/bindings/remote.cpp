@@ -77,19 +77,6 @@ void bind_remote(nb::module_& module) {
         "when `verify_key` is given. Raises CorruptEngineError, EngineConditionError or "
         "UntrustedEngineError naming `object_name`.");
 
-    module.def(
-        "check_remote_prefix",
-        [](nb::handle prefix, std::uint64_t object_size, std::string const& object_name,
-           EngineIdentity const* expected, bool header) {
-            BufferView const view(prefix, "prefix");
-            return check_remote_prefix(view.bytes(), object_size, object_name, expected, header);
-        },
-        nb::arg("prefix"), nb::arg("object_size"), nb::arg("object_name"),
-        nb::arg("identity").none(), nb::arg("header"),
-        "Judges a remote object of `object_size` bytes from its first bytes, before the rest is "
-        "downloaded: returns how many bytes from the start it needs, 0 once judged. With "
-        "`header` False only the preamble is judged (a verify key is configured: the header "
-        "waits for the signature). Raises CorruptEngineError or EngineConditionError.");
     // What `tensoracle cache list|prune --remote` share with the native subcommands.
     module.def(
         "decode_engine_header",

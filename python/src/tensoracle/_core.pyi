@@ -221,17 +221,6 @@ def verify_remote_object(
     Verifies a downloaded object as a local engine file is verified, then its signature when `verify_key` is given. Raises CorruptEngineError, EngineConditionError or UntrustedEngineError naming `object_name`.
     """
 
-def check_remote_prefix(
-    prefix: object,
-    object_size: int,
-    object_name: str,
-    identity: EngineIdentity | None,
-    header: bool,
-) -> int:
-    """
-    Judges a remote object of `object_size` bytes from its first bytes, before the rest is downloaded: returns how many bytes from the start it needs, 0 once judged. With `header` False only the preamble is judged (a verify key is configured: the header waits for the signature). Raises CorruptEngineError or EngineConditionError.
-    """
-
 def decode_engine_header(prefix: object, file_size: int, name: str) -> tuple[str, str, int]:
     """
     (conditions_json, references_json, plan_offset) from the first bytes of an engine file of `file_size` bytes (preamble and header). Raises CorruptEngineError naming `name`.

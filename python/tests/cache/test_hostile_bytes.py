@@ -230,10 +230,11 @@ def test_a_hostile_object_in_the_bucket_gives_a_local_build_on_every_node(
 
 @pytest.mark.slow
 def test_a_large_garbage_object_is_refused_from_its_first_bytes(
-    fleet: Any, monkeypatch: pytest.MonkeyPatch
+    fleet: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
+    from tensoracle import _core
     from tensoracle.cache.remote.config import configure
-    from tensoracle.cache.remote.fleet import download
+    from tensoracle.cache.remote.fleet import receive
     from tensoracle.cache.remote.objects import RemoteObjects
 
     key = "engines/garbage-0.engine"
@@ -241,20 +242,28 @@ def test_a_large_garbage_object_is_refused_from_its_first_bytes(
     for name, value in fleet.server.environment().items():
         monkeypatch.setenv(name, value)
     objects = RemoteObjects(configure(fleet.url))
-    seen: list[int] = []
-    original = objects.get_judged
+    store = _core.Store(str(tmp_path / "node"))
+    fed: list[int] = []
+    real = _core.RemoteReceiver
 
-    def recording(key: str, judge: Any, max_bytes: int) -> Any:
-        def watched(first: memoryview, size: int) -> int:
-            seen.append(len(first))
-            return int(judge(first, size))
+    class Counting:
+        """The real receiver, counting the bytes the download hands it."""
 
-        return original(key, watched, max_bytes)
+        def __init__(self, *args: Any) -> None:
+            self.inner = real(*args)
 
-    objects.get_judged = recording  # type: ignore[method-assign]
+        def feed(self, chunk: Any) -> None:
+            fed.append(len(chunk))
+            self.inner.feed(chunk)
+
+        def abort(self) -> None:
+            self.inner.abort()
+
+    monkeypatch.setattr(_core, "RemoteReceiver", Counting)
     with pytest.raises(CorruptEngineError, match="not a tensoracle engine file"):
-        download(objects, key, None, None)
-    assert seen[-1] <= 16 << 20  # refused from the first chunk, not after 64 MiB
+        receive(objects, key, "garbage-0.engine", None, None, store)
+    assert 0 < sum(fed) <= 16 << 20  # refused from the first chunk, not after 64 MiB
+    assert os.listdir(store.directory) == []  # no temporary file
 
 
 @pytest.mark.slow

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 from cache_cli import run
+from cutting_proxy import counting_proxy
 from engine_files import write_engine, write_file
-from remote_support import Fleet, make_keys
+from remote_support import Fleet, make_keys, store_files
 
 pytestmark = pytest.mark.slow
 
@@ -130,3 +131,83 @@ def test_usage_errors_exit_2(s3_server, tmp_path: Path):
     helped = run("cache", "push", "--help", env=env)
     assert helped.returncode == 0
     assert "usage: tensoracle cache push" in helped.stdout
+
+
+# Streamed pulls: an object goes into the store's temporary file as it arrives and is judged from
+# its first bytes, so an object refused by its preamble or header is never read whole.
+
+JUNK_BYTES = 64 << 20
+
+
+def junk_object(kind: str, tmp_path: Path) -> tuple[str, bytes]:
+    """(entry file name, object) that a writer to the bucket put there: no engine at all, or an
+    engine file whose header announces far fewer bytes than the object holds."""
+    if kind == "preamble":
+        return "junk-0.engine", b"\x00" * JUNK_BYTES
+    source = tmp_path / "source"
+    source.mkdir()
+    engine = write_engine(source, {"name": "padded", "graph_version": "1"}, plan=b"p" * 100)
+    return engine.name, engine.read_bytes() + b"\x00" * JUNK_BYTES
+
+
+@pytest.mark.parametrize("kind", ["preamble", "header"])
+def test_pull_of_an_object_refused_by_its_start_reads_only_its_start(
+    s3_server, tmp_path: Path, kind: str
+):
+    fleet = Fleet(s3_server, tmp_path)
+    name, data = junk_object(kind, tmp_path)
+    fleet.replace(f"engines/{name}", data)
+    target = tmp_path / "target"
+
+    with counting_proxy(s3_server.port) as relay:
+        env = fleet.environment("cli", AWS_ENDPOINT_URL=relay.endpoint)
+        pulled = run("cache", "pull", name, "--cache-dir", str(target), env=env)
+        served = relay.served
+
+    assert pulled.returncode == 1, pulled.stderr
+    [report] = lines(pulled)
+    assert report["pulled"] == []
+    [refused] = report["refused"]
+    assert refused["file_name"] == name
+    assert f"{fleet.url}/engines/{name}" in refused["reason"]
+    expected = "not a tensoracle engine file" if kind == "preamble" else "its header announces"
+    assert expected in refused["reason"]
+    assert store_files(target) == []  # no temporary file, nothing saved
+    # What the server sent before the client stopped reading: the first chunks and what the
+    # sockets buffer (a few MiB), not the whole object as a pull that reads it all would.
+    assert 0 < served < JUNK_BYTES // 2, served
+
+
+def test_pull_saves_a_valid_object_intact_and_reports_it_in_a_table(s3_server, tmp_path: Path):
+    fleet = Fleet(s3_server, tmp_path)
+    env = fleet.environment("cli")
+    source = tmp_path / "source"
+    source.mkdir()
+    plan = bytes(range(256)) * (12 << 12)  # 12 MiB: several chunks
+    good = write_engine(source, {"name": "good", "graph_version": "1"}, plan=plan)
+    fleet.replace(f"engines/{good.name}", good.read_bytes())
+    fleet.replace("engines/bad-0.engine", b"\x00" * 1000)
+    target = tmp_path / "target"
+
+    pulled = run("cache", "pull", "--cache-dir", str(target), "--format", "table", env=env)
+    again = run(
+        "cache", "pull", good.name, "--cache-dir", str(target), "--format", "table", env=env
+    )
+
+    assert pulled.returncode == 1, pulled.stderr  # bad-0.engine was refused
+    rows = [line.split() for line in pulled.stdout.splitlines()]
+    assert rows[0] == ["NAME", "OUTCOME", "SIZE", "SIGNED", "REASON"]
+    assert rows[1][0] == "bad-0.engine"
+    assert rows[1][1] == "refused"
+    assert "not a tensoracle engine file" in pulled.stdout.splitlines()[1]
+    assert rows[2][:2] == [good.name, "pulled"]
+    assert rows[2][-1] == "no"
+    assert pulled.stdout.splitlines()[3] == (
+        f"1 pulled, 0 already present, 1 refused, from {fleet.url} into {target}"
+    )
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[1].split() == [good.name, "already", "present", "-", "-"]
+    assert store_files(target) == [good.name]
+    assert (target / good.name).read_bytes() == good.read_bytes()
+    verified = run("cache", "verify", "--cache-dir", str(target), env=env)
+    assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -1,6 +1,8 @@
 """A TCP proxy in front of the test S3 server that cuts every connection after a number of
 bytes of the server's answer: a download that the network drops mid-body, as a real one can be.
-Once closed it drops the connections it still relays too: a store that went away.
+Once closed it drops the connections it still relays too: a store that went away. Without a
+limit (``counting_proxy``) it relays everything and counts the bytes of the server's answers
+that reached the client, to tell how much of an object a client read.
 """
 
 from __future__ import annotations
@@ -9,7 +11,8 @@ import contextlib
 import socket
 import socketserver
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 
 class _Relay(socketserver.BaseRequestHandler):
@@ -21,7 +24,7 @@ class _Relay(socketserver.BaseRequestHandler):
             self.server.track(client, upstream)
             forward = threading.Thread(target=_pump, args=(client, upstream, None), daemon=True)
             forward.start()
-            _pump(upstream, client, self.server.limit)
+            _pump(upstream, client, self.server.limit, self.server.count)
             # The answer was cut (or ended): close both ends, which also stops the forward pump.
             for end in (client, upstream):
                 with contextlib.suppress(OSError):
@@ -29,7 +32,12 @@ class _Relay(socketserver.BaseRequestHandler):
             forward.join(timeout=5)
 
 
-def _pump(source: socket.socket, target: socket.socket, limit: int | None) -> None:
+def _pump(
+    source: socket.socket,
+    target: socket.socket,
+    limit: int | None,
+    count: Callable[[int], None] | None = None,
+) -> None:
     sent = 0
     with contextlib.suppress(OSError):
         while limit is None or sent < limit:
@@ -39,18 +47,25 @@ def _pump(source: socket.socket, target: socket.socket, limit: int | None) -> No
                 return
             target.sendall(data)
             sent += len(data)
+            if count is not None:
+                count(len(data))
 
 
 class _CuttingServer(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, upstream: tuple[str, int], limit: int) -> None:
+    def __init__(self, upstream: tuple[str, int], limit: int | None) -> None:
         super().__init__(("127.0.0.1", 0), _Relay)
         self.upstream = upstream
         self.limit = limit
+        self.served = 0  # bytes of the server's answers handed to clients, all connections
         self._open: list[socket.socket] = []
         self._lock = threading.Lock()
+
+    def count(self, sent: int) -> None:
+        with self._lock:
+            self.served += sent
 
     def track(self, *ends: socket.socket) -> None:
         with self._lock:
@@ -64,17 +79,44 @@ class _CuttingServer(socketserver.ThreadingTCPServer):
                 end.shutdown(socket.SHUT_RDWR)
 
 
+@dataclass
+class Relay:
+    """A running proxy: its http:// endpoint and what it relayed so far."""
+
+    endpoint: str
+    _server: _CuttingServer
+
+    @property
+    def served(self) -> int:
+        """Bytes of the server's answers (headers and bodies) that reached the clients."""
+        with self._server._lock:
+            return self._server.served
+
+
 @contextlib.contextmanager
-def cutting_proxy(upstream_port: int, limit: int) -> Iterator[str]:
-    """An http:// endpoint relaying to 127.0.0.1:``upstream_port`` whose answers stop after
-    ``limit`` bytes, the connection closed."""
+def _relaying(upstream_port: int, limit: int | None) -> Iterator[Relay]:
     server = _CuttingServer(("127.0.0.1", upstream_port), limit)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield Relay(f"http://127.0.0.1:{server.server_address[1]}", server)
     finally:
         server.shutdown()
         server.server_close()
         server.drop_connections()
         thread.join(timeout=10)
+
+
+@contextlib.contextmanager
+def cutting_proxy(upstream_port: int, limit: int) -> Iterator[str]:
+    """An http:// endpoint relaying to 127.0.0.1:``upstream_port`` whose answers stop after
+    ``limit`` bytes, the connection closed."""
+    with _relaying(upstream_port, limit) as relay:
+        yield relay.endpoint
+
+
+@contextlib.contextmanager
+def counting_proxy(upstream_port: int) -> Iterator[Relay]:
+    """A proxy relaying every byte to 127.0.0.1:``upstream_port``, counting what it served."""
+    with _relaying(upstream_port, None) as relay:
+        yield relay

@@ -1,10 +1,14 @@
 """``tensoracle cache pull [ENTRY...]``: downloads published engines into the local cache.
 
-Each object is verified exactly as ``open_engine`` verifies a download (format, header, plan
-checksum, a file name that is the identity of its conditions, and the signature when
-``TENSORACLE_REMOTE_VERIFY_KEY`` is set) before it is saved through the store's atomic save.
-Entries already saved locally are left alone. Prints one JSON object, or with ``--format table``
-a row per entry.
+Each object takes the path of ``open_engine``'s download (``fleet.receive``): under the entry's
+exclusive lock (taken by file name, since the identity is only known from the object's header),
+it is streamed into the store's temporary file as it arrives, judged from its size, preamble and
+(without a verify key) header before the plan is read, hashed as it is written, and verified
+whole at the end (format, header, plan checksum, a file name that is the identity of its
+conditions, and the signature when ``TENSORACLE_REMOTE_VERIFY_KEY`` is set) before the rename
+makes it the entry. Memory stays bounded whatever size an object announces; a refused object
+leaves no file behind. Entries already saved locally are left alone. Prints one JSON object, or
+with ``--format table`` a row per entry.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from tensoracle import _core
-from tensoracle.cache.remote.fleet import download, load_keys, save_verified
+from tensoracle.cache.remote.fleet import load_keys, receive
 from tensoracle.cache.remote.objects import RemoteObjects, TooLarge, engine_key
 from tensoracle.cli.output_format import (
     JSON,
@@ -82,7 +86,9 @@ def _pull(args: list[str], prog: str) -> int:
     objects = RemoteObjects(config)
     names = options.entries or [name for name, _info in remote_entries(objects)]
     store = _core.Store(str(directory))
-    pulled, present, refused = [], [], []
+    pulled: list[dict[str, Any]] = []
+    present: list[dict[str, Any]] = []
+    refused: list[dict[str, Any]] = []
     for name in names:
         if "/" in name or not name.endswith(".engine") or name.startswith("."):
             refused.append({"file_name": name, "reason": "not the file name of a saved engine"})
@@ -90,18 +96,20 @@ def _pull(args: list[str], prog: str) -> int:
         if (directory / name).exists():
             present.append({"file_name": name})
             continue
-        key = engine_key(name)
-        try:
-            found = download(objects, key, None, verify)
-            if found is None:
-                refused.append({"file_name": name, "reason": f"{objects.url(key)} does not exist"})
+        with store.lock_entry(name, True):
+            if (directory / name).exists():  # saved by another process meanwhile
+                present.append({"file_name": name})
                 continue
-            verified = _core.verify_remote_object(found, objects.url(key), name, None, verify)
-        except (EngineCacheError, TooLarge) as error:
-            refused.append({"file_name": name, "reason": str(error)})
+            key = engine_key(name)
+            try:
+                received = receive(objects, key, name, None, verify, store)
+            except (EngineCacheError, TooLarge) as error:
+                refused.append({"file_name": name, "reason": str(error)})
+                continue
+        if received is None:
+            refused.append({"file_name": name, "reason": f"{objects.url(key)} does not exist"})
             continue
-        with store.lock(verified.identity, True):
-            save_verified(store, verified, found)
+        verified, _saved = received
         pulled.append(
             {"file_name": name, "size_bytes": verified.engine_bytes, "signed": verified.is_signed}
         )

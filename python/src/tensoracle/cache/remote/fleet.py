@@ -76,7 +76,9 @@ def receive(
     """The object at ``key`` streamed into ``store`` as its entry ``file_name`` and saved once
     verified: (``_core.RemoteEngine``, ``_core.SavedEngine``), or None when there is no object.
     ``identity`` gives the conditions asked for (None for a pull by name: the header's conditions
-    must then be the identity ``file_name``). A refused object raises ``EngineCacheError`` or
+    must then be the identity ``file_name``). The caller holds the entry's exclusive lock
+    (``store.lock(identity, True)``, or ``store.lock_entry(file_name, True)`` when the identity
+    is not known before the header arrives). A refused object raises ``EngineCacheError`` or
     ``TooLarge`` (from its size, preamble or header as they arrive, or from the checks at the
     end), a failed transfer ``RemoteUnavailable``; either way nothing is saved and the store's
     entry is left as it was."""
@@ -90,28 +92,6 @@ def receive(
         return None
     verified, saved = receiver.finish()
     return verified, saved
-
-
-def download(objects: RemoteObjects, key: str, identity: Any, verify: Any) -> bytearray | None:
-    """The object at ``key`` in memory (for ``cache pull``; ``open_engine`` uses ``receive``),
-    or None when there is none. Refused before its plan is read (with
-    ``EngineCacheError`` or ``TooLarge``) when its size, preamble or, without a verify key, its
-    header and conditions (``identity``, or None for a pull by name) do not fit."""
-    url = objects.url(key)
-
-    def judge(first: memoryview, size: int) -> int:
-        return int(_core.check_remote_prefix(first, size, url, identity, verify is None))
-
-    return objects.get_judged(key, judge, objects.config.max_engine_bytes)
-
-
-def save_verified(store: Any, verified: Any, found: Any) -> tuple[Path, memoryview]:
-    """Saves a verified remote object downloaded into memory (``cache pull``) through the
-    store's atomic save (its header's references, the plan as a view of the downloaded bytes);
-    returns (path, plan view)."""
-    start = verified.plan_offset
-    plan = memoryview(found)[start : start + verified.plan_size]
-    return Path(store.save(verified.identity, verified.references_json, plan)), plan
 
 
 def publish_bytes(objects: RemoteObjects, file_name: str, data: bytes, signing: Any) -> Publication:

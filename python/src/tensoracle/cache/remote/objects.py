@@ -41,8 +41,6 @@ class TooLarge(ValueError):
     """An object holds more bytes than this node accepts for its kind."""
 
 
-# Downloads are copied into one buffer of the announced size as they arrive, in chunks of this.
-_CHUNK_BYTES = 8 << 20
 # Streamed downloads hand chunks of this size on (see docs/benchmarks.md for the measurement).
 _STREAM_CHUNK_BYTES = 1 << 20
 
@@ -135,39 +133,6 @@ class RemoteObjects:
             )
         return result, size
 
-    def get_judged(
-        self, key: str, judge: Callable[[memoryview, int], int], max_bytes: int
-    ) -> bytearray | None:
-        """The object's bytes, downloaded only as far as ``judge`` lets them: None when there is
-        no object, ``TooLarge`` past ``max_bytes`` (known from the response, before its body).
-        ``judge(first_bytes, object_size)`` is called as the bytes arrive; it raises to refuse
-        the object, returns how many bytes it needs next, or 0 once satisfied. A refused
-        object costs what was read until then, never the whole body."""
-        opened = self._get(key, max_bytes)
-        if opened is None:
-            return None
-        result, size = opened
-        buffer = bytearray(size)
-        view = memoryview(buffer)
-        filled = 0
-        needed = judge(view[:0], size)
-        chunks = iter(result.stream(min_chunk_size=_CHUNK_BYTES))
-        while filled < size:
-            try:
-                chunk = next(chunks, None)
-            except Exception as error:
-                raise self._failure("GET", key, error) from error
-            if chunk is None:
-                raise self._failure("GET", key, EOFError(f"{filled} of {size} bytes arrived"))
-            count = len(chunk)
-            if filled + count > size:
-                raise TooLarge(f"{self.url(key)} sent more than the {size} bytes it announced")
-            view[filled : filled + count] = memoryview(chunk).cast("B")
-            filled += count
-            while needed and filled >= needed:
-                needed = judge(view[:filled], size)
-        return buffer
-
     def get_into(self, key: str, start: Callable[[int], _R], max_bytes: int) -> _R | None:
         """Streams the object into the receiver ``start(object_size)`` returns and returns it,
         every chunk fed, for the caller to finish: None when there is no object, ``TooLarge``
@@ -213,9 +178,28 @@ class RemoteObjects:
 
     def get_small(self, key: str, max_bytes: int) -> bytes | None:
         """The bytes of an object expected to be small (a lease), or None when there is none;
-        ``TooLarge`` (before the body is read) when it holds more than ``max_bytes``."""
-        found = self.get_judged(key, lambda _view, _size: 0, max_bytes)
-        return None if found is None else bytes(found)
+        ``TooLarge`` (before the body is read) when it announces more than ``max_bytes``, or as
+        soon as it sends more than it announced. What is held grows with what arrived, never
+        beyond ``max_bytes``."""
+        opened = self._get(key, max_bytes)
+        if opened is None:
+            return None
+        result, size = opened
+        received = bytearray()
+        chunks = iter(result.stream(min_chunk_size=_STREAM_CHUNK_BYTES))
+        while True:
+            try:
+                chunk = next(chunks, None)
+            except Exception as error:
+                raise self._failure("GET", key, error) from error
+            if chunk is None:
+                break
+            if len(received) + len(chunk) > size:
+                raise TooLarge(f"{self.url(key)} sent more than the {size} bytes it announced")
+            received += memoryview(chunk).cast("B")
+        if len(received) < size:
+            raise self._failure("GET", key, EOFError(f"{len(received)} of {size} bytes arrived"))
+        return bytes(received)
 
     def get_range(self, key: str, start: int, end: int) -> Any | None:
         try:
