@@ -224,7 +224,8 @@ DecodedHeader decode_engine_prefix(std::span<std::byte const> bytes, std::uint64
                                 header_bytes.size());
     nlohmann::json json;
     try {
-        json = parse_bounded_json(text, {.max_bytes = kMaxHeaderBytes});
+        json = parse_bounded_json(text,
+                                  {.max_bytes = kMaxHeaderBytes, .max_values = kMaxHeaderValues});
     } catch (JsonLimitError const& error) {
         corrupt(path, std::string("the header is not valid JSON: ") + error.what());
     }

@@ -23,6 +23,9 @@ namespace tensoracle {
 namespace {
 
 constexpr std::size_t kMaxRecordBytes = std::size_t{64} * 1024;
+// A record is one object of six members (7 values); 1,024 leaves room for members a later
+// version adds, and refuses a 64 KiB record of many small values after its first 3 KiB.
+constexpr std::size_t kMaxRecordValues = 1024;
 constexpr std::string_view kRecordPrefix = "weight-";
 constexpr std::string_view kRecordSuffix = ".json";
 
@@ -116,7 +119,8 @@ WeightRecord parse_weight_record(std::string_view text) {
     }
     nlohmann::json json;
     try {
-        json = parse_bounded_json(text, {.max_bytes = kMaxRecordBytes});
+        json = parse_bounded_json(text,
+                                  {.max_bytes = kMaxRecordBytes, .max_values = kMaxRecordValues});
     } catch (JsonLimitError const& error) {
         bad_record(std::string("not valid JSON: ") + error.what());
     }

@@ -255,7 +255,8 @@ std::string bundle_sha256_of_text(std::string const& manifest) {
     std::filesystem::path const where{"<manifest>"};
     nlohmann::json document;
     try {
-        document = parse_bounded_json(manifest, {.max_bytes = kMaxManifestBytes});
+        document = parse_bounded_json(
+            manifest, {.max_bytes = kMaxManifestBytes, .max_values = kMaxManifestValues});
     } catch (JsonLimitError const& error) {
         throw BundleError(std::string{"bundle manifest is not JSON: "} + error.what(), where);
     }

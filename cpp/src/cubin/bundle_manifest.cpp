@@ -380,8 +380,9 @@ BundleManifest parse_bundle_manifest(std::span<char const> bytes, std::filesyste
                                      EntryVisitor const& visit) {
     json document;
     try {
-        document = parse_bounded_json(std::string_view(bytes.data(), bytes.size()),
-                                      {.max_bytes = kMaxManifestBytes});
+        document =
+            parse_bounded_json(std::string_view(bytes.data(), bytes.size()),
+                               {.max_bytes = kMaxManifestBytes, .max_values = kMaxManifestValues});
     } catch (JsonLimitError const& error) {
         throw BundleError("bundle manifest '" + file.string() + "' is not JSON: " + error.what(),
                           file);

@@ -1,5 +1,7 @@
-// parse_bounded_json and json_depth: the limits that keep hostile JSON from exhausting a node,
-// and the shapes that made the callback parser quadratic (many small objects, long arrays).
+// parse_bounded_json and json_depth: the limits that keep hostile JSON from exhausting a node
+// (size, depth, values, judged by the pre-scan before anything is built), and the shapes that
+// made the callback parser quadratic (many small objects, long arrays).
+#include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/utf8_text.hpp"
 
@@ -159,6 +161,119 @@ TEST(BoundedJson, TheValueLimitCountsScalarsAndContainers) {
     EXPECT_NO_THROW(parse_bounded_json(text, {.max_bytes = 100, .max_values = 4}));
     std::string const message = refusal(text, {.max_bytes = 100, .max_values = 3});
     EXPECT_NE(message.find("more values than the limit of 3"), std::string::npos) << message;
+}
+
+// [0,0,...]: `count` values, the array included.
+std::string zeros(std::size_t count) {
+    std::string text = "[";
+    for (std::size_t i = 1; i < count; ++i) {
+        text += i == 1 ? "0" : ",0";
+    }
+    return text + "]";
+}
+
+TEST(BoundedJson, ExactlyTheValueLimitIsParsedOneMoreRefused) {
+    // The engine header's cap, at its exact count: the array and its elements.
+    JsonLimits const limits{.max_bytes = kMaxHeaderBytes, .max_values = kMaxHeaderValues};
+    nlohmann::json const value = parse_bounded_json(zeros(kMaxHeaderValues), limits);
+    EXPECT_EQ(value.size(), kMaxHeaderValues - 1);
+    std::string const message = refusal(zeros(kMaxHeaderValues + 1), limits);
+    EXPECT_NE(message.find("holds more values than the limit of 262144"), std::string::npos)
+        << message;
+    // Every kind of value counts once; member names do not.
+    std::string const mixed = R"({"a":[1,"s",null,true,{},[]],"b":{"c":2.5}})";
+    EXPECT_NO_THROW(parse_bounded_json(mixed, {.max_bytes = 100, .max_values = 10}));
+    EXPECT_NE(refusal(mixed, {.max_bytes = 100, .max_values = 9}).find("limit of 9"),
+              std::string::npos);
+}
+
+// The red team's shape at the header's size limit: refused by the count, whatever comes after.
+TEST(BoundedJson, SixteenMebibytesOfEmptyObjectsAreRefusedByTheValueLimit) {
+    std::string text = "[{}";
+    while (text.size() + 4 <= kMaxHeaderBytes) {
+        text += ",{}";
+    }
+    text += "]";
+    ASSERT_LE(text.size(), kMaxHeaderBytes);
+    JsonLimits const limits{.max_bytes = kMaxHeaderBytes, .max_values = kMaxHeaderValues};
+    std::string const message = refusal(text, limits);
+    EXPECT_NE(message.find("holds more values than the limit of 262144"), std::string::npos)
+        << message;
+    // A syntax error after the first byte past the limit is never reached.
+    text.back() = 'x';
+    EXPECT_NE(refusal(text, limits).find("more values"), std::string::npos);
+}
+
+TEST(BoundedJson, BracketsQuotesAndBackslashesInsideStringsDoNotCount) {
+    std::string const text = R"(["[[[[{{{{,,,,::::", "\"[[[[", "\\", "\"{{{{\\", "]]]]}}}}"])";
+    // Six values (the array and five strings), one level: what is quoted is no structure.
+    nlohmann::json const value =
+        parse_bounded_json(text, {.max_bytes = 100, .max_depth = 1, .max_values = 6});
+    EXPECT_EQ(value, nlohmann::json::parse(text));
+    EXPECT_EQ(value[2], "\\");
+    EXPECT_NE(refusal(text, {.max_bytes = 100, .max_values = 5}).find("limit of 5"),
+              std::string::npos);
+    // Member names are strings too: brackets in a key open nothing.
+    std::string const keys = R"({"[[[[":{"\"]]]]\\":"{"}})";
+    EXPECT_EQ(parse_bounded_json(keys, {.max_bytes = 100, .max_depth = 2, .max_values = 3}),
+              nlohmann::json::parse(keys));
+}
+
+TEST(BoundedJson, DepthIsCountedAcrossObjectsAndArrays) {
+    // {"a":[{"a":[...]}]}: objects and arrays alternate, each one level.
+    auto alternating = [](std::size_t levels) {
+        std::string open;
+        std::string close;
+        for (std::size_t i = 0; i < levels; ++i) {
+            open += i % 2 == 0 ? R"({"a":)" : "[";
+            close.insert(0, i % 2 == 0 ? "}" : "]");
+        }
+        return open + "0" + close;
+    };
+    JsonLimits const limits{.max_bytes = 1 << 20};
+    EXPECT_EQ(json_depth(parse_bounded_json(alternating(kMaxJsonDepth), limits)), kMaxJsonDepth);
+    std::string const message = refusal(alternating(kMaxJsonDepth + 1), limits);
+    EXPECT_NE(message.find("deeper than the limit of 64 levels (level 65 opens)"),
+              std::string::npos)
+        << message;
+    // Closing a level frees it: many siblings of depth 3 under a limit of 3.
+    std::string siblings = "[";
+    for (int i = 0; i < 100; ++i) {
+        siblings += i == 0 ? R"({"b":[]})" : R"(,{"b":[]})";
+    }
+    siblings += "]";
+    EXPECT_EQ(json_depth(parse_bounded_json(siblings, {.max_bytes = 2000, .max_depth = 3})), 3U);
+    EXPECT_NE(refusal(siblings, {.max_bytes = 2000, .max_depth = 2}).find("level 3 opens"),
+              std::string::npos);
+}
+
+// Which error a text that is both malformed and past a limit gets (bounded_json.cpp says why).
+TEST(BoundedJson, BrokenStructureBeforeALimitIsTheParsersSyntaxError) {
+    std::string const deep = nested(kMaxJsonDepth + 1);
+    JsonLimits const limits{.max_bytes = 1000, .max_values = 100};
+    auto syntax_error_at = [&](std::string const& text) -> std::size_t {
+        try {
+            parse_bounded_json(text, limits);
+        } catch (JsonSyntaxError const& error) {
+            return error.offset();
+        } catch (JsonLimitError const& error) {
+            ADD_FAILURE() << text.substr(0, 20) << ": " << error.what();
+            return 0;
+        }
+        ADD_FAILURE() << "accepted";
+        return 0;
+    };
+    EXPECT_EQ(syntax_error_at("[1 2," + deep + "]"), 3U);      // a value where a comma belongs
+    EXPECT_EQ(syntax_error_at("[,," + deep + "]"), 1U);        // a comma where a value belongs
+    EXPECT_EQ(syntax_error_at("{\"a\" 1," + deep + "}"), 5U);  // no colon
+    EXPECT_EQ(syntax_error_at("[\x01" + deep + "]"), 1U);      // a byte JSON has only in strings
+    EXPECT_EQ(syntax_error_at("[1]]" + deep), 3U);             // an unmatched bracket
+    EXPECT_EQ(syntax_error_at("[\"" + deep), deep.size() + 2); // a string that never ends
+    EXPECT_EQ(syntax_error_at(zeros(50) + zeros(200)), zeros(50).size()); // text after it
+    // Inside a scalar or a string, only the parser looks: the structure passes the limit first.
+    EXPECT_NE(refusal("[01," + deep + "]", limits).find("deeper"), std::string::npos);
+    EXPECT_NE(refusal("[\"\\x\"," + deep + "]", limits).find("deeper"), std::string::npos);
+    EXPECT_NE(refusal("[tru," + zeros(200) + "]", limits).find("more values"), std::string::npos);
 }
 
 // Where the parser stopped, as Python's json.JSONDecodeError counts it (0-based), and whether the

@@ -28,6 +28,13 @@ inline constexpr std::array<char, 8> kEngineMagic = {'T', 'S', 'R', 'C', 'L', 'E
 inline constexpr std::uint32_t kEngineFormatVersion = 1;
 inline constexpr std::uint64_t kEnginePreambleBytes = 20;
 inline constexpr std::uint64_t kMaxHeaderBytes = 16ULL << 20;
+// The most JSON values a header may hold (each scalar, array and object once), 2^18. What
+// tensoracle writes holds far fewer: the conditions (a few dozen values plus a digest per weight
+// file and plugin), the IO signature (about 30 values per tensor: name, mode, dtype, shape,
+// profile), the targets and a rebuild reason (twice the conditions at most), so even a network
+// of thousands of IO tensors stays well below it. Without the cap, 16 MiB of "[{},{},...]" makes
+// 5.6 million values; with it a hostile header is refused after its first 768 KiB at most.
+inline constexpr std::size_t kMaxHeaderValues = std::size_t{1} << 18;
 
 struct EngineHeader {
     nlohmann::json conditions = nlohmann::json::object();
