@@ -9,6 +9,7 @@
 #include "tensoracle/text/bounded_json.hpp"
 
 #include <cstddef>
+#include <limits>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -25,13 +26,17 @@ namespace {
 // bytes are not JSON at all (JsonSyntaxError), the offset of the byte where the parser stopped.
 using JsonRefusal = std::optional<std::pair<std::string, std::optional<std::size_t>>>;
 
-JsonRefusal json_refusal(nb::handle data, std::size_t max_bytes, std::size_t max_depth) {
+JsonRefusal json_refusal(nb::handle data, std::size_t max_bytes, std::size_t max_depth,
+                         std::optional<std::size_t> max_values) {
     BufferView const view(data, "data");
     auto const bytes = view.bytes();
     std::string_view const text(reinterpret_cast<char const*>(bytes.data()), bytes.size());
     nb::gil_scoped_release released;
     try {
-        parse_bounded_json(text, {.max_bytes = max_bytes, .max_depth = max_depth});
+        parse_bounded_json(
+            text, {.max_bytes = max_bytes,
+                   .max_depth = max_depth,
+                   .max_values = max_values.value_or(std::numeric_limits<std::size_t>::max())});
     } catch (JsonSyntaxError const& error) {
         return std::pair{std::string(error.what()), std::optional{error.offset()}};
     } catch (JsonLimitError const& error) {
@@ -72,12 +77,13 @@ void bind_bundle(nb::module_& module) {
         [](std::string const& path) { return cubin::is_safe_relative_path(path); }, nb::arg("path"),
         "Whether a path stays inside its base under both POSIX and Windows rules.");
     module.attr("MAX_MANIFEST_BYTES") = cubin::kMaxManifestBytes;
+    module.attr("MAX_MANIFEST_VALUES") = cubin::kMaxManifestValues;
     module.def("json_refusal", &json_refusal, nb::arg("data"), nb::arg("max_bytes"),
-               nb::arg("max_depth") = kMaxJsonDepth,
-               "Why the core's JSON parser refuses data (bytes-like) within max_bytes and "
-               "max_depth: None when it parses, else (message, offset), offset being the byte at "
-               "which a text that is not JSON stopped the parser, None for a passed limit or a "
-               "number beyond a double.");
+               nb::arg("max_depth") = kMaxJsonDepth, nb::arg("max_values").none() = nb::none(),
+               "Why the core's JSON parser refuses data (bytes-like) within max_bytes, max_depth "
+               "and max_values (None: no limit but max_bytes): None when it parses, else "
+               "(message, offset), offset being the byte at which a text that is not JSON stopped "
+               "the parser, None for a passed limit or a number beyond a double.");
     module.def("inspected_sms", [] {
         return std::vector<std::uint32_t>(std::begin(cubin::kSmsInspected),
                                           std::end(cubin::kSmsInspected));

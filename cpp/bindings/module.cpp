@@ -12,4 +12,5 @@ NB_MODULE(_core, module) {
     bind_condition_difference(module);
     bind_remote(module);
     bind_remote_receiver(module);
+    bind_deploy(module);
 }

@@ -150,11 +150,13 @@ def is_safe_relative_path(path: str) -> bool:
 
 MAX_MANIFEST_BYTES: int = 4194304
 
+MAX_MANIFEST_VALUES: int = 1048576
+
 def json_refusal(
-    data: object, max_bytes: int, max_depth: int = 64
+    data: object, max_bytes: int, max_depth: int = 64, max_values: int | None = None
 ) -> tuple[str, int | None] | None:
     """
-    Why the core's JSON parser refuses data (bytes-like) within max_bytes and max_depth: None when it parses, else (message, offset), offset being the byte at which a text that is not JSON stopped the parser, None for a passed limit or a number beyond a double.
+    Why the core's JSON parser refuses data (bytes-like) within max_bytes, max_depth and max_values (None: no limit but max_bytes): None when it parses, else (message, offset), offset being the byte at which a text that is not JSON stopped the parser, None for a passed limit or a number beyond a double.
     """
 
 def inspected_sms() -> list[int]: ...
@@ -285,3 +287,13 @@ class RemoteReceiver:
     @property
     def temporary_path(self) -> str | None:
         """The temporary file while receiving; None once finished or aborted."""
+
+def device_target(device_json: str) -> str:
+    """
+    The build target ("sm89") of the GPU described by `device_json` (a JSON object of properties). Raises ValueError naming compute_capability when it is not MAJOR.MINOR.
+    """
+
+def cannot_run_json(conditions_json: str, device_json: str) -> str | None:
+    """
+    Why an engine with the identity conditions `conditions_json` cannot run on the GPU described by `device_json`, or None when it can. Raises ValueError naming a mistyped field.
+    """

@@ -57,6 +57,7 @@ __all__ = [
 #: The SMs a 1.x bundle is built for; ``cubin_sm`` accepts only these unless told otherwise.
 SMS_1X = ("sm86", "sm89", "sm120")
 _MAX_MANIFEST_BYTES = _core.MAX_MANIFEST_BYTES
+_MAX_MANIFEST_VALUES = _core.MAX_MANIFEST_VALUES
 # What the core reads of a cubin and of a plugin library (bundle_manifest.hpp, bundle_inspect.cpp).
 _MAX_CUBIN_BYTES = 256 << 20
 _MAX_PLUGIN_BYTES = 2 << 30
@@ -155,7 +156,7 @@ def _check_manifest_json(root: Path) -> None:
         raise json.JSONDecodeError(
             "Unexpected UTF-8 BOM (decode using utf-8-sig)", data.decode("utf-8", "replace"), 0
         )
-    refusal = _core.json_refusal(data, _MAX_MANIFEST_BYTES)
+    refusal = _core.json_refusal(data, _MAX_MANIFEST_BYTES, max_values=_MAX_MANIFEST_VALUES)
     if refusal is None:
         return
     message, offset = refusal
@@ -266,7 +267,9 @@ def _named_cubins(
     :func:`inspect_bundle` then reports itself, as it reports a name that is not safe or not in
     the wheel."""
     data = manifest.read_bytes()
-    if data.startswith(codecs.BOM_UTF8) or _core.json_refusal(data, _MAX_MANIFEST_BYTES):
+    if data.startswith(codecs.BOM_UTF8) or _core.json_refusal(
+        data, _MAX_MANIFEST_BYTES, max_values=_MAX_MANIFEST_VALUES
+    ):
         return []
     document = json.loads(data)  # within the core's limits of size and depth
     entries = document.get("entries") if isinstance(document, dict) else None

@@ -192,3 +192,17 @@ def test_the_described_gpu_seam_replaces_the_driver_and_names_bad_values(
         with pytest.raises(ValueError, match=gpu.DESCRIBED_VARIABLE) as caught:
             gpu.properties()
         assert named in str(caught.value)
+
+
+def test_a_mistyped_condition_is_named_with_its_value():
+    for conditions, named in [
+        (
+            {"backend": "tensorrt", "gpu": {"name": "x", "l2_cache_bytes": 1.5}},
+            "gpu.l2_cache_bytes is 1.5",
+        ),
+        ({"backend": "tensorrt_rtx", "targets": "sm89"}, 'targets is "sm89"'),
+        ({"backend": 7}, "backend is 7"),
+    ]:
+        with pytest.raises(ValueError, match="the engine's conditions") as caught:
+            cannot_run(conditions, SM89)
+        assert named in str(caught.value)

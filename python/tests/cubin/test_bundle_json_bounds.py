@@ -191,3 +191,27 @@ def test_json_refusal_names_the_limit_or_the_offset():
     assert message == "the JSON text of 101 bytes exceeds the limit of 100 bytes"
     with pytest.raises(TypeError, match="bytes-like"):
         _core.json_refusal("text", 100)
+
+
+def zeros(values: int) -> bytes:
+    """An array holding ``values`` values in all: itself and ``values - 1`` zeros."""
+    return b"[" + b",".join([b"0"] * (values - 1)) + b"]"
+
+
+def test_the_manifest_value_cap_is_the_cores_exactly_and_one_more_is_a_bundle_error(root):
+    cap = _core.MAX_MANIFEST_VALUES
+    assert cap == 1 << 20
+    write(root, zeros(cap))
+    assert bundle_module._check_manifest_json(root) is None
+    path = write(root, zeros(cap + 1))
+    with pytest.raises(BundleError) as caught:
+        bundle_module._check_manifest_json(root)
+    assert str(caught.value) == (
+        f"bundle manifest '{path}' is not JSON: "
+        f"the JSON text holds more values than the limit of {cap}"
+    )
+    # The core refuses it with the same words when it reads the manifest itself.
+    message, offset = _core.json_refusal(zeros(cap + 1), LIMIT, max_values=cap)
+    assert offset is None
+    assert message.endswith(f"more values than the limit of {cap}")
+    assert _core.json_refusal(zeros(cap + 1), LIMIT) is None  # no cap unless asked for

@@ -14,40 +14,36 @@ run an engine computes the same identity for the same declaration:
   it runs on every GPU from Ampere (sm80) on: ``"gpu": null``. The level is recorded as
   ``"hardware_compatibility"`` (absent when none is set, so older entries keep their identity).
 
-``cannot_run`` is a pure function of (entry conditions, device description): tests call it with
-described devices, and ``open_engine`` calls it with the local GPU before building or reading.
+``cannot_run`` is a pure function of (entry conditions, device description), implemented once in
+the C++ core: tests call it with described devices, and ``open_engine`` calls it with the local
+GPU before building or reading.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
+from tensoracle import _core
 from tensoracle.engine.declaration import (
     AMPERE_PLUS,
     HARDWARE_COMPATIBILITY_LEVELS,
-    SAME_COMPUTE_CAPABILITY,
     sorted_targets,
 )
 
 RTX = "tensorrt_rtx"
-# The oldest compute capability an "ampere_plus" engine runs on (Ampere).
-_AMPERE_MAJOR = 8
 
 
 def target_of(device: Mapping[str, Any]) -> str:
-    """A device's compute capability as a build target: ``"8.9"`` → ``"sm89"``."""
-    capability = str(device.get("compute_capability", ""))
-    major, dot, minor = capability.partition(".")
-    if not (dot and major.isdigit() and minor.isdigit()):
-        raise ValueError(
-            f"the GPU description holds compute_capability={capability!r}; expected 'MAJOR.MINOR'"
-        )
-    return f"sm{int(major)}{int(minor)}"
+    """A device's compute capability as a build target: ``"8.9"`` → ``"sm89"``.
+
+    ValueError naming the value when it is not written ``MAJOR.MINOR``."""
+    return _core.device_target(_json(device))
 
 
-def _major(device: Mapping[str, Any]) -> int:
-    return int(str(device["compute_capability"]).partition(".")[0])
+def _json(value: Mapping[str, Any]) -> str:
+    return json.dumps(dict(value))
 
 
 def hardware(
@@ -81,53 +77,12 @@ def hardware(
     }
 
 
-def _device_text(device: Mapping[str, Any]) -> str:
-    return f"{device.get('name', 'the GPU')} ({target_of(device)})"
-
-
 def cannot_run(conditions: Mapping[str, Any], device: Mapping[str, Any]) -> str | None:
     """Why an engine with these identity conditions cannot run on ``device`` (a GPU description
     as ``tensoracle.gpu.properties()`` returns it), or None when it can.
 
-    Entries saved before identities were portable are judged by what their header records: an
-    RTX entry by its targets (its ``gpu`` is ignored), a TensorRT entry by its GPU properties."""
-    local = target_of(device)
-    targets = [str(target) for target in conditions.get("targets") or []]
-    level = conditions.get("hardware_compatibility")
-    if conditions.get("backend") == RTX:
-        if local in targets:
-            return None
-        return (
-            f"the engine is built for {', '.join(targets) or 'no target'}; this GPU, "
-            f"{_device_text(device)}, is not among them"
-        )
-    if level == AMPERE_PLUS:
-        if _major(device) >= _AMPERE_MAJOR:
-            return None
-        return (
-            f"the engine is built with hardware_compatibility 'ampere_plus', for sm80 and "
-            f"newer; this GPU, {_device_text(device)}, is older"
-        )
-    recorded = conditions.get("gpu")
-    if level == SAME_COMPUTE_CAPABILITY:
-        wanted = recorded.get("compute_capability") if isinstance(recorded, Mapping) else None
-        if wanted == str(device.get("compute_capability")):
-            return None
-        return (
-            f"the engine is built with hardware_compatibility 'same_compute_capability', for "
-            f"compute capability {wanted}; this GPU, {_device_text(device)}, has "
-            f"{device.get('compute_capability')}"
-        )
-    if level is not None:
-        return f"the engine records hardware_compatibility {level!r}, which is not known here"
-    if not isinstance(recorded, Mapping):
-        return "the engine was built without a GPU by a backend that builds for the GPU in use"
-    differing = sorted(
-        key for key in set(recorded) | set(device) if recorded.get(key) != device.get(key)
-    )
-    if not differing:
-        return None
-    return (
-        f"the engine is built for {recorded.get('name')} and runs only on a GPU with the same "
-        f"properties; this GPU, {_device_text(device)}, differs in {', '.join(differing)}"
-    )
+    The rule is the core's (``tensoracle/deploy/selection.hpp``), which C++ applications
+    selecting a deployed engine apply too. Entries saved before identities were portable are
+    judged by what their header records: an RTX entry by its targets (its ``gpu`` is ignored), a
+    TensorRT entry by its GPU properties. ValueError naming a mistyped condition or property."""
+    return _core.cannot_run_json(_json(conditions), _json(device))

@@ -1,0 +1,114 @@
+// Which saved engine runs on which GPU: the rule that matches an entry's identity conditions
+// against a described device, and the choice of one entry per device among candidates.
+//
+// The rule is the one Python's tensoracle.cache.compatibility.cannot_run applies (it calls this
+// implementation), so a C++ application and open_engine judge an entry alike:
+// - TensorRT-RTX compiles ahead of time for a list of compute capabilities ("targets"): an entry
+//   runs on a GPU whose compute capability is among them.
+// - TensorRT 11 without a hardware compatibility level builds for the GPU in use: the entry runs
+//   only on a GPU with exactly the recorded properties. With "same_compute_capability" it runs on
+//   every GPU of the recorded compute capability, with "ampere_plus" on every GPU from sm80 on.
+//
+// Everything here is a pure function of described inputs: no driver and no TensorRT is touched.
+// This header compiles as C++17.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tensoracle {
+struct GpuProperties;
+}
+
+namespace tensoracle::deploy {
+
+// The backend names an entry's conditions record.
+inline constexpr char const* kTensorRtRtx = "tensorrt_rtx";
+inline constexpr char const* kTensorRt = "tensorrt";
+// TensorRT 11's hardware compatibility levels, as the conditions record them.
+inline constexpr char const* kAmperePlus = "ampere_plus";
+inline constexpr char const* kSameComputeCapability = "same_compute_capability";
+
+// One GPU property: text, a whole number or true/false. As in the Python rule, true equals the
+// number 1 and false the number 0 when two properties are compared.
+using PropertyValue = std::variant<bool, std::int64_t, std::string>;
+
+// A GPU described by its compatibility properties, by name: the keys and values of
+// tensoracle.gpu.properties() ("name", "compute_capability" written "MAJOR.MINOR",
+// "multiprocessor_count", ...). A description may hold fewer or more properties; two devices
+// are the same GPU for an engine built without a level when every property is equal.
+struct DeviceDescription {
+    std::map<std::string, PropertyValue> properties;
+};
+
+// The description of a GPU as the CUDA driver reports it (tensoracle/cuda/gpu_properties.hpp).
+DeviceDescription describe(GpuProperties const& gpu);
+
+// The GPU's compute capability as a build target: "8.9" gives "sm89", "12.0" gives "sm120".
+// Throws tensoracle::InvalidArgument naming the value when it is not written MAJOR.MINOR.
+std::string target_of(DeviceDescription const& device);
+
+// What an entry's identity conditions record of where it runs.
+struct EntryConditions {
+    std::string backend;         // "tensorrt_rtx" or "tensorrt"
+    std::string backend_version; // the version that built it; an engine runs only on it
+    std::vector<std::string> targets;
+    std::optional<std::string> hardware_compatibility; // absent: no level
+    std::optional<DeviceDescription> gpu;              // absent: recorded as null
+};
+
+// Why an entry with these conditions cannot run on `device`, or nothing when it can. The
+// backend version is not judged here (select_entry does). Throws InvalidArgument when the
+// device's compute capability is not written MAJOR.MINOR.
+std::optional<std::string> cannot_run(EntryConditions const& conditions,
+                                      DeviceDescription const& device);
+
+// The TensorRT an application runs engines with.
+struct RuntimeBackend {
+    std::string name;    // "tensorrt_rtx" or "tensorrt"
+    std::string version; // as the conditions record it, such as "11.1.0.106"
+};
+
+// One entry to choose from.
+struct Candidate {
+    std::string name; // how messages name it, such as its entry file name
+    EntryConditions conditions;
+};
+
+struct Rejection {
+    std::size_t candidate = 0; // index into the candidates
+    std::string reason;
+};
+
+// The outcome of select_entry: the chosen candidate and why, or none and a refusal that lists
+// every candidate with the reason it cannot be used on the device.
+struct Selection {
+    std::optional<std::size_t> chosen; // index into the candidates
+    std::string why;                   // why it was chosen (empty when none was)
+    std::vector<Rejection> rejected;   // every candidate not chosen, in the candidates' order
+    std::string refusal;               // the whole refusal (empty when one was chosen)
+};
+
+// Picks the one candidate that runs on `device` with `backend`. A candidate is usable when its
+// backend and backend version are the application's and cannot_run finds no reason. Among
+// usable candidates the most specific wins: one built for exactly this GPU's properties, then one
+// for its compute capability ("same_compute_capability"), then one for a list of targets or
+// "ampere_plus". Two usable candidates equally specific are refused as ambiguous rather than one
+// picked at random; so are no candidates at all. Never falls back to an entry that cannot run.
+Selection select_entry(std::vector<Candidate> const& candidates, DeviceDescription const& device,
+                       RuntimeBackend const& backend);
+
+// Reading the same from JSON (the conditions of an engine header or a manifest, a description
+// from tensoracle.gpu.properties()). `where` names the value in messages, such as
+// "deploy.json: entries[0].conditions". Throws InvalidArgument naming the field and its value
+// when a field the rule reads is mistyped.
+EntryConditions conditions_from_json(nlohmann::json const& conditions, std::string const& where);
+DeviceDescription device_from_json(nlohmann::json const& device, std::string const& where);
+
+} // namespace tensoracle::deploy

@@ -1,0 +1,422 @@
+// The rule that matches an entry's conditions against a described GPU, and the choice of one
+// entry per device (see selection.hpp).
+#include "tensoracle/deploy/selection.hpp"
+
+#include "tensoracle/cuda/gpu_properties.hpp"
+#include "tensoracle/errors.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <string_view>
+
+namespace tensoracle::deploy {
+namespace {
+
+using Json = nlohmann::json;
+
+// The oldest compute capability an "ampere_plus" engine runs on (Ampere, sm80).
+constexpr std::string_view kAmpereMajor = "8";
+
+// A value as Python's str() writes it: text as it is, True/False, a decimal number.
+std::string text_of(PropertyValue const& value) {
+    if (auto const* flag = std::get_if<bool>(&value)) {
+        return *flag ? "True" : "False";
+    }
+    if (auto const* number = std::get_if<std::int64_t>(&value)) {
+        return std::to_string(*number);
+    }
+    return std::get<std::string>(value);
+}
+
+// Text quoted as Python's repr() quotes it: in single quotes unless it holds a single quote and
+// no double quote; backslashes, the quote and control characters escaped.
+std::string python_quoted(std::string_view text) {
+    bool const doubled =
+        text.find('\'') != std::string_view::npos && text.find('"') == std::string_view::npos;
+    char const quote = doubled ? '"' : '\'';
+    std::string quoted(1, quote);
+    for (char const c : text) {
+        auto const byte = static_cast<unsigned char>(c);
+        if (c == '\\' || c == quote) {
+            quoted += '\\';
+            quoted += c;
+        } else if (c == '\n') {
+            quoted += "\\n";
+        } else if (c == '\r') {
+            quoted += "\\r";
+        } else if (c == '\t') {
+            quoted += "\\t";
+        } else if (byte < 0x20 || byte == 0x7f) {
+            constexpr std::string_view kHex = "0123456789abcdef";
+            quoted += "\\x";
+            quoted += kHex[byte >> 4U];
+            quoted += kHex[byte & 0xfU];
+        } else {
+            quoted += c;
+        }
+    }
+    quoted += quote;
+    return quoted;
+}
+
+// Python's == between two properties: numbers and true/false compare by value, text by text.
+bool same_value(PropertyValue const& left, PropertyValue const& right) {
+    auto const number = [](PropertyValue const& value) -> std::optional<std::int64_t> {
+        if (auto const* flag = std::get_if<bool>(&value)) {
+            return *flag ? 1 : 0;
+        }
+        if (auto const* whole = std::get_if<std::int64_t>(&value)) {
+            return *whole;
+        }
+        return std::nullopt;
+    };
+    auto const left_number = number(left);
+    auto const right_number = number(right);
+    if (left_number || right_number) {
+        return left_number == right_number;
+    }
+    return std::get<std::string>(left) == std::get<std::string>(right);
+}
+
+PropertyValue const* property(DeviceDescription const& device, std::string const& key) {
+    auto const found = device.properties.find(key);
+    return found == device.properties.end() ? nullptr : &found->second;
+}
+
+// str(device.get(key)): "None" when the property is absent.
+std::string property_text(DeviceDescription const& device, std::string const& key) {
+    PropertyValue const* value = property(device, key);
+    return value == nullptr ? "None" : text_of(*value);
+}
+
+bool all_digits(std::string_view text) {
+    return !text.empty() &&
+           std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A run of digits as Python's int() reads it, written back: without leading zeros.
+std::string_view without_leading_zeros(std::string_view digits) {
+    std::size_t const first = digits.find_first_not_of('0');
+    return first == std::string_view::npos ? digits.substr(digits.size() - 1)
+                                           : digits.substr(first);
+}
+
+// The description's compute capability split at its first dot, checked as target_of checks it.
+std::pair<std::string, std::string> capability_parts(DeviceDescription const& device) {
+    PropertyValue const* value = property(device, "compute_capability");
+    std::string const capability = value == nullptr ? std::string() : text_of(*value);
+    std::size_t const dot = capability.find('.');
+    std::string_view const whole = capability;
+    if (dot == std::string::npos || !all_digits(whole.substr(0, dot)) ||
+        !all_digits(whole.substr(dot + 1))) {
+        throw InvalidArgument("the GPU description holds compute_capability=" +
+                              python_quoted(capability) + "; expected 'MAJOR.MINOR'");
+    }
+    return {std::string(without_leading_zeros(whole.substr(0, dot))),
+            std::string(without_leading_zeros(whole.substr(dot + 1)))};
+}
+
+// Whether a major version written without leading zeros is at least `minimum`'s.
+bool at_least(std::string const& major, std::string_view minimum) {
+    if (major.size() != minimum.size()) {
+        return major.size() > minimum.size();
+    }
+    return major >= minimum;
+}
+
+std::string device_text(DeviceDescription const& device) {
+    PropertyValue const* name = property(device, "name");
+    return (name == nullptr ? std::string("the GPU") : text_of(*name)) + " (" + target_of(device) +
+           ")";
+}
+
+std::string joined(std::vector<std::string> const& items, std::string_view separator) {
+    std::string text;
+    for (std::string const& item : items) {
+        if (!text.empty()) {
+            text += separator;
+        }
+        text += item;
+    }
+    return text;
+}
+
+// How specific a usable entry is to the device: the higher, the better it fits.
+int specificity(EntryConditions const& conditions) {
+    if (conditions.backend == kTensorRtRtx) {
+        return 1;
+    }
+    if (!conditions.hardware_compatibility) {
+        return 3;
+    }
+    return *conditions.hardware_compatibility == kSameComputeCapability ? 2 : 1;
+}
+
+std::string why_chosen(EntryConditions const& conditions, DeviceDescription const& device) {
+    std::string const here = device_text(device);
+    if (conditions.backend == kTensorRtRtx) {
+        return "it is built for " + joined(conditions.targets, ", ") + ", which include " + here;
+    }
+    if (!conditions.hardware_compatibility) {
+        return "it is built for a GPU with exactly the properties of " + here;
+    }
+    if (*conditions.hardware_compatibility == kSameComputeCapability) {
+        return "it is built with hardware_compatibility 'same_compute_capability' for the "
+               "compute capability of " +
+               here;
+    }
+    return "it is built with hardware_compatibility 'ampere_plus', for sm80 and newer, which "
+           "include " +
+           here;
+}
+
+// Why a candidate cannot be used with `backend` on `device`, or nothing.
+std::optional<std::string> unusable(EntryConditions const& conditions,
+                                    DeviceDescription const& device,
+                                    RuntimeBackend const& backend) {
+    if (conditions.backend != backend.name) {
+        return "it is built by " +
+               (conditions.backend.empty() ? "no backend" : conditions.backend) +
+               "; this application runs " + backend.name;
+    }
+    if (conditions.backend_version != backend.version) {
+        return "it is built by " + conditions.backend + " " +
+               (conditions.backend_version.empty() ? "of no recorded version"
+                                                   : conditions.backend_version) +
+               "; this application runs " + backend.name + " " + backend.version +
+               ", and an engine runs only on the version that built it";
+    }
+    return cannot_run(conditions, device);
+}
+
+std::string clipped_dump(Json const& value) {
+    constexpr std::size_t kShown = 80;
+    std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+    if (text.size() > kShown) {
+        text.resize(kShown);
+        text += "...";
+    }
+    return text;
+}
+
+[[noreturn]] void mistyped(std::string const& at, Json const& value, std::string_view expected) {
+    std::string text = at;
+    text += " is ";
+    text += clipped_dump(value);
+    text += ", expected ";
+    text += expected;
+    throw InvalidArgument(text);
+}
+
+std::string string_member(Json const& object, std::string const& where, char const* name) {
+    auto const found = object.find(name);
+    if (found == object.end() || found->is_null()) {
+        return {};
+    }
+    if (!found->is_string()) {
+        mistyped(where + "." + name, *found, "a string");
+    }
+    return found->get<std::string>();
+}
+
+} // namespace
+
+DeviceDescription describe(GpuProperties const& gpu) {
+    return device_from_json(to_json(gpu), "the GPU's properties");
+}
+
+std::string target_of(DeviceDescription const& device) {
+    auto const [major, minor] = capability_parts(device);
+    return "sm" + major + minor;
+}
+
+std::optional<std::string> cannot_run(EntryConditions const& conditions,
+                                      DeviceDescription const& device) {
+    std::string const local = target_of(device);
+    std::optional<std::string> const& level = conditions.hardware_compatibility;
+    if (conditions.backend == kTensorRtRtx) {
+        auto const& targets = conditions.targets;
+        if (std::find(targets.begin(), targets.end(), local) != targets.end()) {
+            return std::nullopt;
+        }
+        return "the engine is built for " +
+               (targets.empty() ? "no target" : joined(targets, ", ")) + "; this GPU, " +
+               device_text(device) + ", is not among them";
+    }
+    if (level == kAmperePlus) {
+        if (at_least(capability_parts(device).first, kAmpereMajor)) {
+            return std::nullopt;
+        }
+        return "the engine is built with hardware_compatibility 'ampere_plus', for sm80 and "
+               "newer; this GPU, " +
+               device_text(device) + ", is older";
+    }
+    std::optional<DeviceDescription> const& recorded = conditions.gpu;
+    if (level == kSameComputeCapability) {
+        PropertyValue const* wanted =
+            recorded ? property(*recorded, "compute_capability") : nullptr;
+        std::string const observed = property_text(device, "compute_capability");
+        auto const* wanted_text = wanted == nullptr ? nullptr : std::get_if<std::string>(wanted);
+        if (wanted_text != nullptr && *wanted_text == observed) {
+            return std::nullopt;
+        }
+        return "the engine is built with hardware_compatibility 'same_compute_capability', for "
+               "compute capability " +
+               (wanted == nullptr ? std::string("None") : text_of(*wanted)) + "; this GPU, " +
+               device_text(device) + ", has " + observed;
+    }
+    if (level) {
+        return "the engine records hardware_compatibility " + python_quoted(*level) +
+               ", which is not known here";
+    }
+    if (!recorded) {
+        return std::string(
+            "the engine was built without a GPU by a backend that builds for the GPU in use");
+    }
+    std::set<std::string> keys;
+    for (auto const& [key, value] : recorded->properties) {
+        keys.insert(key);
+    }
+    for (auto const& [key, value] : device.properties) {
+        keys.insert(key);
+    }
+    std::vector<std::string> differing;
+    for (std::string const& key : keys) {
+        PropertyValue const* before = property(*recorded, key);
+        PropertyValue const* after = property(device, key);
+        bool const same =
+            (before == nullptr || after == nullptr) ? before == after : same_value(*before, *after);
+        if (!same) {
+            differing.push_back(key);
+        }
+    }
+    if (differing.empty()) {
+        return std::nullopt;
+    }
+    return "the engine is built for " + property_text(*recorded, "name") +
+           " and runs only on a GPU with the same properties; this GPU, " + device_text(device) +
+           ", differs in " + joined(differing, ", ");
+}
+
+Selection select_entry(std::vector<Candidate> const& candidates, DeviceDescription const& device,
+                       RuntimeBackend const& backend) {
+    std::string const here = device_text(device) + " with " + backend.name + " " + backend.version;
+    Selection selection;
+    std::vector<std::size_t> usable;
+    std::vector<std::optional<std::string>> reasons(candidates.size());
+    int best = 0;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        reasons[i] = unusable(candidates[i].conditions, device, backend);
+        if (!reasons[i]) {
+            int const rank = specificity(candidates[i].conditions);
+            if (rank > best) {
+                best = rank;
+                usable.clear();
+            }
+            if (rank == best) {
+                usable.push_back(i);
+            }
+        }
+    }
+    if (usable.size() == 1) {
+        selection.chosen = usable.front();
+        selection.why = why_chosen(candidates[usable.front()].conditions, device);
+    }
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        if (selection.chosen == i) {
+            continue;
+        }
+        std::string reason;
+        if (reasons[i]) {
+            reason = *reasons[i];
+        } else if (specificity(candidates[i].conditions) < best) {
+            reason = "it can run here, but " +
+                     (selection.chosen ? candidates[*selection.chosen].name + " is"
+                                       : std::string("entries that are")) +
+                     " built more specifically for this GPU";
+        } else {
+            std::vector<std::string> others;
+            for (std::size_t const other : usable) {
+                if (other != i) {
+                    others.push_back(candidates[other].name);
+                }
+            }
+            reason = "it can run here, and so can " + joined(others, ", ") +
+                     ", built as specifically: which one to use is ambiguous";
+        }
+        selection.rejected.push_back({i, std::move(reason)});
+    }
+    if (selection.chosen) {
+        return selection;
+    }
+    if (candidates.empty()) {
+        selection.refusal = "no entry can be selected for " + here + ": there are no candidates";
+        return selection;
+    }
+    selection.refusal = usable.empty() ? "no entry can run on " + here + ":"
+                                       : "more than one entry can run on " + here + ":";
+    for (Rejection const& rejection : selection.rejected) {
+        selection.refusal +=
+            "\n  " + candidates[rejection.candidate].name + ": " + rejection.reason;
+    }
+    return selection;
+}
+
+DeviceDescription device_from_json(Json const& device, std::string const& where) {
+    if (!device.is_object()) {
+        mistyped(where, device, "an object of GPU properties");
+    }
+    constexpr auto kLargest = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    DeviceDescription description;
+    for (auto const& [key, value] : device.items()) {
+        if (value.is_boolean()) {
+            description.properties.emplace(key, value.get<bool>());
+        } else if (value.is_number_integer() &&
+                   (!value.is_number_unsigned() || value.get<std::uint64_t>() <= kLargest)) {
+            description.properties.emplace(key, value.get<std::int64_t>());
+        } else if (value.is_string()) {
+            description.properties.emplace(key, value.get<std::string>());
+        } else {
+            std::string at = where;
+            at += '.';
+            at += key;
+            mistyped(at, value, "a string, an integer or true/false");
+        }
+    }
+    return description;
+}
+
+EntryConditions conditions_from_json(Json const& conditions, std::string const& where) {
+    if (!conditions.is_object()) {
+        mistyped(where, conditions, "an object of identity conditions");
+    }
+    EntryConditions read;
+    read.backend = string_member(conditions, where, "backend");
+    read.backend_version = string_member(conditions, where, "backend_version");
+    auto const level = conditions.find("hardware_compatibility");
+    if (level != conditions.end() && !level->is_null()) {
+        read.hardware_compatibility = string_member(conditions, where, "hardware_compatibility");
+    }
+    auto const targets = conditions.find("targets");
+    if (targets != conditions.end() && !targets->is_null()) {
+        std::string const at = where + ".targets";
+        if (!targets->is_array()) {
+            mistyped(at, *targets, "an array of strings");
+        }
+        for (std::size_t i = 0; i < targets->size(); ++i) {
+            Json const& target = (*targets)[i];
+            if (!target.is_string()) {
+                mistyped(at + "[" + std::to_string(i) + "]", target, "a string");
+            }
+            read.targets.push_back(target.get<std::string>());
+        }
+    }
+    auto const gpu = conditions.find("gpu");
+    if (gpu != conditions.end() && !gpu->is_null()) {
+        read.gpu = device_from_json(*gpu, where + ".gpu");
+    }
+    return read;
+}
+
+} // namespace tensoracle::deploy
