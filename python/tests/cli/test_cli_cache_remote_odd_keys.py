@@ -13,7 +13,7 @@ from engine_files import write_engine
 from raw_upload import put_raw
 from remote_support import Fleet
 
-from tensoracle.cli.output_format import terminal_text
+from tensoracle.terminal_text import terminal_text
 
 pytestmark = pytest.mark.slow
 
@@ -21,6 +21,8 @@ ODD = {
     b"engines/sub//x.engine": "sub//x.engine",
     b"engines/ctl\x01name.engine": "ctl\\x01name.engine",
     b"engines/esc\x1b[31m.engine": "esc\\x1b[31m.engine",
+    # A backslash is doubled, so the name cannot be mistaken for one holding the byte 0x01.
+    b"engines/back\\x01\x02.engine": "back\\\\x01\\x02.engine",
 }
 
 
@@ -48,8 +50,11 @@ def test_list_pull_and_prune_keep_working_and_prune_removes_odd_keys(s3_server, 
     assert listing["total_size_bytes"] == good.stat().st_size + 7 * len(ODD)
     table = run("cache", "list", "--remote", "--format", "table", env=env)
     assert table.returncode == 0, table.stderr
-    # The table shows the listing's (escaped) name by the table rule: its backslash doubled.
-    assert terminal_text("ctl\\x01name.engine") in table.stdout
+    # The table shows each name exactly as the JSON listing does: escaped once, never twice.
+    for name in ODD.values():
+        assert f"\n{name} " in table.stdout
+        if "\\" in name:  # the table did not escape the escaped name a second time
+            assert terminal_text(name) not in table.stdout
     assert "\x01" not in table.stdout
 
     target = tmp_path / "target"

@@ -47,6 +47,14 @@ def test_different_names_never_print_alike() -> None:
     assert len({terminal_text(name) for name in names}) == len(names)
 
 
+def test_text_escaped_once_is_shown_as_it_is_plain_text_is_escaped() -> None:
+    once = terminal_text("a\\b\x01")
+    assert once == "a\\\\b\\x01"
+    assert terminal_text(once) == once  # a remote key's escaped name, put in a table
+    assert terminal_text(str(once)) == "a\\\\\\\\b\\\\x01"
+    assert aligned_rows([("NAME",), (once,)]) == f"NAME\n{once}\n"
+
+
 def test_aligned_rows_escapes_every_cell_before_aligning() -> None:
     assert aligned_rows([("NAME", "X"), ("a\x1bb", "1")]) == "NAME    X\na\\x1bb  1\n"
 

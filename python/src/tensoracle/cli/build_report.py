@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tensoracle.cli.output_format import aligned_rows, terminal_text
+from tensoracle.cli.output_format import aligned_rows
+from tensoracle.terminal_text import terminal_text
 
 BUILT, REUSED, FAILED = "built", "reused", "failed"
 # Published: by this run ("yes"), found published already ("already"), or not ("no").

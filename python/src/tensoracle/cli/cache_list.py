@@ -17,7 +17,6 @@ from tensoracle.cli.output_format import (
     add_format_option,
     aligned_rows,
     chosen_format,
-    terminal_text,
 )
 from tensoracle.cli.remote_cache import (
     EXIT_SUCCESS,
@@ -30,6 +29,7 @@ from tensoracle.cli.remote_cache import (
     time_fields,
 )
 from tensoracle.errors import EngineCacheError
+from tensoracle.terminal_text import terminal_text
 
 USAGE = "tensoracle cache list --remote [URL] [--format json|table]"
 
@@ -79,7 +79,8 @@ def table(document: dict[str, Any]) -> str:
         targets = conditions.get("targets") or [str(conditions.get("gpu", {}).get("name", "-"))]
         rows.append(
             (
-                str(conditions.get("name", entry["file_name"])),
+                # An unrecognized object's name is escaped already (str() would drop the mark).
+                str(conditions["name"]) if "name" in conditions else entry["file_name"],
                 str(conditions.get("graph_version", "-")),
                 _core.format_size_human(entry["size_bytes"]),
                 entry["recorded_at"],

@@ -9,6 +9,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from tensoracle.terminal_text import terminal_text
+
 JSON = "json"
 TABLE = "table"
 FORMATS = (JSON, TABLE)
@@ -59,32 +61,6 @@ def chosen_format(options: argparse.Namespace, prog: str) -> str:
 def one_line(text: str) -> str:
     """``text`` with every run of whitespace made one space, for a table cell."""
     return " ".join(text.split())
-
-
-# The characters that reorder or hide text on a terminal: marks, separators, embeddings,
-# overrides and isolates.
-_REORDERING = {0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
-
-
-def terminal_text(text: str) -> str:
-    """``text`` as a terminal may show it without acting on it, the rule of the native tables: a
-    byte that was not UTF-8 (a surrogate escape of os.fsdecode) as ``\\xNN`` (80..ff), a C0
-    control character or DEL as ``\\xNN``, a C1 control character and the characters that
-    reorder or hide text as ``\\uNNNN``, a backslash as two."""
-    out = []
-    for char in text:
-        code = ord(char)
-        if 0xDC80 <= code <= 0xDCFF:
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        elif 0x80 <= code < 0xA0 or code in _REORDERING or 0xD800 <= code <= 0xDFFF:
-            out.append(f"\\u{code:04x}")
-        elif char == "\\":
-            out.append("\\\\")
-        else:
-            out.append(char)
-    return "".join(out)
 
 
 def aligned_rows(given: Sequence[Sequence[str]]) -> str:

@@ -17,8 +17,8 @@ from typing import Any, NoReturn
 from tensoracle import _core
 from tensoracle.cache.remote.config import REMOTE, RemoteConfig, configure
 from tensoracle.cache.remote.objects import ENGINES, ObjectInfo, RemoteObjects, RemoteUnavailable
-from tensoracle.cache.remote.odd_keys import escaped
 from tensoracle.cli.output_format import TABLE
+from tensoracle.terminal_text import EscapedText, terminal_text
 
 EXIT_SUCCESS = 0
 EXIT_FAILURE = 1
@@ -94,7 +94,7 @@ class EngineListing:
                 "temporary": False,
                 **time_fields(info.last_modified),
                 "status": "unrecognized",
-                "reason": f"{UNREPRESENTABLE}: {ENGINES}{name}",
+                "reason": EscapedText(f"{UNREPRESENTABLE}: {ENGINES}{name}"),
             }
             for name, info in self.unrepresentable
         ]
@@ -110,7 +110,7 @@ def listed_engines(objects: RemoteObjects) -> EngineListing:
     for info in objects.list(ENGINES):
         name = info.key[len(ENGINES) :]
         if not info.representable:
-            odd.append((escaped(name), info))
+            odd.append((terminal_text(name), info))
         elif name.endswith(".engine") and "/" not in name:
             found.append((name, info))
     return EngineListing(

@@ -28,6 +28,7 @@ from typing import Any, Protocol, TypeVar
 
 from tensoracle.cache.remote import odd_keys
 from tensoracle.cache.remote.config import RemoteConfig
+from tensoracle.terminal_text import terminal_text
 
 ENGINES = "engines/"
 LEASES = "leases/"
@@ -61,7 +62,7 @@ class ObjectInfo:
     key: str  # relative to the prefix; undecodable bytes as surrogates when not representable
     size: int
     last_modified: datetime
-    representable: bool = True  # False: obstore cannot name it (see odd_keys.escaped)
+    representable: bool = True  # False: obstore cannot name it (see odd_keys)
 
 
 def engine_key(file_name: str) -> str:
@@ -258,7 +259,7 @@ class RemoteObjects:
             try:
                 odd_keys.SignedRequests(self.config).delete(key)
             except OSError as error:
-                raise self._failure("DELETE", odd_keys.escaped(key), error) from error
+                raise self._failure("DELETE", terminal_text(key), error) from error
             return
         try:
             self._obstore.delete(self._store, key)

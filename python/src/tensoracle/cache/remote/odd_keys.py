@@ -5,18 +5,16 @@ characters; a listing page holding one other key (``engines/sub//x.engine``, a n
 control character) fails as a whole with ``InvalidPathError``, and such a key cannot be deleted
 through it. Anyone with write access to the bucket can create one, so the listing falls back to
 this module: one S3 ListObjectsV2 (``encoding-type=url``, so every key arrives as bytes) and
-DeleteObject, signed with AWS Signature Version 4 from the credentials S3 tools read from the
-environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``,
+DeleteObject, signed with AWS Signature Version 4 by botocore from the credentials S3 tools read
+from the environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``,
 ``AWS_ENDPOINT_URL``, ``AWS_REGION``).
 
 Keys are returned as ``str`` with undecodable bytes kept as surrogates (``surrogateescape``), so
-the same value reaches the store again; ``escaped`` is the form for people.
+the same value reaches the store again; ``tensoracle.terminal_text`` gives the form for people.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import urllib.error
 import urllib.request
@@ -27,9 +25,9 @@ from urllib.parse import quote, unquote_to_bytes, urlsplit
 from xml.etree import ElementTree
 
 from tensoracle.cache.remote.config import RemoteConfig
+from tensoracle.terminal_text import terminal_text
 
 _S3 = "{http://s3.amazonaws.com/doc/2006-03-01/}"
-_EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 
 def representable(key: str) -> bool:
@@ -40,21 +38,6 @@ def representable(key: str) -> bool:
     if any(ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F for char in key):
         return False
     return all(segment not in ("", ".", "..") for segment in key.split("/"))
-
-
-def escaped(key: str) -> str:
-    """``key`` for a message or a listing: control characters, backslashes and bytes that are
-    not UTF-8 as ``\\xNN``."""
-    out = []
-    for char in key:
-        code = ord(char)
-        if 0xDC80 <= code <= 0xDCFF:
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif code < 0x20 or 0x7F <= code <= 0x9F or char == "\\":
-            out.append(f"\\x{code:02x}")
-        else:
-            out.append(char)
-    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -76,8 +59,14 @@ class SignedRequests:
                 f"{config.url} holds keys obstore cannot read; listing or deleting them needs "
                 "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment"
             )
-        self._access, self._secret = access, secret
-        self._token = os.environ.get("AWS_SESSION_TOKEN")
+        try:  # tensoracle[remote]; imported here, as opening engines never needs it
+            from botocore.credentials import Credentials
+        except ImportError as error:
+            raise OSError(
+                f"{config.url} holds keys obstore cannot read; listing or deleting them needs "
+                "botocore: pip install 'tensoracle[remote]'"
+            ) from error
+        self._credentials = Credentials(access, secret, os.environ.get("AWS_SESSION_TOKEN"))
         self._region = (
             os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
         )
@@ -115,46 +104,24 @@ class SignedRequests:
         if key:
             path += "/" + quote(key.encode("utf-8", "surrogateescape"), safe="/~")
         url = self._base[: len(self._base) - len(urlsplit(self._base).path)] + path
-        canonical_query = "&".join(
-            f"{quote(name, safe='-_.~')}={quote(value, safe='-_.~')}"
-            for name, value in sorted(query.items())
-        )
-        if canonical_query:
-            url += "?" + canonical_query
-        now = datetime.now(UTC)
-        stamp, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
-        headers = {
-            "host": urlsplit(self._base).netloc,
-            "x-amz-content-sha256": _EMPTY_SHA256,
-            "x-amz-date": stamp,
-        }
-        if self._token:
-            headers["x-amz-security-token"] = self._token
-        signed = ";".join(sorted(headers))
-        canonical = "\n".join(
-            [
-                method,
-                path,
-                canonical_query,
-                "".join(f"{name}:{headers[name]}\n" for name in sorted(headers)),
-                signed,
-                _EMPTY_SHA256,
-            ]
-        )
-        scope = f"{day}/{self._region}/s3/aws4_request"
-        to_sign = "\n".join(
-            ["AWS4-HMAC-SHA256", stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()]
-        )
-        signing = f"AWS4{self._secret}".encode()
-        for part in (day, self._region, "s3", "aws4_request"):
-            signing = hmac.new(signing, part.encode(), hashlib.sha256).digest()
-        signature = hmac.new(signing, to_sign.encode(), hashlib.sha256).hexdigest()
-        headers["authorization"] = (
-            f"AWS4-HMAC-SHA256 Credential={self._access}/{scope}, SignedHeaders={signed}, "
-            f"Signature={signature}"
-        )
+        if query:
+            url += "?" + "&".join(
+                f"{quote(name, safe='-_.~')}={quote(value, safe='-_.~')}"
+                for name, value in sorted(query.items())
+            )
+        from botocore.auth import S3SigV4Auth
+        from botocore.awsrequest import AWSRequest
+
+        # botocore's S3 signer keeps the path as given (an empty segment stays one), as S3 does.
+        signed = AWSRequest(method=method, url=url)
+        S3SigV4Auth(self._credentials, "s3", self._region).add_auth(signed)
+        headers = dict(signed.prepare().headers.items())
         request = urllib.request.Request(url, method=method, headers=headers)
-        shown = self.config.object_url(escaped(key[len(self._root) :])) if key else self.config.url
+        shown = (
+            self.config.object_url(terminal_text(key[len(self._root) :]))
+            if key
+            else self.config.url
+        )
         try:
             with urllib.request.urlopen(request, timeout=self.config.timeout_seconds) as answer:
                 return bytes(answer.read())
@@ -162,6 +129,8 @@ class SignedRequests:
             if method == "DELETE" and error.code == 404:
                 return b""
             detail = error.read(400).decode("utf-8", "replace")
-            raise OSError(f"{method} {shown} answered {error.code}: {escaped(detail)}") from error
+            raise OSError(
+                f"{method} {shown} answered {error.code}: {terminal_text(detail)}"
+            ) from error
         except (OSError, ValueError) as error:
             raise OSError(f"{method} {shown} failed: {error}") from error
