@@ -26,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
             });
         // An accepted manifest parsed within the limits once, so it does again.
         auto const document = tensoracle::parse_bounded_json(
-            std::string_view(bytes.data(), bytes.size()), {.max_bytes = cubin::kMaxManifestBytes});
+            std::string_view(bytes.data(), bytes.size()),
+            {.max_bytes = cubin::kMaxManifestBytes, .max_values = cubin::kMaxManifestValues});
         auto const& entries = document.at("entries");
         if (entries.size() != manifest.entries.size() || visited != entries.size() ||
             manifest.digest != cubin::bundle_sha256(document, "fuzz")) {

@@ -13,7 +13,10 @@
 # start from seeds that hold the hostile cases of docs/fuzzing.md: a header nested 20,000 levels
 # deep, strings that are not UTF-8, members of the wrong type, and the shapes that made the old
 # parser quadratic or reach its limits: many small objects, long arrays, branches nested exactly
-# to the 64-level limit and one level beyond it (engine headers, weight records and manifests).
+# to the 64-level limit and one level beyond it (engine headers, weight records and manifests),
+# the value caps exactly and one beyond (2^18 values for a header, 1,024 for a record), objects
+# and arrays nested alternately, strings full of brackets, quotes and backslashes, one long
+# string, and structure broken before a limit (what the parser's pre-scan skips or stops at).
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -77,6 +80,18 @@ def branches(depth, count, first_extra=0):
         return b"[" * levels + b"]" * levels
     return b"[" + b",".join([branch(depth - 1 + first_extra)] + [branch(depth - 1)] * (count - 1)) + b"]"
 
+def alternating(levels, first_extra=0):
+    """Objects and arrays nested alternately, `levels` levels ({"a":[{"a":[...]}]})."""
+    text, close = b"", b""
+    for i in range(levels + first_extra):
+        text += b'{"a":' if i % 2 == 0 else b"["
+        close = (b"}" if i % 2 == 0 else b"]") + close
+    return text + b"0" + close
+
+def quoted_structure(count):
+    """Strings full of brackets, braces, commas, colons and escaped quotes and backslashes."""
+    return b"[" + b",".join([rb'"[[{{,:\"]]\\"', rb'"\\\\\"}}"'] * count) + b"]"
+
 def record(path, size, mtime_ns, inode, sha):
     fields = {"inode": inode, "mtime_ns": mtime_ns, "path": path, "sha256": sha, "size": size}
     fields["record_sha256"] = hashlib.sha256(canonical(fields).encode()).hexdigest()
@@ -102,6 +117,15 @@ seeds = {
         "depth_at_limit": raw_engine(b"p", b'{"a":' + branches(62, 2_000) + b"}"),
         "depth_beyond_limit": raw_engine(b"p", b'{"a":' + branches(62, 2_000, 1) + b"}"),
         "header_of_objects": b"TSRCLENG" + struct.pack("<IQ", 1, 300_001) + objects(100_000),
+        # The header's cap of 2^18 values: 7 values around references.a's array, then exactly the
+        # cap, then one more.
+        "values_at_limit": raw_engine(b"p", b'{"a":' + numbers((1 << 18) - 8) + b"}"),
+        "values_beyond_limit": raw_engine(b"p", b'{"a":' + numbers((1 << 18) - 7) + b"}"),
+        "alternating_at_limit": raw_engine(b"p", b'{"a":' + alternating(62) + b"}"),
+        "alternating_beyond_limit": raw_engine(b"p", b'{"a":' + alternating(62, 1) + b"}"),
+        "quoted_structure": raw_engine(b"p", b'{"a":' + quoted_structure(20_000) + b"}"),
+        "long_string": raw_engine(b"p", b'{"a":"' + b"x" * 900_000 + b'"}'),
+        "broken_before_limit": raw_engine(b"p", b'{"a":[1 2,' + b"[" * 100 + b"]" * 100 + b"]}"),
     },
     "weight": {
         "valid": record("/models/m.safetensors", 123, 1700000000123456789, 42, "ab" * 32),
@@ -110,12 +134,20 @@ seeds = {
         "many_objects": objects(20_000),
         "depth_at_limit": b'{"path":' + branches(63, 100) + b"}",
         "depth_beyond_limit": b'{"path":' + branches(63, 100, 1) + b"}",
+        # The record's cap of 1,024 values, then one more.
+        "values_at_limit": b'{"path":' + numbers(1022) + b"}",
+        "values_beyond_limit": b'{"path":' + numbers(1023) + b"}",
+        "quoted_structure": b'{"path":' + quoted_structure(100) + b"}",
     },
     "manifest": {
         "many_objects": b'{"schema_version":1,"entries":' + objects(300_000) + b"}",
         "long_array": b'{"schema_version":1,"entries":' + numbers(400_000) + b"}",
         "depth_at_limit": b'{"schema_version":1,"entries":' + branches(63, 3_000) + b"}",
         "depth_beyond_limit": b'{"schema_version":1,"entries":' + branches(63, 3_000, 1) + b"}",
+        "alternating_beyond_limit": b'{"schema_version":1,"entries":' + alternating(63, 1) + b"}",
+        "quoted_structure": b'{"schema_version":1,"entries":' + quoted_structure(40_000) + b"}",
+        "long_string": b'{"schema_version":1,"entries":"' + b"x" * 900_000 + b'"}',
+        "broken_before_limit": b'{"schema_version":1,"entries":[,' + b"[" * 100 + b"]" * 100 + b"]}",
     },
 }
 for kind, files in seeds.items():
