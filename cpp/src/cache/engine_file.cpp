@@ -141,6 +141,13 @@ std::vector<std::byte> encode_engine_prefix(EngineHeader const& header) {
                               " bytes exceeds the limit of " + std::to_string(kMaxHeaderBytes) +
                               " bytes");
     }
+    // What a reader refuses is never written: the header within the readers' value cap too.
+    try {
+        (void)parse_bounded_json(text,
+                                 {.max_bytes = kMaxHeaderBytes, .max_values = kMaxHeaderValues});
+    } catch (JsonLimitError const& error) {
+        throw InvalidArgument(std::string("engine header not saved: ") + error.what());
+    }
     std::vector<std::byte> out;
     out.reserve(kEnginePreambleBytes + text.size());
     for (char const c : kEngineMagic) {

@@ -82,6 +82,28 @@ TEST(EngineFile, RoundTrip) {
                            bytes.begin() + static_cast<std::ptrdiff_t>(decoded.plan_offset)));
 }
 
+TEST(EngineFile, AHeaderPastTheReadersValueCapIsNeverWritten) {
+    // The sample header holds 14 values besides the outputs' names: exactly the cap is written
+    // and read back; one more value is refused at the save, not written for every read to refuse.
+    auto header = sample_header({});
+    header.references["outputs"] = nlohmann::json::array();
+    for (std::size_t i = 0; i + 14 < kMaxHeaderValues; ++i) {
+        header.references["outputs"].push_back("o");
+    }
+    auto const bytes = whole_file(header, {});
+    EXPECT_EQ(decode_engine_header(bytes, bytes.size(), kPath).header.references,
+              header.references);
+    header.references["outputs"].push_back("o");
+    try {
+        (void)encode_engine_prefix(header);
+        ADD_FAILURE() << "a header past the value cap was encoded";
+    } catch (InvalidArgument const& error) {
+        EXPECT_TRUE(contains(error.what(), "engine header not saved: the JSON text holds more "
+                                           "values than the limit of 262144"))
+            << error.what();
+    }
+}
+
 TEST(EngineFile, RoundTripOfAnEmptyPlan) {
     auto const header = sample_header({});
     auto const bytes = whole_file(header, {});
