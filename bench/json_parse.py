@@ -30,7 +30,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -107,16 +106,6 @@ def decode(path: Path) -> str:
     return "accepted"
 
 
-def best_of(repeats: int, runs: dict[str, Callable[[], object]]) -> dict[str, float]:
-    best = dict.fromkeys(runs, float("inf"))
-    for _ in range(repeats):
-        for name, run in runs.items():
-            start = time.perf_counter()
-            run()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
-
-
 def shapes(directory: Path, mib: float, repeats: int) -> bool:
     size = int(mib * (1 << 20))
     met = True
@@ -136,7 +125,7 @@ def shapes(directory: Path, mib: float, repeats: int) -> bool:
             except RecursionError:
                 pass
 
-        best = best_of(
+        best = harness.interleaved_best(
             repeats,
             {
                 "read": path.read_bytes,
@@ -169,7 +158,7 @@ def red_team(directory: Path, objects: int, repeats: int) -> None:
     listing = [tensoracle, "cache", "list", "--cache-dir", str(cache)]
     listed = subprocess.run(listing, capture_output=True, text=True, check=False)
     [status] = [e["status"] for e in json.loads(listed.stdout)["entries"]]
-    best = best_of(
+    best = harness.interleaved_best(
         repeats,
         {
             "list": lambda: subprocess.run(

@@ -17,26 +17,12 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import harness
 import numpy as np
 import xxhash
 from tensoracle import _core
-
-
-def interleaved_best(
-    repeats: int, runs: dict[str, Callable[[], None]]
-) -> dict[str, float]:
-    best = dict.fromkeys(runs, float("inf"))
-    for _ in range(repeats):
-        for name, run in runs.items():
-            start = time.perf_counter()
-            run()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
 
 
 def main() -> None:
@@ -86,7 +72,7 @@ def main() -> None:
             subprocess.run(f"cat '{path}' > /dev/null", shell=True, check=True)
 
         load_before = os.getloadavg()
-        best = interleaved_best(
+        best = harness.interleaved_best(
             args.repeats,
             {
                 "ours": read_and_touch,

@@ -5,6 +5,9 @@ engine_files and s3_server) on ``sys.path``, so a script imports them as top-lev
 after ``import harness``, the same way the tests do. This is the only place that knows where
 they live.
 
+``interleaved_best`` times several runs round by round, keeping each one's best, so that a
+baseline and what is measured against it see the same machine state.
+
 ``parse`` adds ``--quick`` to a script's options: small sizes and one repeat, which runs the
 whole code path of the benchmark and prints its ratio line in seconds, so that ``bench/run.py
 --quick`` checks every benchmark still works. Quick figures are not measurements.
@@ -14,7 +17,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,3 +54,16 @@ def parse(
     if known.quick:
         parser.set_defaults(**quick)
     return parser.parse_args(argv)
+
+
+def interleaved_best(
+    repeats: int, runs: dict[str, Callable[[], object]]
+) -> dict[str, float]:
+    """The best time in seconds of each run over ``repeats`` rounds, the runs interleaved."""
+    best = dict.fromkeys(runs, float("inf"))
+    for _ in range(repeats):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
