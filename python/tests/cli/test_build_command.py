@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from cache_cli import run
 from docs_examples import REPO, labelled_blocks, text_blocks
+from engine_files import plan_checksum_hex
 from remote_support import Fleet, make_keys
 from safetensors.numpy import save_file
 
@@ -202,11 +203,19 @@ def test_build_publishes_and_another_node_gets_the_engines_without_the_graph(
 
     built = run(
         "build", "tinymodel:RECIPES", "--targets", ",".join(TARGETS), "--push", fleet.url,
-        "--format", "json", env=farm,
+        "--format", "json", "--manifest", str(tmp_path / "deploy.json"), env=farm,
     )  # fmt: skip
 
     assert built.returncode == 0, built.stderr
     document = report(built)
+    # The manifest names each published object, unsigned (no signing key here).
+    manifest = json.loads((tmp_path / "deploy.json").read_text())
+    assert manifest["remote"] == fleet.url
+    assert [entry["fleet"] for entry in manifest["entries"]] == [
+        {"key": f"engines/{Path(path).name}", "url": f"{fleet.url}/engines/{Path(path).name}",
+         "signed": False}
+        for path in column(document, "path")
+    ]  # fmt: skip
     assert (document["spec"], document["remote"], document["signed"]) == (
         "tinymodel:RECIPES",
         fleet.url,
@@ -647,3 +656,71 @@ def test_the_recipes_guide_runs(s3_server, tmp_path: Path, monkeypatch: pytest.M
     assert [path.name for path in fleet.cache("user").glob("*.engine")] == [
         path.name for path in fleet.cache("farm").glob("*.engine")
     ]
+
+
+@pytest.mark.slow
+@pytest.mark.backend
+def test_the_manifest_describes_each_prepared_entry_from_its_saved_file(
+    tmp_path: Path, packages: Path
+):
+    environment = local_environment(tmp_path, "farm")
+    manifest = tmp_path / "deploy" / "deploy.json"
+    manifest.parent.mkdir()
+
+    built = run(
+        "build", "tinymodel:RECIPES", "--targets", "sm89", "--manifest", str(manifest),
+        "--format", "json", env=environment,
+    )  # fmt: skip
+
+    assert built.returncode == 0, built.stderr
+    rows = report(built)["recipes"]
+    document = json.loads(manifest.read_text())
+    assert document["schema_version"] == 1
+    assert document["spec"] == "tinymodel:RECIPES"
+    assert document["remote"] is None
+    assert oct(manifest.stat().st_mode & 0o777) == "0o644"
+    assert [entry["recipe"] for entry in document["entries"]] == column(report(built), "name")
+    # docs/deploy.md shows the same fields, each entry's too.
+    documented = json.loads(
+        (REPO / "docs" / "deploy.md").read_text().split("```json\n")[1].split("```")[0]
+    )
+    assert documented.keys() == document.keys()
+    assert all(entry.keys() == documented["entries"][0].keys() for entry in document["entries"])
+    assert documented["entries"][0]["fleet"].keys() == {"key", "url", "signed"}
+    for entry, row in zip(document["entries"], rows, strict=True):
+        path = Path(row["path"])
+        assert entry["file_name"] == path.name
+        assert entry["graph_version"] == row["graph_version"]
+        assert entry["engine_bytes"] == path.stat().st_size
+        # The conditions are the saved header's, and they are the entry's identity.
+        data = path.read_bytes()
+        conditions, references, offset = _core.decode_engine_header(data, len(data), str(path))
+        assert entry["conditions"] == json.loads(conditions)
+        assert _core.make_identity(conditions).file_name == path.name
+        assert entry["backend"] == "tensorrt_rtx"
+        assert entry["targets"] == ["sm89"]
+        assert entry["hardware_compatibility"] is None
+        assert entry["io"] == json.loads(references)["io"]
+        assert entry["plan"]["size"] == len(data) - offset
+        assert entry["plan"]["xxh3_128"] == plan_checksum_hex(data[offset:])
+        assert entry["fleet"] is None
+    # A second run (reusing the entries) replaces the manifest whole; no temporary is left.
+    again = run("build", "tinymodel:RECIPES", "--targets", "sm89", "--manifest", str(manifest),
+                env=environment)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert json.loads(manifest.read_text()) == document
+    assert sorted(item.name for item in manifest.parent.iterdir()) == ["deploy.json"]
+
+
+@pytest.mark.slow
+@pytest.mark.backend
+def test_a_manifest_that_cannot_be_written_fails_the_build_naming_it(
+    tmp_path: Path, packages: Path
+):
+    environment = local_environment(tmp_path, "farm")
+    missing = tmp_path / "no-such-folder" / "deploy.json"
+    built = run("build", "tinymodel:RECIPES", "--targets", "sm89", "--manifest", str(missing),
+                env=environment)  # fmt: skip
+    assert built.returncode == 1
+    assert f"tensoracle build: --manifest: cannot write the manifest {missing}" in built.stderr
+    assert not missing.parent.exists()

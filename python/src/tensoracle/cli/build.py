@@ -39,7 +39,18 @@ from tensoracle import _core
 from tensoracle.cache.remote.config import REMOTE, configure
 from tensoracle.cache.remote.objects import RemoteObjects, RemoteUnavailable, engine_key
 from tensoracle.cache.remote.publication import Publication, PublishOutcome
-from tensoracle.cli.build_report import ALREADY, BUILT, NO, REUSED, YES, Row, document, table
+from tensoracle.cli import deploy_manifest
+from tensoracle.cli.build_report import (
+    ALREADY,
+    BUILT,
+    FAILED,
+    NO,
+    REUSED,
+    YES,
+    Row,
+    document,
+    table,
+)
 from tensoracle.cli.cache_push import publishing_key, push_entry
 from tensoracle.cli.completion import run_to_completion
 from tensoracle.cli.output_format import (
@@ -64,7 +75,7 @@ from tensoracle.errors import EngineCacheError, RemoteCacheWarning
 
 USAGE = (
     "tensoracle build MODULE:ATTRIBUTE [--targets SM[,SM...]] [--push [URL]] [--force-rebuild] "
-    "[--format json|table]"
+    "[--manifest FILE] [--format json|table]"
 )
 
 
@@ -99,7 +110,7 @@ class Publisher:
         url = self.objects.url(key)
         try:
             if built:
-                header = _header(path)
+                header = deploy_manifest.saved_header(path)
                 found = self.objects.get_range(key, 0, len(header))
                 if found is not None:
                     if bytes(found) == header:
@@ -148,6 +159,12 @@ def _parser(prog: str) -> Parser:
     made.add_argument(
         "--force-rebuild", action="store_true", help="build even where a saved engine exists"
     )
+    made.add_argument(
+        "--manifest",
+        metavar="FILE",
+        type=Path,
+        help="write the deployment manifest of the prepared entries to FILE (docs/deploy.md)",
+    )
     add_format_option(made, TABLE, deprecated_json=True)
     return made
 
@@ -173,17 +190,10 @@ def _publisher(url: str) -> Publisher:
     return Publisher(RemoteObjects(config), signing)
 
 
-def _header(path: Path) -> bytes:
-    """The first bytes of a saved engine file: its preamble and its header."""
-    with path.open("rb") as file:
-        prefix = file.read(_core.ENGINE_PREAMBLE_BYTES)
-        return prefix + file.read(_core.engine_prefix_bytes(prefix) - len(prefix))
-
-
 def _saved_targets(path: Path) -> list[str] | None:
     """The targets the saved entry's header records, or None when it cannot be read."""
     try:
-        header = _header(path)
+        header = deploy_manifest.saved_header(path)
         size = path.stat().st_size
         _conditions, references, _offset = _core.decode_engine_header(header, size, str(path))
     except (OSError, EngineCacheError):
@@ -234,6 +244,33 @@ def _make(
     return row
 
 
+def _write_manifest(
+    path: Path, spec: str, publisher: Publisher | None, rows: list[Row], prog: str
+) -> bool:
+    """Writes the deployment manifest of the rows that prepared an entry; False (said on
+    stderr) when it cannot be written or an entry cannot be read back."""
+    entries = []
+    try:
+        for row in rows:
+            if row.path is None or row.outcome == FAILED:
+                continue
+            fleet_url = signed = None
+            if publisher is not None and row.published != NO:
+                fleet_url = publisher.objects.url(engine_key(Path(row.path).name))
+                signed = publisher.signing is not None if row.published == YES else None
+            entries.append(
+                deploy_manifest.entry(
+                    row.name, row.graph_version, Path(row.path), fleet_url, signed
+                )
+            )
+        deploy_manifest.write(path, spec, None if publisher is None else publisher.url, entries)
+    except (OSError, EngineCacheError) as error:
+        print(f"{prog}: --manifest: {error}", file=sys.stderr)
+        return False
+    print(f"{prog}: wrote the manifest of {len(entries)} entries to {path}", file=sys.stderr)
+    return True
+
+
 def _load(spec: str, prog: str) -> list[EngineRecipe] | None:
     try:
         with contextlib.redirect_stdout(sys.stderr):  # stdout: the report
@@ -276,6 +313,10 @@ def _build(args: list[str], prog: str) -> int:
         print(f"{prog}: {row.name} (graph_version {row.graph_version}): {status}", file=sys.stderr)
         rows.append(row)
     signed = None if publisher is None else publisher.signing is not None
+    if options.manifest is not None and not _write_manifest(
+        options.manifest, options.spec, publisher, rows, prog
+    ):
+        return EXIT_FAILURE
     report = document(options.spec, None if publisher is None else publisher.url, signed, rows)
     if output == JSON:
         print_json(report)
