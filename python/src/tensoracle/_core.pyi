@@ -297,3 +297,8 @@ def cannot_run_json(conditions_json: str, device_json: str) -> str | None:
     """
     Why an engine with the identity conditions `conditions_json` cannot run on the GPU described by `device_json`, or None when it can. Raises ValueError naming a mistyped field.
     """
+
+def read_deploy_manifest(path: str | os.PathLike) -> list:
+    """
+    The entries of the deployment manifest at `path` as the C++ library reads them (dicts of recipe, graph_version, file_name, backend, backend_version, targets, plan_size, plan_xxh3_128, engine_bytes, fleet_key). Raises ValueError naming the file, field and value of what it refuses, OSError when the file cannot be read.
+    """

@@ -704,12 +704,26 @@ def test_the_manifest_describes_each_prepared_entry_from_its_saved_file(
         assert entry["plan"]["size"] == len(data) - offset
         assert entry["plan"]["xxh3_128"] == plan_checksum_hex(data[offset:])
         assert entry["fleet"] is None
+    # The C++ library reads the same entries back: each file name the identity of its conditions.
+    read = _core.read_deploy_manifest(manifest)
+    assert [(item["recipe"], item["file_name"]) for item in read] == [
+        (entry["recipe"], entry["file_name"]) for entry in document["entries"]
+    ]
+    assert [item["plan_xxh3_128"] for item in read] == [
+        entry["plan"]["xxh3_128"] for entry in document["entries"]
+    ]
+    assert all(item["targets"] == ["sm89"] and item["fleet_key"] is None for item in read)
     # A second run (reusing the entries) replaces the manifest whole; no temporary is left.
     again = run("build", "tinymodel:RECIPES", "--targets", "sm89", "--manifest", str(manifest),
                 env=environment)  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert json.loads(manifest.read_text()) == document
     assert sorted(item.name for item in manifest.parent.iterdir()) == ["deploy.json"]
+    # A manifest edited by hand so that a file name is not its entry's is refused by the reader.
+    document["entries"][0]["file_name"] = document["entries"][1]["file_name"]
+    manifest.write_text(json.dumps(document))
+    with pytest.raises(ValueError, match=r"entries\[0\]\.file_name is .* but the identity"):
+        _core.read_deploy_manifest(manifest)
 
 
 @pytest.mark.slow

@@ -1,0 +1,60 @@
+// The deployment manifest `tensoracle build --manifest FILE` writes (docs/deploy.md), read back
+// within limits: what an application needs to find, select and check a prebuilt engine without
+// the model package's graph code. This header compiles as C++17.
+#pragma once
+
+#include "tensoracle/deploy/selection.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tensoracle::deploy {
+
+// The manifest version this library reads; a manifest of another version is refused.
+inline constexpr int kManifestSchemaVersion = 1;
+// A manifest holds a few kilobytes per entry: 64 MiB is far beyond any real one.
+inline constexpr std::uint64_t kMaxManifestFileBytes = std::uint64_t{64} << 20U;
+
+// Where a published entry lies in the remote cache.
+struct FleetObject {
+    std::string key;             // "engines/<file_name>"
+    std::string url;             // s3://BUCKET[/PREFIX]/engines/<file_name>
+    std::optional<bool> signed_; // absent: published before the build that wrote the manifest
+};
+
+// One prepared entry.
+struct ManifestEntry {
+    std::string recipe;
+    std::string graph_version;
+    std::string file_name;     // the entry's file name: the identity of `conditions_json`
+    nlohmann::json conditions; // the identity conditions, as the saved header records them
+    EntryConditions runs_on;   // what of them decides where the entry runs
+    nlohmann::json io;         // the IO signature the header records (null when none)
+    std::uint64_t plan_size = 0;
+    std::string plan_xxh3_128; // 32 lowercase hex digits
+    std::uint64_t engine_bytes = 0;
+    std::optional<FleetObject> fleet;
+};
+
+struct Manifest {
+    std::string spec;                  // the MODULE:ATTRIBUTE the recipes came from
+    std::optional<std::string> remote; // the remote cache published to, if any
+    std::vector<ManifestEntry> entries;
+};
+
+// Reads a manifest from its text; `name` (the file) opens every message. Throws
+// tensoracle::InvalidArgument naming the file, the field (such as "entries[1].plan.size") and
+// the value when the text is not JSON within limits, the schema version is not 1, a field is
+// missing or mistyped, or an entry's file name is not the identity of its conditions.
+Manifest parse_manifest(std::string_view text, std::string const& name);
+
+// The same from a file, at most kMaxManifestFileBytes; tensoracle::FileError when it cannot be
+// read.
+Manifest read_manifest(std::filesystem::path const& path);
+
+} // namespace tensoracle::deploy

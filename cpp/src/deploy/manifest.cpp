@@ -1,0 +1,170 @@
+// Reading the deployment manifest (see manifest.hpp): the bounded parser, then every field the
+// application relies on checked for its type, and each entry's file name checked against the
+// identity of its conditions.
+#include "tensoracle/deploy/manifest.hpp"
+
+#include "tensoracle/cache/identity.hpp"
+#include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/io/file_bytes.hpp"
+#include "tensoracle/text/bounded_json.hpp"
+
+#include <string>
+#include <utility>
+
+namespace tensoracle::deploy {
+namespace {
+
+using Json = nlohmann::json;
+
+// A value as messages show it: its JSON, cut short when long.
+std::string shown(Json const& value) {
+    std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+    constexpr std::size_t kShown = 160; // an entry file name whole
+    if (text.size() > kShown) {
+        text = text.substr(0, kShown) + "...";
+    }
+    return text;
+}
+
+// The members of one JSON object, each read with its type checked; `where` names the object in
+// messages: the file for the document (`root`), else the path to it ("deploy.json: entries[0]").
+class Fields {
+public:
+    Fields(Json const& object, std::string where, bool root = false)
+        : object_(object), where_(std::move(where)), root_(root) {
+        if (!object_.is_object()) {
+            throw InvalidArgument(where_ + " is " + shown(object_) + ", expected an object");
+        }
+    }
+
+    Json const& any(char const* name) const {
+        auto const found = object_.find(name);
+        if (found == object_.end()) {
+            throw InvalidArgument(where_ + " has no member \"" + name + "\"");
+        }
+        return *found;
+    }
+    std::string text(char const* name) const {
+        Json const& value = any(name);
+        if (!value.is_string()) {
+            refuse(name, value, "a string");
+        }
+        return value.get<std::string>();
+    }
+    std::optional<std::string> optional_text(char const* name) const {
+        Json const& value = any(name);
+        if (value.is_null()) {
+            return std::nullopt;
+        }
+        return text(name);
+    }
+    std::uint64_t count(char const* name) const {
+        Json const& value = any(name);
+        if (!value.is_number_unsigned() &&
+            !(value.is_number_integer() && value.get<std::int64_t>() >= 0)) {
+            refuse(name, value, "a whole number >= 0");
+        }
+        return value.get<std::uint64_t>();
+    }
+    std::optional<bool> optional_flag(char const* name) const {
+        Json const& value = any(name);
+        if (value.is_null()) {
+            return std::nullopt;
+        }
+        if (!value.is_boolean()) {
+            refuse(name, value, "true, false or null");
+        }
+        return value.get<bool>();
+    }
+    std::string at(char const* name) const { return where_ + (root_ ? ": " : ".") + name; }
+
+    [[noreturn]] void refuse(char const* name, Json const& value, char const* expected) const {
+        throw InvalidArgument(at(name) + " is " + shown(value) + ", expected " + expected);
+    }
+
+private:
+    Json const& object_;
+    std::string where_;
+    bool root_;
+};
+
+FleetObject fleet_of(Json const& value, std::string const& where) {
+    Fields const fields(value, where);
+    return {fields.text("key"), fields.text("url"), fields.optional_flag("signed")};
+}
+
+ManifestEntry entry_of(Json const& value, std::string const& where) {
+    Fields const fields(value, where);
+    ManifestEntry entry;
+    entry.recipe = fields.text("recipe");
+    entry.graph_version = fields.text("graph_version");
+    entry.file_name = fields.text("file_name");
+    entry.conditions = fields.any("conditions");
+    entry.runs_on = conditions_from_json(entry.conditions, fields.at("conditions"));
+    std::string identity_name;
+    try {
+        identity_name = recorded_identity(entry.conditions).file_name;
+    } catch (InvalidArgument const& error) {
+        throw InvalidArgument(fields.at("conditions") +
+                              " are not an engine's identity: " + error.what());
+    }
+    if (identity_name != entry.file_name) {
+        throw InvalidArgument(fields.at("file_name") + " is " + shown(entry.file_name) +
+                              ", but the identity of its conditions is " + shown(identity_name));
+    }
+    entry.io = fields.any("io");
+    Fields const plan(fields.any("plan"), fields.at("plan"));
+    entry.plan_size = plan.count("size");
+    entry.plan_xxh3_128 = plan.text("xxh3_128");
+    if (!is_plan_checksum_hex(entry.plan_xxh3_128)) {
+        plan.refuse("xxh3_128", entry.plan_xxh3_128, "32 lowercase hex digits");
+    }
+    entry.engine_bytes = fields.count("engine_bytes");
+    if (Json const& fleet = fields.any("fleet"); !fleet.is_null()) {
+        entry.fleet = fleet_of(fleet, fields.at("fleet"));
+    }
+    return entry;
+}
+
+} // namespace
+
+Manifest parse_manifest(std::string_view text, std::string const& name) {
+    Json document;
+    try {
+        document = parse_bounded_json(text, {.max_bytes = kMaxManifestFileBytes});
+    } catch (JsonLimitError const& error) { // JsonSyntaxError too
+        throw InvalidArgument(name + " is not a deployment manifest: " + error.what());
+    }
+    Fields const fields(document, name, true);
+    Json const& version = fields.any("schema_version");
+    if (!version.is_number_integer() || version.get<std::int64_t>() != kManifestSchemaVersion) {
+        throw InvalidArgument(fields.at("schema_version") + " is " + shown(version) +
+                              ": this library reads version " +
+                              std::to_string(kManifestSchemaVersion));
+    }
+    Manifest manifest;
+    manifest.spec = fields.text("spec");
+    manifest.remote = fields.optional_text("remote");
+    Json const& entries = fields.any("entries");
+    if (!entries.is_array()) {
+        fields.refuse("entries", entries, "an array");
+    }
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        manifest.entries.push_back(
+            entry_of(entries[i], fields.at("entries") + "[" + std::to_string(i) + "]"));
+    }
+    return manifest;
+}
+
+Manifest read_manifest(std::filesystem::path const& path) {
+    auto const bytes = read_file_bytes(path, kMaxManifestFileBytes);
+    if (!bytes) {
+        throw InvalidArgument("deployment manifest '" + path.string() +
+                              "' is larger than the limit of " +
+                              std::to_string(kMaxManifestFileBytes) + " bytes");
+    }
+    return parse_manifest(std::string_view(bytes->data(), bytes->size()), path.string());
+}
+
+} // namespace tensoracle::deploy

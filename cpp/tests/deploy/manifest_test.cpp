@@ -1,0 +1,162 @@
+// Reading the deployment manifest: a manifest as tensoracle build writes it is read whole, and
+// each wrong field is refused with the file, the field and the value.
+#include "tensoracle/cache/identity.hpp"
+#include "tensoracle/deploy/manifest.hpp"
+#include "tensoracle/errors.hpp"
+
+#include <fstream>
+#include <gtest/gtest.h>
+
+namespace tensoracle::deploy {
+namespace {
+
+using Json = nlohmann::json;
+
+Json conditions() {
+    return {{"name", "encoder"},
+            {"graph_version", "3"},
+            {"backend", "tensorrt_rtx"},
+            {"backend_version", "1.7.1.116"},
+            {"gpu", nullptr},
+            {"targets", {"sm86", "sm89", "sm120"}}};
+}
+
+Json manifest() {
+    Json entry = {
+        {"recipe", "encoder"},
+        {"graph_version", "3"},
+        {"file_name", recorded_identity(conditions()).file_name},
+        {"conditions", conditions()},
+        {"backend", "tensorrt_rtx"},
+        {"backend_version", "1.7.1.116"},
+        {"targets", {"sm86", "sm89", "sm120"}},
+        {"hardware_compatibility", nullptr},
+        {"io", {{"x", {{"mode", "input"}}}}},
+        {"plan", {{"size", 1024}, {"xxh3_128", std::string(32, 'a')}}},
+        {"engine_bytes", 1500},
+        {"fleet",
+         {{"key", "engines/x.engine"}, {"url", "s3://b/engines/x.engine"}, {"signed", true}}},
+    };
+    return {{"schema_version", 1},
+            {"spec", "mymodel:RECIPES"},
+            {"remote", "s3://b"},
+            {"entries", {entry}}};
+}
+
+std::string refusal(Json const& document) {
+    try {
+        (void)parse_manifest(document.dump(), "deploy.json");
+    } catch (InvalidArgument const& error) {
+        return error.what();
+    }
+    ADD_FAILURE() << "accepted: " << document.dump();
+    return {};
+}
+
+TEST(DeployManifest, AManifestAsBuildWritesItIsReadWhole) {
+    Manifest const read = parse_manifest(manifest().dump(), "deploy.json");
+    EXPECT_EQ(read.spec, "mymodel:RECIPES");
+    EXPECT_EQ(read.remote, "s3://b");
+    ASSERT_EQ(read.entries.size(), 1U);
+    ManifestEntry const& entry = read.entries[0];
+    EXPECT_EQ(entry.file_name, recorded_identity(conditions()).file_name);
+    EXPECT_EQ(entry.conditions, conditions());
+    EXPECT_EQ(entry.runs_on.backend, "tensorrt_rtx");
+    EXPECT_EQ(entry.runs_on.targets, (std::vector<std::string>{"sm86", "sm89", "sm120"}));
+    EXPECT_EQ(entry.plan_size, 1024U);
+    EXPECT_EQ(entry.engine_bytes, 1500U);
+    ASSERT_TRUE(entry.fleet.has_value());
+    EXPECT_EQ(entry.fleet->signed_, true);
+    // Without --push: no remote, no fleet object; published before: signed unknown.
+    Json local = manifest();
+    local["remote"] = nullptr;
+    local["entries"][0]["fleet"] = nullptr;
+    Manifest const unpushed = parse_manifest(local.dump(), "deploy.json");
+    EXPECT_FALSE(unpushed.remote.has_value());
+    EXPECT_FALSE(unpushed.entries[0].fleet.has_value());
+    Json before = manifest();
+    before["entries"][0]["fleet"]["signed"] = nullptr;
+    EXPECT_FALSE(parse_manifest(before.dump(), "d").entries[0].fleet->signed_.has_value());
+}
+
+TEST(DeployManifest, EachWrongFieldIsRefusedNamingFileFieldAndValue) {
+    Json document = manifest();
+    document["schema_version"] = 2;
+    EXPECT_EQ(refusal(document), "deploy.json: schema_version is 2: this library reads version 1");
+
+    document = manifest();
+    document["entries"][0].erase("plan");
+    EXPECT_EQ(refusal(document), "deploy.json: entries[0] has no member \"plan\"");
+
+    document = manifest();
+    document["entries"][0]["plan"]["size"] = "1024";
+    EXPECT_EQ(refusal(document),
+              "deploy.json: entries[0].plan.size is \"1024\", expected a whole number >= 0");
+
+    document = manifest();
+    document["entries"][0]["plan"]["size"] = -1;
+    EXPECT_EQ(refusal(document),
+              "deploy.json: entries[0].plan.size is -1, expected a whole number >= 0");
+
+    document = manifest();
+    document["entries"][0]["plan"]["xxh3_128"] = "ABC";
+    EXPECT_EQ(refusal(document),
+              "deploy.json: entries[0].plan.xxh3_128 is \"ABC\", expected 32 lowercase hex digits");
+
+    document = manifest();
+    document["entries"][0]["fleet"]["signed"] = "yes";
+    EXPECT_EQ(refusal(document),
+              "deploy.json: entries[0].fleet.signed is \"yes\", expected true, false or null");
+
+    document = manifest();
+    document["entries"] = Json::object();
+    EXPECT_EQ(refusal(document), "deploy.json: entries is {}, expected an array");
+
+    EXPECT_EQ(refusal(Json::array()), "deploy.json is [], expected an object");
+}
+
+TEST(DeployManifest, AFileNameThatIsNotTheIdentityOfItsConditionsIsRefused) {
+    Json document = manifest();
+    std::string const real = document["entries"][0]["file_name"];
+    document["entries"][0]["conditions"]["graph_version"] = "4";
+    std::string const message = refusal(document);
+    EXPECT_NE(message.find("deploy.json: entries[0].file_name is \"" + real +
+                           "\", but the identity of its conditions is"),
+              std::string::npos)
+        << message;
+    // Mistyped conditions the selection reads are refused by the field too.
+    document = manifest();
+    document["entries"][0]["conditions"]["targets"] = {86};
+    EXPECT_NE(refusal(document).find("deploy.json: entries[0].conditions"), std::string::npos);
+}
+
+TEST(DeployManifest, TextThatIsNotJsonWithinLimitsIsRefused) {
+    try {
+        (void)parse_manifest("{\"schema_version\": 1,", "deploy.json");
+        ADD_FAILURE() << "accepted";
+    } catch (InvalidArgument const& error) {
+        EXPECT_EQ(std::string(error.what()).rfind("deploy.json is not a deployment manifest: ", 0),
+                  0U)
+            << error.what();
+    }
+    std::string const deep = std::string(100, '[') + std::string(100, ']');
+    try {
+        (void)parse_manifest(deep, "deploy.json");
+        ADD_FAILURE() << "accepted";
+    } catch (InvalidArgument const& error) {
+        EXPECT_NE(std::string(error.what()).find("deeper than the limit of 64 levels"),
+                  std::string::npos)
+            << error.what();
+    }
+}
+
+TEST(DeployManifest, AFileIsReadWithinItsSizeLimit) {
+    auto const path = std::filesystem::path(::testing::TempDir()) / "deploy-manifest-test.json";
+    { std::ofstream(path) << manifest().dump(2); }
+    EXPECT_EQ(read_manifest(path).entries.size(), 1U);
+    std::filesystem::remove(path);
+    EXPECT_THROW((void)read_manifest(path), FileError);
+}
+
+} // namespace
+} // namespace tensoracle::deploy
