@@ -52,6 +52,8 @@ void translate(std::exception_ptr const& error, void* /*payload*/) {
         raise_python("EngineIOError", e.what());
     } catch (EngineCacheError const& e) {
         raise_python("EngineCacheError", e.what());
+    } catch (EngineTargetError const& e) {
+        raise_python("EngineTargetError", e.what());
     } catch (InvalidArgument const& e) {
         set_error(PyExc_ValueError, e.what());
     } catch (FileError const& e) {

@@ -70,6 +70,13 @@ public:
     using EngineCacheError::EngineCacheError;
 };
 
+// No saved engine can run on this machine's GPU with this runtime: the message lists every
+// candidate and why (Python: tensoracle.EngineTargetError, a ValueError).
+class EngineTargetError : public Error {
+public:
+    using Error::Error;
+};
+
 // Base of the cubin bundle errors: a bundle directory, its cubins or a plugin library that cannot
 // be trusted as they are (Python: tensoracle.BundleError, a ValueError). Carries the path.
 class BundleError : public Error {

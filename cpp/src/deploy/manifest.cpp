@@ -7,8 +7,10 @@
 #include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_bytes.hpp"
+#include "tensoracle/remote/signature.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -89,9 +91,24 @@ private:
     bool root_;
 };
 
+bool is_signature_hex(std::string const& text) {
+    constexpr std::size_t kDigits = 2 * kSignatureBytes;
+    return text.size() == kDigits && std::all_of(text.begin(), text.end(), [](char digit) {
+               return (digit >= '0' && digit <= '9') || (digit >= 'a' && digit <= 'f');
+           });
+}
+
 FleetObject fleet_of(Json const& value, std::string const& where) {
     Fields const fields(value, where);
-    return {fields.text("key"), fields.text("url"), fields.optional_flag("signed")};
+    FleetObject fleet{fields.text("key"), fields.text("url"), fields.optional_flag("signed"),
+                      std::nullopt};
+    if (auto const signature = fields.optional_text("signature")) {
+        if (!is_signature_hex(*signature)) {
+            fields.refuse("signature", *signature, "128 lowercase hex digits or null");
+        }
+        fleet.signature = signature;
+    }
+    return fleet;
 }
 
 ManifestEntry entry_of(Json const& value, std::string const& where) {
@@ -165,6 +182,47 @@ Manifest read_manifest(std::filesystem::path const& path) {
                               std::to_string(kMaxManifestFileBytes) + " bytes");
     }
     return parse_manifest(std::string_view(bytes->data(), bytes->size()), path.string());
+}
+
+RecipeSelection select_recipe(Manifest const& manifest, std::string_view recipe,
+                              DeviceDescription const& device, RuntimeBackend const& backend) {
+    RecipeSelection result;
+    std::vector<Candidate> candidates;
+    for (std::size_t i = 0; i < manifest.entries.size(); ++i) {
+        ManifestEntry const& entry = manifest.entries[i];
+        if (entry.recipe == recipe) {
+            result.indices.push_back(i);
+            candidates.push_back({entry.file_name, entry.runs_on});
+        }
+    }
+    result.selection = select_entry(candidates, device, backend);
+    return result;
+}
+
+ManifestEntry const& select_for_device(Manifest const& manifest, std::string_view recipe,
+                                       DeviceDescription const& device,
+                                       RuntimeBackend const& backend) {
+    RecipeSelection const found = select_recipe(manifest, recipe, device, backend);
+    if (found.indices.empty()) {
+        std::vector<std::string> recipes;
+        for (ManifestEntry const& entry : manifest.entries) {
+            if (std::find(recipes.begin(), recipes.end(), entry.recipe) == recipes.end()) {
+                recipes.push_back(entry.recipe);
+            }
+        }
+        std::string held;
+        for (std::string const& name : recipes) {
+            held += (held.empty() ? "" : ", ") + shown(name);
+        }
+        throw InvalidArgument("the manifest (" + manifest.spec + ") has no entry of recipe " +
+                              shown(std::string(recipe)) + "; its recipes are " +
+                              (held.empty() ? std::string("none") : held));
+    }
+    if (!found.selection.chosen) {
+        throw EngineTargetError("recipe " + shown(std::string(recipe)) + ": " +
+                                found.selection.refusal);
+    }
+    return manifest.entries[found.indices[*found.selection.chosen]];
 }
 
 } // namespace tensoracle::deploy

@@ -35,7 +35,10 @@ Json manifest() {
         {"plan", {{"size", 1024}, {"xxh3_128", std::string(32, 'a')}}},
         {"engine_bytes", 1500},
         {"fleet",
-         {{"key", "engines/x.engine"}, {"url", "s3://b/engines/x.engine"}, {"signed", true}}},
+         {{"key", "engines/x.engine"},
+          {"url", "s3://b/engines/x.engine"},
+          {"signed", true},
+          {"signature", std::string(128, 'c')}}},
     };
     return {{"schema_version", 1},
             {"spec", "mymodel:RECIPES"},
@@ -67,6 +70,7 @@ TEST(DeployManifest, AManifestAsBuildWritesItIsReadWhole) {
     EXPECT_EQ(entry.engine_bytes, 1500U);
     ASSERT_TRUE(entry.fleet.has_value());
     EXPECT_EQ(entry.fleet->signed_, true);
+    EXPECT_EQ(entry.fleet->signature, std::string(128, 'c'));
     // Without --push: no remote, no fleet object; published before: signed unknown.
     Json local = manifest();
     local["remote"] = nullptr;
@@ -77,6 +81,10 @@ TEST(DeployManifest, AManifestAsBuildWritesItIsReadWhole) {
     Json before = manifest();
     before["entries"][0]["fleet"]["signed"] = nullptr;
     EXPECT_FALSE(parse_manifest(before.dump(), "d").entries[0].fleet->signed_.has_value());
+    Json unsigned_object = manifest();
+    unsigned_object["entries"][0]["fleet"]["signature"] = nullptr;
+    EXPECT_FALSE(
+        parse_manifest(unsigned_object.dump(), "d").entries[0].fleet->signature.has_value());
 }
 
 TEST(DeployManifest, EachWrongFieldIsRefusedNamingFileFieldAndValue) {
@@ -107,6 +115,12 @@ TEST(DeployManifest, EachWrongFieldIsRefusedNamingFileFieldAndValue) {
     document["entries"][0]["fleet"]["signed"] = "yes";
     EXPECT_EQ(refusal(document),
               "deploy.json: entries[0].fleet.signed is \"yes\", expected true, false or null");
+
+    document = manifest();
+    document["entries"][0]["fleet"]["signature"] = std::string(127, 'c');
+    EXPECT_EQ(refusal(document), "deploy.json: entries[0].fleet.signature is \"" +
+                                     std::string(127, 'c') +
+                                     "\", expected 128 lowercase hex digits or null");
 
     document = manifest();
     document["entries"] = Json::object();

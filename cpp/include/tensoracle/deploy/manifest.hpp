@@ -25,6 +25,9 @@ struct FleetObject {
     std::string key;             // "engines/<file_name>"
     std::string url;             // s3://BUCKET[/PREFIX]/engines/<file_name>
     std::optional<bool> signed_; // absent: published before the build that wrote the manifest
+    // The object's Ed25519 signature (remote_object.hpp: over the file name and the SHA-256 of
+    // the engine file), 128 lowercase hex digits; absent for an unsigned object.
+    std::optional<std::string> signature;
 };
 
 // One prepared entry.
@@ -56,5 +59,23 @@ Manifest parse_manifest(std::string_view text, std::string const& name);
 // The same from a file, at most kMaxManifestFileBytes; tensoracle::FileError when it cannot be
 // read.
 Manifest read_manifest(std::filesystem::path const& path);
+
+// The entry of `recipe` that runs on `device` with `backend`, by select_entry's rule among the
+// manifest's entries of that recipe. Throws EngineTargetError with select_entry's refusal (every
+// candidate, by file name, and why it cannot run) when none can, and InvalidArgument naming the
+// recipes the manifest holds when it has no entry of `recipe`.
+ManifestEntry const& select_for_device(Manifest const& manifest, std::string_view recipe,
+                                       DeviceDescription const& device,
+                                       RuntimeBackend const& backend);
+
+// The same, returning the whole selection (candidates are the recipe's entries, in the
+// manifest's order, as indices into manifest.entries in `indices`), without throwing for a
+// refusal.
+struct RecipeSelection {
+    std::vector<std::size_t> indices; // the recipe's entries: indices into manifest.entries
+    Selection selection;              // over those entries, in that order
+};
+RecipeSelection select_recipe(Manifest const& manifest, std::string_view recipe,
+                              DeviceDescription const& device, RuntimeBackend const& backend);
 
 } // namespace tensoracle::deploy

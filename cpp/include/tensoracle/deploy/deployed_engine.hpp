@@ -1,0 +1,84 @@
+// Opening a deployed engine: the manifest entry an application selected, read from the local
+// cache folder and checked against the manifest before any of its bytes can reach TensorRT.
+//
+//   auto const manifest = tensoracle::deploy::read_manifest("deploy.json");
+//   auto const& entry = tensoracle::deploy::select_for_device(manifest, "encoder", device,
+//   backend); auto const engine = tensoracle::deploy::DeployedEngine::open(
+//       entry, tensoracle::deploy::options_from_environment());
+//   // engine.plan_data(), engine.plan_size(): the verified plan, for TensorRT (tensorrt.hpp)
+//
+// open() reads the entry's file without following a symbolic link, holds it mapped (copied on
+// Windows, so that the cache can replace it meanwhile), and refuses it unless, in this order:
+// 1. with a verify key: the manifest carries a signature for the entry and the key accepts it
+//    over the entry's file name and the SHA-256 of every byte of the file (the bytes held, which
+//    are the bytes the plan is handed from); nothing of the file is decoded before this;
+// 2. the header is well formed and the plan's XXH3-128 is the one it records;
+// 3. the header's conditions are the entry's (so its file name is their identity), and its
+//    plan size, checksum, file size and IO signature are the manifest's.
+// This header compiles as C++17.
+#pragma once
+
+#include "tensoracle/deploy/manifest.hpp"
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace tensoracle::deploy {
+
+// The environment variable naming the verify key, as for the Python package's remote cache.
+inline constexpr char const* kVerifyKeyVariable = "TENSORACLE_REMOTE_VERIFY_KEY";
+
+struct OpenOptions {
+    // The cache folder; empty: the default folder, by the same rules as the Python package
+    // ($XDG_CACHE_HOME/tensoracle when XDG_CACHE_HOME is set and not empty, else
+    // ~/.cache/tensoracle; on Windows under %USERPROFILE%).
+    std::filesystem::path cache_directory;
+    // An Ed25519 public key (PEM "PUBLIC KEY", as `openssl pkey -pubout` writes it); empty: no
+    // signature is required. When set, an entry the manifest records no signature for is refused.
+    std::filesystem::path verify_key;
+};
+
+// The default folder, and the verify key named by TENSORACLE_REMOTE_VERIFY_KEY when it is set and
+// not empty. Throws InvalidArgument when no default folder can be found (neither XDG_CACHE_HOME
+// nor HOME is set).
+OpenOptions options_from_environment();
+
+// A verified deployed engine. Movable, not copyable; the plan stays valid while it lives.
+class DeployedEngine {
+public:
+    // Throws, naming the file, the field, and the observed and expected values:
+    // - FileError when the entry is not in the cache folder (ENOENT: pull it first, with
+    //   `tensoracle cache pull --manifest`), or cannot be read;
+    // - UntrustedEngineError when a verify key is set and the manifest records no signature for
+    //   the entry, or the key does not accept it;
+    // - CorruptEngineError when the file is damaged, truncated, a link or not a regular file, or
+    //   its plan size, checksum or file size differ from the manifest's;
+    // - EngineConditionError when the header's conditions are not the entry's;
+    // - EngineIOError when the header's IO signature differs from the manifest's;
+    // - InvalidArgument or FileError when the verify key cannot be read.
+    static DeployedEngine open(ManifestEntry const& entry, OpenOptions const& options);
+
+    DeployedEngine(DeployedEngine&& other) noexcept;
+    DeployedEngine& operator=(DeployedEngine&& other) noexcept;
+    DeployedEngine(DeployedEngine const&) = delete;
+    DeployedEngine& operator=(DeployedEngine const&) = delete;
+    ~DeployedEngine();
+
+    ManifestEntry const& entry() const noexcept;
+    std::filesystem::path const& path() const noexcept;
+    // The plan: the bytes to hand to TensorRT's deserializeCudaEngine, and only these.
+    std::byte const* plan_data() const noexcept;
+    std::size_t plan_size() const noexcept;
+    // The fingerprint of the verify key that accepted the signature (absent without a key).
+    std::optional<std::string> const& signer() const noexcept;
+
+private:
+    struct State;
+    explicit DeployedEngine(std::unique_ptr<State> state) noexcept;
+    std::unique_ptr<State> state_;
+};
+
+} // namespace tensoracle::deploy

@@ -1,0 +1,284 @@
+// Opening a deployed engine (see deployed_engine.hpp): the file held once, hashed in one pass
+// (SHA-256 of every byte for the signature when a verify key is set, XXH3-128 of the plan), the
+// signature judged before any header byte is decoded, then the header and the manifest compared.
+#include "tensoracle/deploy/deployed_engine.hpp"
+
+#include "io/platform.hpp"
+#include "tensoracle/cache/cache_file.hpp"
+#include "tensoracle/cache/engine_file.hpp"
+#include "tensoracle/cache/identity.hpp"
+#include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/cache/store.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/io/file_contents.hpp"
+#include "tensoracle/io/hash.hpp"
+#include "tensoracle/remote/remote_object.hpp"
+#include "tensoracle/remote/signature.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <fcntl.h>
+#include <span>
+#include <utility>
+
+namespace tensoracle::deploy {
+
+struct DeployedEngine::State {
+    ManifestEntry entry;
+    std::filesystem::path path;
+    FileContents contents;
+    std::size_t plan_offset = 0;
+    std::optional<std::string> signer;
+};
+
+namespace {
+
+using Json = nlohmann::json;
+
+std::string shown(Json const& value) {
+    std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+    constexpr std::size_t kShown = 160;
+    if (text.size() > kShown) {
+        text = text.substr(0, kShown) + "...";
+    }
+    return text;
+}
+
+// "at.key", or "key" at the top.
+std::string member(std::string const& at, std::string const& key) {
+    if (at.empty()) {
+        return key;
+    }
+    std::string path = at;
+    path += '.';
+    path += key;
+    return path;
+}
+
+// The first place where `observed` differs from `expected`, as "tensors[1].shape: <observed>,
+// the manifest records <expected>", or empty when they are equal.
+std::string first_difference(Json const& observed, Json const& expected, std::string const& at) {
+    if (observed == expected) {
+        return {};
+    }
+    if (observed.is_object() && expected.is_object()) {
+        for (auto const& [key, value] : expected.items()) {
+            std::string const inner = member(at, key);
+            auto const found = observed.find(key);
+            if (found == observed.end()) {
+                return inner + ": absent, the manifest records " + shown(value);
+            }
+            if (auto difference = first_difference(*found, value, inner); !difference.empty()) {
+                return difference;
+            }
+        }
+        for (auto const& [key, value] : observed.items()) {
+            if (!expected.contains(key)) {
+                return member(at, key) + ": " + shown(value) +
+                       ", absent from the manifest";
+            }
+        }
+    }
+    if (observed.is_array() && expected.is_array() && observed.size() == expected.size()) {
+        for (std::size_t i = 0; i < observed.size(); ++i) {
+            std::string const inner = at + "[" + std::to_string(i) + "]";
+            if (auto difference = first_difference(observed[i], expected[i], inner);
+                !difference.empty()) {
+                return difference;
+            }
+        }
+    }
+    return (at.empty() ? std::string("the value") : at) + ": " + shown(observed) +
+           ", the manifest records " + shown(expected);
+}
+
+// The open file, as Store::read opens an entry: without following a link, a regular file only.
+FileContents read_entry(std::filesystem::path const& path) {
+    platform::Descriptor const file{open_cache_file(path, O_RDONLY)};
+    if (!file.valid()) {
+        int const error = errno;
+        if (error == ENOENT) {
+            throw FileError("deployed engine '" + path.string() +
+                                "' is not in the cache folder: fetch it first with "
+                                "`tensoracle cache pull --manifest MANIFEST`",
+                            path, error);
+        }
+        if (error == ELOOP) {
+            throw CorruptEngineError("deployed engine " + link_refusal(path), path);
+        }
+        if (auto const found = platform::status(path, platform::Follow::no_links);
+            found && found->kind == platform::FileKind::directory) {
+            throw CorruptEngineError("deployed engine " + not_regular_refusal(path, true), path);
+        }
+        throw_file_error("cannot open deployed engine", path, error);
+    }
+    auto const status = platform::status(file.get());
+    if (!status) {
+        throw_file_error("cannot stat deployed engine", path, errno);
+    }
+    if (status->kind != platform::FileKind::regular) {
+        throw CorruptEngineError(
+            "deployed engine " +
+                not_regular_refusal(path, status->kind == platform::FileKind::directory),
+            path);
+    }
+    FileContents contents(file.get(), path);
+    (void)platform::touch(file.get()); // a read, for `cache prune`'s least recently used order
+    return contents;
+}
+
+[[noreturn]] void corrupt(std::filesystem::path const& path, std::string const& what) {
+    throw CorruptEngineError("deployed engine '" + path.string() + "' is unusable: " + what, path);
+}
+
+Signature signature_of(std::string const& hex) {
+    Signature signature{};
+    auto digit = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+    for (std::size_t i = 0; i < signature.size(); ++i) {
+        signature[i] = static_cast<std::byte>((digit(hex[2 * i]) << 4U) | digit(hex[2 * i + 1]));
+    }
+    return signature;
+}
+
+struct Digests {
+    std::string engine_sha256; // empty unless asked for
+    std::string plan_xxh3_128;
+};
+
+// One pass over the file in pieces that stay in the CPU's cache: SHA-256 of every byte (when
+// `with_sha256`) and XXH3-128 of the bytes from `plan_offset` on.
+Digests digests_of(std::span<std::byte const> bytes, std::size_t plan_offset, bool with_sha256) {
+    constexpr std::size_t kPiece = std::size_t{1} << 20U;
+    Sha256 sha256;
+    PlanChecksum plan;
+    for (std::size_t at = 0; at < bytes.size(); at += kPiece) {
+        auto const piece = bytes.subspan(at, std::min(kPiece, bytes.size() - at));
+        if (with_sha256) {
+            sha256.update(piece);
+        }
+        if (at + piece.size() > plan_offset) {
+            std::size_t const skip = plan_offset > at ? plan_offset - at : 0;
+            plan.update(piece.subspan(skip));
+        }
+    }
+    Digests digests;
+    if (with_sha256) {
+        digests.engine_sha256 = sha256.hex_digest();
+    }
+    digests.plan_xxh3_128 = plan.hex_digest();
+    return digests;
+}
+
+} // namespace
+
+OpenOptions options_from_environment() {
+    OpenOptions options;
+    options.cache_directory = default_cache_directory();
+    if (char const* key = std::getenv(kVerifyKeyVariable); key != nullptr && *key != '\0') {
+        options.verify_key = key;
+    }
+    return options;
+}
+
+DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions const& options) {
+    std::filesystem::path const folder =
+        options.cache_directory.empty() ? default_cache_directory() : options.cache_directory;
+    std::filesystem::path const path = folder / entry.file_name;
+    // The key is read first: a key that cannot be used is the caller's error, whatever the file.
+    std::optional<VerifyKey> trusted;
+    if (!options.verify_key.empty()) {
+        trusted = VerifyKey::from_pem_file(options.verify_key);
+    }
+    if (entry.plan_size > entry.engine_bytes) {
+        throw InvalidArgument("manifest entry " + entry.file_name + ": plan.size " +
+                              std::to_string(entry.plan_size) + " exceeds engine_bytes " +
+                              std::to_string(entry.engine_bytes));
+    }
+    auto state = std::make_unique<State>(State{entry, path, read_entry(path), 0, std::nullopt});
+    auto const bytes = state->contents.bytes();
+    if (bytes.size() != entry.engine_bytes) {
+        corrupt(path, "the file is " + std::to_string(bytes.size()) +
+                          " bytes, the manifest records engine_bytes " +
+                          std::to_string(entry.engine_bytes));
+    }
+    // Where the plan starts by the manifest; the header must agree (checked below).
+    auto const plan_offset = static_cast<std::size_t>(entry.engine_bytes - entry.plan_size);
+    state->contents.advise_sequential();
+    Digests const digests = digests_of(bytes, plan_offset, trusted.has_value());
+    if (trusted) {
+        if (!entry.fleet || !entry.fleet->signature) {
+            throw UntrustedEngineError("deployed engine '" + path.string() +
+                                           "' has no signature in the manifest (fleet.signature "
+                                           "is null), and the verify key " +
+                                           trusted->fingerprint() +
+                                           " is set: only signed engines are opened",
+                                       path);
+        }
+        Signature const signature = signature_of(*entry.fleet->signature);
+        std::string const statement =
+            signed_statement_of_digest(entry.file_name, digests.engine_sha256);
+        if (!trusted->verify(std::as_bytes(std::span(statement)), signature)) {
+            throw UntrustedEngineError(
+                "deployed engine '" + path.string() +
+                    "' has a signature (fleet.signature) that "
+                    "the verify key " +
+                    trusted->fingerprint() +
+                    " does not accept: signed by another key, or the file changed after signing",
+                path);
+        }
+        state->signer = trusted->fingerprint();
+    }
+    DecodedHeader const decoded = decode_engine_header(bytes, bytes.size(), path);
+    EngineHeader const& header = decoded.header;
+    if (digests.plan_xxh3_128 != header.plan_xxh3_128 || decoded.plan_offset != plan_offset) {
+        // A header that announces another plan length than the manifest's leaves the plan's
+        // checksum computed over other bytes: report what the header itself says.
+        if (header.plan_size != entry.plan_size) {
+            corrupt(path, "plan.size is " + std::to_string(header.plan_size) +
+                              ", the manifest records " + std::to_string(entry.plan_size));
+        }
+        corrupt(path, "the plan's XXH3-128 checksum is " + digests.plan_xxh3_128 +
+                          " but the header records " + header.plan_xxh3_128);
+    }
+    if (header.plan_xxh3_128 != entry.plan_xxh3_128) {
+        corrupt(path, "plan.xxh3_128 is " + header.plan_xxh3_128 + ", the manifest records " +
+                          entry.plan_xxh3_128);
+    }
+    check_conditions(header.conditions, entry.conditions, path);
+    Json const observed_io =
+        header.references.contains("io") ? header.references.at("io") : Json(nullptr);
+    if (std::string const difference = first_difference(observed_io, entry.io, "io");
+        !difference.empty()) {
+        throw EngineIOError("deployed engine '" + path.string() +
+                                "': the saved header's IO signature differs from the "
+                                "manifest's at " +
+                                difference,
+                            path);
+    }
+    state->plan_offset = plan_offset;
+    return DeployedEngine(std::move(state));
+}
+
+DeployedEngine::DeployedEngine(std::unique_ptr<State> state) noexcept : state_(std::move(state)) {}
+DeployedEngine::DeployedEngine(DeployedEngine&& other) noexcept = default;
+DeployedEngine& DeployedEngine::operator=(DeployedEngine&& other) noexcept = default;
+DeployedEngine::~DeployedEngine() = default;
+
+ManifestEntry const& DeployedEngine::entry() const noexcept {
+    return state_->entry;
+}
+std::filesystem::path const& DeployedEngine::path() const noexcept {
+    return state_->path;
+}
+std::byte const* DeployedEngine::plan_data() const noexcept {
+    return state_->contents.bytes().data() + state_->plan_offset;
+}
+std::size_t DeployedEngine::plan_size() const noexcept {
+    return state_->contents.bytes().size() - state_->plan_offset;
+}
+std::optional<std::string> const& DeployedEngine::signer() const noexcept {
+    return state_->signer;
+}
+
+} // namespace tensoracle::deploy

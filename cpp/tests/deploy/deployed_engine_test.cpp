@@ -1,0 +1,296 @@
+// Opening a deployed engine: the entry the manifest names is read from the cache folder and every
+// refusal (missing, damaged, truncated, another plan, other conditions, another IO signature,
+// unsigned or wrongly signed with a verify key) names the file, the field and both values.
+#include "support/signing_keys.hpp"
+#include "support/test_support.hpp"
+#include "tensoracle/cache/identity.hpp"
+#include "tensoracle/cache/store.hpp"
+#include "tensoracle/deploy/deployed_engine.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/io/file_bytes.hpp"
+#include "tensoracle/remote/remote_object.hpp"
+#include "tensoracle/remote/signature.hpp"
+
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <gtest/gtest.h>
+
+namespace tensoracle::deploy {
+namespace {
+
+using Json = nlohmann::json;
+
+template <typename Error>
+std::string message_of(std::function<void()> const& body) {
+    try {
+        body();
+    } catch (Error const& error) {
+        return error.what();
+    }
+    ADD_FAILURE() << "no error raised";
+    return {};
+}
+
+Json conditions(std::string const& graph_version = "3") {
+    return {{"name", "encoder"},
+            {"graph_version", graph_version},
+            {"backend", "tensorrt_rtx"},
+            {"backend_version", "1.7.1.116"},
+            {"gpu", nullptr},
+            {"targets", {"sm86", "sm89", "sm120"}}};
+}
+
+Json io_signature(int batch = -1) {
+    return {{"tensors",
+             {{{"name", "x"}, {"mode", "input"}, {"dtype", "float32"}, {"shape", {batch, 8}}},
+              {{"name", "y"}, {"mode", "output"}, {"dtype", "float32"}, {"shape", {batch, 4}}}}}};
+}
+
+std::string hex_of(Signature const& signature) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string text;
+    for (std::byte const value : signature) {
+        auto const bits = std::to_integer<unsigned>(value);
+        text += kDigits[bits >> 4U];
+        text += kDigits[bits & 15U];
+    }
+    return text;
+}
+
+// A cache folder holding one saved entry, and the manifest entry `tensoracle build` writes for it.
+struct Deployment {
+    testing::TemporaryDirectory folder;
+    std::vector<std::byte> plan = testing::random_bytes(4096, 7);
+    EngineIdentity identity = recorded_identity(conditions());
+    std::filesystem::path path;
+    ManifestEntry entry;
+
+    Deployment() {
+        Store const store(folder.path());
+        path = store.save(identity, {{"io", io_signature()}}, plan);
+        auto const header = read_engine_header(path).header;
+        entry.recipe = "encoder";
+        entry.graph_version = "3";
+        entry.file_name = identity.file_name;
+        entry.conditions = identity.conditions;
+        entry.runs_on = conditions_from_json(entry.conditions, "conditions");
+        entry.io = io_signature();
+        entry.plan_size = header.plan_size;
+        entry.plan_xxh3_128 = header.plan_xxh3_128;
+        entry.engine_bytes = std::filesystem::file_size(path);
+    }
+
+    OpenOptions options() const { return {folder.path(), {}}; }
+
+    // Signs the saved file as `tensoracle build --push` records it in the manifest.
+    void sign(SigningKey const& key) {
+        auto const bytes = testing::read_all(path);
+        auto const trailer = signature_trailer(key, entry.file_name, bytes);
+        Signature signature{};
+        std::memcpy(signature.data(), trailer.data(), signature.size());
+        entry.fleet = FleetObject{"engines/" + entry.file_name, "s3://b/engines/" + entry.file_name,
+                                  true, hex_of(signature)};
+    }
+
+    void overwrite(std::vector<std::byte> const& bytes) const { testing::write_all(path, bytes); }
+};
+
+struct Keys {
+    testing::TemporaryDirectory folder;
+    SigningKey signing = SigningKey::from_pem(testing::new_private_key_pem(), "signing");
+    SigningKey stranger = SigningKey::from_pem(testing::new_private_key_pem(), "stranger");
+    std::filesystem::path verify_key = folder.path() / "verify-key.pem";
+    Keys() { std::ofstream(verify_key) << signing.public_key_pem(); }
+    std::string fingerprint() const {
+        return VerifyKey::from_pem(signing.public_key_pem(), "verify").fingerprint();
+    }
+};
+
+TEST(DeployedEngine, OpensTheEntryAndHandsOutExactlyItsPlan) {
+    Deployment const deployment;
+    DeployedEngine const engine = DeployedEngine::open(deployment.entry, deployment.options());
+    EXPECT_EQ(engine.path(), deployment.path);
+    ASSERT_EQ(engine.plan_size(), deployment.plan.size());
+    EXPECT_EQ(std::memcmp(engine.plan_data(), deployment.plan.data(), deployment.plan.size()), 0);
+    EXPECT_FALSE(engine.signer().has_value());
+    EXPECT_EQ(engine.entry().file_name, deployment.entry.file_name);
+}
+
+TEST(DeployedEngine, AMissingEntrySaysHowToFetchIt) {
+    Deployment const deployment;
+    std::filesystem::remove(deployment.path);
+    std::string const message = message_of<FileError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
+    EXPECT_NE(message.find(deployment.path.string()), std::string::npos) << message;
+    EXPECT_NE(message.find("tensoracle cache pull --manifest"), std::string::npos) << message;
+}
+
+TEST(DeployedEngine, ADamagedPlanIsRefusedByItsChecksum) {
+    Deployment const deployment;
+    auto bytes = testing::read_all(deployment.path);
+    bytes.back() ^= std::byte{1};
+    deployment.overwrite(bytes);
+    std::string const message = message_of<CorruptEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
+    EXPECT_NE(message.find("the plan's XXH3-128 checksum is"), std::string::npos) << message;
+    EXPECT_NE(message.find("but the header records " + deployment.entry.plan_xxh3_128),
+              std::string::npos)
+        << message;
+}
+
+TEST(DeployedEngine, ATruncatedFileIsRefusedByItsSize) {
+    Deployment const deployment;
+    auto bytes = testing::read_all(deployment.path);
+    bytes.resize(bytes.size() - 100);
+    deployment.overwrite(bytes);
+    std::string const message = message_of<CorruptEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
+    EXPECT_NE(message.find("the file is " + std::to_string(bytes.size()) +
+                           " bytes, the manifest records engine_bytes " +
+                           std::to_string(deployment.entry.engine_bytes)),
+              std::string::npos)
+        << message;
+}
+
+TEST(DeployedEngine, AnotherPlanOfTheSameSizeIsNotTheManifestsEntry) {
+    // A well-formed entry, rebuilt with another plan of the same length after the manifest was
+    // written: its own checksum holds, the manifest's does not.
+    Deployment deployment;
+    Store const store(deployment.folder.path());
+    (void)store.save(deployment.identity, {{"io", io_signature()}}, testing::random_bytes(4096, 8));
+    std::string const message = message_of<CorruptEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
+    EXPECT_NE(message.find("plan.xxh3_128 is "), std::string::npos) << message;
+    EXPECT_NE(message.find("the manifest records " + deployment.entry.plan_xxh3_128),
+              std::string::npos)
+        << message;
+}
+
+TEST(DeployedEngine, OtherConditionsUnderTheEntrysNameAreRefused) {
+    // The same plan saved with other conditions of the same length, at the entry's file name.
+    Deployment const deployment;
+    Store const store(deployment.folder.path());
+    auto const other =
+        store.save(recorded_identity(conditions("4")), {{"io", io_signature()}}, deployment.plan);
+    std::filesystem::rename(other, deployment.path);
+    std::string const message = message_of<EngineConditionError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
+    EXPECT_NE(message.find("graph_version"), std::string::npos) << message;
+    EXPECT_NE(message.find(deployment.path.string()), std::string::npos) << message;
+}
+
+TEST(DeployedEngine, AnotherIOSignatureIsRefusedNamingTheTensorField) {
+    Deployment deployment;
+    deployment.entry.io = io_signature(2); // the manifest says batch 2, the header -1
+    std::string const message = message_of<EngineIOError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
+    EXPECT_NE(message.find("io.tensors[0].shape[0]: -1, the manifest records 2"), std::string::npos)
+        << message;
+}
+
+TEST(DeployedEngine, WithAVerifyKeyOnlyTheKeysSignatureOpens) {
+    Keys const keys;
+    Deployment deployment;
+    OpenOptions options = deployment.options();
+    options.verify_key = keys.verify_key;
+
+    // Unsigned (no fleet object, or one without a signature): refused.
+    std::string message = message_of<UntrustedEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, options); });
+    EXPECT_NE(message.find("has no signature in the manifest (fleet.signature is null)"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find(keys.fingerprint()), std::string::npos) << message;
+
+    // Signed by another key: refused.
+    deployment.sign(keys.stranger);
+    message = message_of<UntrustedEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, options); });
+    EXPECT_NE(message.find("does not accept"), std::string::npos) << message;
+
+    // Signed by the key: opened, and the signer is named.
+    deployment.sign(keys.signing);
+    DeployedEngine const engine = DeployedEngine::open(deployment.entry, options);
+    EXPECT_EQ(engine.signer(), keys.fingerprint());
+
+    // A byte changed after signing: the signature is judged first, so it is the refusal.
+    auto bytes = testing::read_all(deployment.path);
+    bytes[30] ^= std::byte{1}; // inside the header
+    deployment.overwrite(bytes);
+    message = message_of<UntrustedEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, options); });
+    EXPECT_NE(message.find("the file changed after signing"), std::string::npos) << message;
+}
+
+TEST(DeployedEngine, AnUnreadableVerifyKeyIsTheCallersError) {
+    Deployment const deployment;
+    OpenOptions options = deployment.options();
+    options.verify_key = deployment.folder.path() / "no-such-key.pem";
+    EXPECT_THROW((void)DeployedEngine::open(deployment.entry, options), FileError);
+}
+
+#ifndef _WIN32
+TEST(DeployedEngine, ALinkAtTheEntrysNameIsNeverFollowed) {
+    Deployment const deployment;
+    auto const target = deployment.folder.path() / "elsewhere.bin";
+    std::filesystem::rename(deployment.path, target);
+    std::filesystem::create_symlink(target, deployment.path);
+    std::string const message = message_of<CorruptEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
+    EXPECT_NE(message.find("symbolic link"), std::string::npos) << message;
+}
+#endif
+
+// Selecting the recipe's entry for a device, among the manifest's entries.
+Manifest two_entry_manifest() {
+    Manifest manifest;
+    manifest.spec = "mymodel:RECIPES";
+    for (auto const& targets : {Json{"sm86", "sm89"}, Json{"sm120"}}) {
+        Json recorded = conditions();
+        recorded["targets"] = targets;
+        ManifestEntry entry;
+        entry.recipe = "encoder";
+        entry.file_name = recorded_identity(recorded).file_name;
+        entry.conditions = recorded;
+        entry.runs_on = conditions_from_json(recorded, "conditions");
+        manifest.entries.push_back(entry);
+    }
+    return manifest;
+}
+
+DeviceDescription gpu(std::string const& capability) {
+    return {{{"name", std::string("a GPU")}, {"compute_capability", capability}}};
+}
+
+TEST(DeploySelection, TheRecipesEntryForTheDeviceIsChosen) {
+    Manifest const manifest = two_entry_manifest();
+    RuntimeBackend const backend{"tensorrt_rtx", "1.7.1.116"};
+    EXPECT_EQ(&select_for_device(manifest, "encoder", gpu("8.9"), backend), &manifest.entries[0]);
+    EXPECT_EQ(&select_for_device(manifest, "encoder", gpu("12.0"), backend), &manifest.entries[1]);
+}
+
+TEST(DeploySelection, NoEntryForTheDeviceListsEveryCandidate) {
+    Manifest const manifest = two_entry_manifest();
+    std::string const message = message_of<EngineTargetError>([&] {
+        (void)select_for_device(manifest, "encoder", gpu("9.0"), {"tensorrt_rtx", "1.7.1.116"});
+    });
+    EXPECT_NE(message.find("recipe \"encoder\": no entry can run on"), std::string::npos)
+        << message;
+    for (ManifestEntry const& entry : manifest.entries) {
+        EXPECT_NE(message.find(entry.file_name + ": "), std::string::npos) << message;
+    }
+    EXPECT_NE(message.find("sm90"), std::string::npos) << message;
+}
+
+TEST(DeploySelection, AnUnknownRecipeNamesTheRecipesHeld) {
+    Manifest const manifest = two_entry_manifest();
+    std::string const message = message_of<InvalidArgument>([&] {
+        (void)select_for_device(manifest, "decoder", gpu("8.9"), {"tensorrt_rtx", "1.7.1.116"});
+    });
+    EXPECT_EQ(message, "the manifest (mymodel:RECIPES) has no entry of recipe \"decoder\"; its "
+                       "recipes are \"encoder\"");
+}
+
+} // namespace
+} // namespace tensoracle::deploy
