@@ -1,0 +1,743 @@
+// The execution contract of a deployed engine (see execution_contract.hpp): the Python execution
+// unit's rules (python/src/tensoracle/execution/io_table.py), with its messages, over described
+// tensors. Nothing here calls TensorRT or CUDA.
+#include "tensoracle/deploy/execution_contract.hpp"
+
+#include "tensoracle/errors.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <iterator>
+#include <limits>
+#include <set>
+#include <utility>
+
+namespace tensoracle::deploy {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr char const* kClosed = "the execution unit is closed";
+constexpr char const* kLinear = "LINEAR";
+
+std::string named(std::string_view name) {
+    return "'" + std::string(name) + "'";
+}
+
+std::string joined(std::vector<std::string> const& parts, std::string_view separator) {
+    std::string text;
+    for (std::size_t index = 0; index < parts.size(); ++index) {
+        if (index != 0) {
+            text += separator;
+        }
+        text += parts[index];
+    }
+    return text;
+}
+
+std::string named_list(std::vector<std::string> const& names) {
+    std::vector<std::string> parts;
+    parts.reserve(names.size());
+    for (auto const& name : names) {
+        parts.push_back(named(name));
+    }
+    return joined(parts, ", ");
+}
+
+std::string shape_text(Shape const& shape) {
+    std::string text = "[";
+    for (std::size_t index = 0; index < shape.size(); ++index) {
+        if (index != 0) {
+            text += ", ";
+        }
+        text += std::to_string(shape[index]);
+    }
+    return text + "]";
+}
+
+std::string address_text(void const* address) {
+    auto const value = reinterpret_cast<std::uintptr_t>(address);
+    std::array<char, 2 * sizeof(std::uintptr_t)> digits{};
+    auto const result = std::to_chars(digits.data(), digits.data() + digits.size(), value, 16);
+    return "0x" + std::string(digits.data(), result.ptr);
+}
+
+bool dynamic(Shape const& shape) {
+    return std::find(shape.begin(), shape.end(), -1) != shape.end();
+}
+
+std::string engine_text(std::filesystem::path const& engine) {
+    return engine.empty() ? std::string("the engine") : "the engine '" + engine.string() + "'";
+}
+
+// A JSON value as messages show it: its text, cut short when long.
+std::string shown(Json const& value) {
+    std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+    constexpr std::size_t kShown = 160;
+    if (text.size() > kShown) {
+        text = text.substr(0, kShown) + "...";
+    }
+    return text;
+}
+
+[[noreturn]] void refuse(std::string const& field, Json const& value, std::string_view expected) {
+    throw InvalidArgument(field + " is " + shown(value) + ", expected " + std::string(expected));
+}
+
+Json const& member(Json const& object, std::string const& where, char const* name) {
+    auto const found = object.find(name);
+    if (found == object.end()) {
+        throw InvalidArgument(where + " has no member \"" + name + "\"");
+    }
+    return *found;
+}
+
+std::string text_member(Json const& object, std::string const& where, char const* name) {
+    Json const& value = member(object, where, name);
+    if (!value.is_string()) {
+        refuse(where + "." + name, value, "a string");
+    }
+    return value.get<std::string>();
+}
+
+// A shape: whole numbers, each >= `lowest` (-1 for a build-time shape, 0 for a profile's).
+Shape shape_of(Json const& value, std::string const& field, std::int64_t lowest) {
+    std::string const expected =
+        lowest < 0 ? "an array of whole numbers >= -1" : "an array of whole numbers >= 0";
+    if (!value.is_array()) {
+        refuse(field, value, expected);
+    }
+    Shape shape;
+    shape.reserve(value.size());
+    for (Json const& dim : value) {
+        if (!dim.is_number_integer() ||
+            (dim.is_number_unsigned() &&
+             dim.get<std::uint64_t>() >
+                 static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) ||
+            dim.get<std::int64_t>() < lowest) {
+            refuse(field, value, expected);
+        }
+        shape.push_back(dim.get<std::int64_t>());
+    }
+    return shape;
+}
+
+ShapeProfile profile_of(Json const& value, std::string const& field, std::size_t rank) {
+    if (!value.is_object()) {
+        refuse(field, value, "an object with min, opt and max");
+    }
+    ShapeProfile profile;
+    std::array<std::pair<char const*, Shape*>, 3> const parts{
+        {{"min", &profile.min}, {"opt", &profile.opt}, {"max", &profile.max}}};
+    for (auto const& [key, shape] : parts) {
+        std::string const at = field + "." + key;
+        *shape = shape_of(member(value, field, key), at, 0);
+        if (shape->size() != rank) {
+            refuse(at, value.at(key),
+                   "a shape of rank " + std::to_string(rank) + " (the tensor's)");
+        }
+    }
+    return profile;
+}
+
+TensorDescription tensor_of(Json const& value, std::string const& where) {
+    if (!value.is_object()) {
+        refuse(where, value, "an object");
+    }
+    TensorDescription tensor;
+    tensor.name = text_member(value, where, "name");
+    if (tensor.name.empty()) {
+        refuse(where + ".name", tensor.name, "a tensor name");
+    }
+    std::string const mode = text_member(value, where, "mode");
+    if (mode != "INPUT" && mode != "OUTPUT") {
+        refuse(where + ".mode", mode, R"("INPUT" or "OUTPUT")");
+    }
+    tensor.is_input = mode == "INPUT";
+    tensor.dtype = text_member(value, where, "dtype");
+    if (!element_bits(tensor.dtype)) {
+        refuse(where + ".dtype", tensor.dtype, "a TensorRT DataType name (FLOAT, HALF, ...)");
+    }
+    tensor.shape = shape_of(member(value, where, "shape"), where + ".shape", -1);
+    tensor.location = text_member(value, where, "location");
+    if (tensor.location != "DEVICE" && tensor.location != "HOST") {
+        refuse(where + ".location", tensor.location, R"("DEVICE" or "HOST")");
+    }
+    tensor.format = text_member(value, where, "format");
+    if (tensor.is_input) {
+        auto const found = value.find("profile");
+        if (found != value.end() && !found->is_null()) {
+            tensor.profile = profile_of(*found, where + ".profile", tensor.shape.size());
+        }
+    }
+    return tensor;
+}
+
+std::string profile_range(TensorDescription const& tensor) {
+    if (!tensor.profile) {
+        return shape_text(tensor.shape) + " to " + shape_text(tensor.shape);
+    }
+    return shape_text(tensor.profile->min) + " to " + shape_text(tensor.profile->max);
+}
+
+bool ranged(TensorDescription const& tensor) {
+    return tensor.is_input && dynamic(tensor.shape) && tensor.profile &&
+           tensor.profile->min != tensor.profile->max;
+}
+
+Shape creation_shape(TensorDescription const& tensor) {
+    if (!dynamic(tensor.shape) || !tensor.profile) {
+        return tensor.shape;
+    }
+    return tensor.profile->min == tensor.profile->max ? tensor.profile->min : tensor.profile->opt;
+}
+
+[[noreturn]] void mismatch(std::filesystem::path const& path, std::string const& tensor,
+                           std::string_view field, std::string const& observed,
+                           std::string const& expected) {
+    throw EngineIOError("engine IO mismatch in " + engine_text(path) + " against its manifest " +
+                            "entry: tensor " + named(tensor) + " field '" + std::string(field) +
+                            "': observed=" + observed + ", expected=" + expected,
+                        path);
+}
+
+std::string profile_text(std::optional<ShapeProfile> const& profile) {
+    if (!profile) {
+        return "none";
+    }
+    return "min " + shape_text(profile->min) + " opt " + shape_text(profile->opt) + " max " +
+           shape_text(profile->max);
+}
+
+bool same_profile(ShapeProfile const& one, ShapeProfile const& other) {
+    return one.min == other.min && one.opt == other.opt && one.max == other.max;
+}
+
+} // namespace
+
+std::optional<int> element_bits(std::string_view dtype) {
+    static constexpr std::array<std::pair<std::string_view, int>, 12> kBits{{{"FLOAT", 32},
+                                                                             {"HALF", 16},
+                                                                             {"BF16", 16},
+                                                                             {"INT8", 8},
+                                                                             {"INT32", 32},
+                                                                             {"INT64", 64},
+                                                                             {"BOOL", 8},
+                                                                             {"UINT8", 8},
+                                                                             {"FP8", 8},
+                                                                             {"E8M0", 8},
+                                                                             {"INT4", 4},
+                                                                             {"FP4", 4}}};
+    for (auto const& [name, bits] : kBits) {
+        if (name == dtype) {
+            return bits;
+        }
+    }
+    return std::nullopt;
+}
+
+std::uint64_t tensor_bytes(std::string_view dtype, Shape const& shape) {
+    auto const bits = element_bits(dtype);
+    if (!bits) {
+        throw InvalidArgument("unknown dtype '" + std::string(dtype) +
+                              "': expected a TensorRT DataType name (FLOAT, HALF, ...)");
+    }
+    constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
+    std::uint64_t elements = 1;
+    for (std::int64_t const dim : shape) {
+        if (dim < 0) {
+            throw InvalidArgument("shape " + shape_text(shape) +
+                                  " has a negative dimension: a tensor's size needs its concrete "
+                                  "shape");
+        }
+        auto const size = static_cast<std::uint64_t>(dim);
+        if (size != 0 && elements > kMax / size) {
+            throw InvalidArgument("a " + std::string(dtype) + " tensor of shape " +
+                                  shape_text(shape) + " is larger than 2^64 bytes");
+        }
+        elements *= size;
+    }
+    auto const element = static_cast<std::uint64_t>(*bits);
+    if (elements > (kMax - 7) / element) {
+        throw InvalidArgument("a " + std::string(dtype) + " tensor of shape " + shape_text(shape) +
+                              " is larger than 2^64 bytes");
+    }
+    return (elements * element + 7) / 8;
+}
+
+std::vector<TensorDescription> io_from_json(Json const& io, std::string const& where) {
+    if (io.is_null()) {
+        throw InvalidArgument(where + " is null: the entry records no IO signature");
+    }
+    if (!io.is_object()) {
+        refuse(where, io, "an object");
+    }
+    Json const& tensors = member(io, where, "tensors");
+    std::string const field = where + ".tensors";
+    if (!tensors.is_array()) {
+        refuse(field, tensors, "an array");
+    }
+    std::vector<TensorDescription> described;
+    described.reserve(tensors.size());
+    std::set<std::string> names;
+    for (std::size_t index = 0; index < tensors.size(); ++index) {
+        std::string const at = field + "[" + std::to_string(index) + "]";
+        TensorDescription tensor = tensor_of(tensors[index], at);
+        if (!names.insert(tensor.name).second) {
+            refuse(at + ".name", tensor.name, "a name no other tensor has");
+        }
+        described.push_back(std::move(tensor));
+    }
+    return described;
+}
+
+void check_engine_io(std::vector<TensorDescription> const& engine,
+                     std::vector<TensorDescription> const& manifest,
+                     std::filesystem::path const& path) {
+    auto const find = [](std::vector<TensorDescription> const& tensors, std::string const& name) {
+        return std::find_if(tensors.begin(), tensors.end(),
+                            [&](TensorDescription const& tensor) { return tensor.name == name; });
+    };
+    auto const names = [](std::vector<TensorDescription> const& tensors) {
+        std::vector<std::string> listed;
+        listed.reserve(tensors.size());
+        for (auto const& tensor : tensors) {
+            listed.push_back(tensor.name);
+        }
+        return "[" + named_list(listed) + "]";
+    };
+    for (auto const& wanted : manifest) {
+        if (find(engine, wanted.name) == engine.end()) {
+            mismatch(path, wanted.name, "name", "no such tensor (engine has " + names(engine) + ")",
+                     named(wanted.name));
+        }
+    }
+    for (auto const& seen : engine) {
+        if (find(manifest, seen.name) == manifest.end()) {
+            mismatch(path, seen.name, "name", named(seen.name),
+                     "only the manifest's tensors " + names(manifest));
+        }
+    }
+    auto const mode = [](TensorDescription const& tensor) {
+        return std::string(tensor.is_input ? "INPUT" : "OUTPUT");
+    };
+    for (auto const& wanted : manifest) {
+        TensorDescription const& seen = *find(engine, wanted.name);
+        std::array<std::pair<char const*, std::pair<std::string, std::string>>, 5> const fields{{
+            {"mode", {mode(seen), mode(wanted)}},
+            {"dtype", {seen.dtype, wanted.dtype}},
+            {"shape", {shape_text(seen.shape), shape_text(wanted.shape)}},
+            {"location", {seen.location, wanted.location}},
+            {"format", {seen.format, wanted.format}},
+        }};
+        for (auto const& [field, values] : fields) {
+            if (values.first != values.second) {
+                mismatch(path, wanted.name, field, values.first, values.second);
+            }
+        }
+        if (wanted.is_input && wanted.profile &&
+            (!seen.profile || !same_profile(*seen.profile, *wanted.profile))) {
+            // A fixed input's profile is its shape: TensorRT reports one only for dynamic inputs.
+            bool const fixed_and_equal =
+                !seen.profile && !dynamic(seen.shape) && wanted.profile->min == seen.shape &&
+                wanted.profile->opt == seen.shape && wanted.profile->max == seen.shape;
+            if (!fixed_and_equal) {
+                mismatch(path, wanted.name, "profile", profile_text(seen.profile),
+                         profile_text(wanted.profile));
+            }
+        }
+    }
+}
+
+ExecutionContract::ExecutionContract(std::vector<TensorDescription> tensors,
+                                     std::filesystem::path engine)
+    : engine_(std::move(engine)), tensors_(std::move(tensors)) {
+    std::vector<std::string> problems;
+    std::set<std::string> names;
+    for (auto const& tensor : tensors_) {
+        if (!names.insert(tensor.name).second) {
+            throw EngineIOError(engine_text(engine_) + " lists the tensor name " +
+                                    named(tensor.name) + " twice",
+                                engine_);
+        }
+        std::string const kind = tensor.is_input ? "input " : "output ";
+        if (tensor.location == "HOST") {
+            problems.push_back(named(tensor.name) + " is a HOST-location tensor");
+        } else if (tensor.location != "DEVICE") {
+            problems.push_back(named(tensor.name) + " has the location " + tensor.location +
+                               " (expected DEVICE)");
+        }
+        if (tensor.is_shape_tensor) {
+            problems.push_back(kind + named(tensor.name) +
+                               (tensor.is_input
+                                    ? " is a shape tensor (its values set shapes)"
+                                    : " is a shape tensor (TensorRT computes its values during "
+                                      "shape inference)"));
+        }
+        if (tensor.format != kLinear) {
+            problems.push_back(named(tensor.name) + " has the IO format " + tensor.format +
+                               " (only LINEAR buffers, row-major and unpadded, can be sized from "
+                               "the tensor shape)");
+        }
+        if (std::any_of(tensor.shape.begin(), tensor.shape.end(),
+                        [](std::int64_t dim) { return dim < -1; })) {
+            problems.push_back(kind + named(tensor.name) + " has the shape " +
+                               shape_text(tensor.shape) + " (expected dimensions >= -1)");
+        }
+        if (tensor.is_input && dynamic(tensor.shape) && !tensor.profile) {
+            problems.push_back("input " + named(tensor.name) + " has the dynamic shape " +
+                               shape_text(tensor.shape) + " but no profile");
+        }
+        if (tensor.profile) {
+            auto const rank = tensor.shape.size();
+            if (tensor.profile->min.size() != rank || tensor.profile->opt.size() != rank ||
+                tensor.profile->max.size() != rank) {
+                problems.push_back(kind + named(tensor.name) + " has the shape " +
+                                   shape_text(tensor.shape) + " but the profile " +
+                                   profile_text(tensor.profile) + " (expected rank " +
+                                   std::to_string(rank) + ")");
+            }
+        }
+        if (!tensor.aliased_input.empty() && tensor.is_input) {
+            problems.push_back("input " + named(tensor.name) + " aliases " +
+                               named(tensor.aliased_input) + " (only outputs alias an input)");
+        }
+    }
+    for (auto const& tensor : tensors_) {
+        if (tensor.aliased_input.empty() || tensor.is_input) {
+            continue;
+        }
+        std::size_t const source = index_of(tensor.aliased_input);
+        if (source == tensors_.size() || !tensors_[source].is_input) {
+            problems.push_back("output " + named(tensor.name) + " aliases " +
+                               named(tensor.aliased_input) + ", not an input");
+        }
+    }
+    if (!problems.empty()) {
+        throw EngineIOError(engine_text(engine_) +
+                                " cannot be run by an execution unit: " + joined(problems, "; "),
+                            engine_);
+    }
+    // Inputs first, as the Python unit orders its names: tensors_ is kept in that order too, so
+    // that bind_addresses's result lists inputs, then outputs.
+    std::stable_partition(tensors_.begin(), tensors_.end(),
+                          [](TensorDescription const& tensor) { return tensor.is_input; });
+    for (auto const& tensor : tensors_) {
+        (tensor.is_input ? inputs_ : outputs_).push_back(tensor.name);
+        if (ranged(tensor)) {
+            ranged_.push_back(tensor.name);
+        }
+    }
+    shapes_.resize(tensors_.size());
+    std::string const listed = named_list(ranged_);
+    not_shaped_reason_ =
+        "input shapes are not set: call set_input_shapes with every ranged input (" + listed + ")";
+    incomplete_reason_ = "input shapes are incomplete after a failed set_input_shapes call: call "
+                         "set_input_shapes again with every ranged input (" +
+                         listed + ")";
+    blocked_ = "the execution unit is not created: its output shapes at creation are not checked";
+}
+
+std::size_t ExecutionContract::index_of(std::string_view name) const {
+    auto const found =
+        std::find_if(tensors_.begin(), tensors_.end(),
+                     [&](TensorDescription const& tensor) { return tensor.name == name; });
+    return static_cast<std::size_t>(found - tensors_.begin());
+}
+
+void ExecutionContract::check_open() const {
+    if (closed_) {
+        throw Error(kClosed);
+    }
+}
+
+TensorDescription const& ExecutionContract::tensor(std::string_view name) const {
+    check_open();
+    std::size_t const index = index_of(name);
+    if (index == tensors_.size()) {
+        std::vector<std::string> names = inputs_;
+        names.insert(names.end(), outputs_.begin(), outputs_.end());
+        throw InvalidArgument("unknown tensor name " + named(name) + "; the engine has " +
+                              named_list(names));
+    }
+    return tensors_[index];
+}
+
+std::vector<NamedShape> ExecutionContract::creation_shapes() const {
+    check_open();
+    std::vector<NamedShape> shapes;
+    for (auto const& tensor : tensors_) {
+        if (tensor.is_input) {
+            shapes.push_back({tensor.name, creation_shape(tensor)});
+        }
+    }
+    return shapes;
+}
+
+void ExecutionContract::check_creation_output_shapes(std::vector<ReportedShape> const& outputs) {
+    check_open();
+    std::vector<std::string> dependent;
+    std::vector<Shape> resolved(tensors_.size());
+    for (std::size_t index = 0; index < tensors_.size(); ++index) {
+        TensorDescription const& tensor = tensors_[index];
+        if (tensor.is_input) {
+            resolved[index] = creation_shape(tensor);
+            continue;
+        }
+        auto const found =
+            std::find_if(outputs.begin(), outputs.end(),
+                         [&](ReportedShape const& output) { return output.name == tensor.name; });
+        if (found == outputs.end() || !found->shape) {
+            dependent.push_back(named(tensor.name) + " (TensorRT reports no valid shape)");
+        } else if (dynamic(*found->shape)) {
+            dependent.push_back(named(tensor.name) + " " + shape_text(*found->shape));
+        } else {
+            resolved[index] = *found->shape;
+        }
+    }
+    if (!dependent.empty()) {
+        throw EngineIOError(engine_text(engine_) +
+                                ": outputs with data-dependent sizes are not supported by "
+                                "execution units: " +
+                                joined(dependent, ", "),
+                            engine_);
+    }
+    shapes_ = std::move(resolved);
+    blocked_ = ranged_.empty() ? std::string() : not_shaped_reason_;
+}
+
+std::vector<NamedShape>
+ExecutionContract::check_input_shapes(std::vector<NamedShape> const& shapes) const {
+    check_open();
+    std::vector<std::string> problems;
+    std::set<std::string> given;
+    auto const is_ranged = [&](std::string const& name) {
+        return std::find(ranged_.begin(), ranged_.end(), name) != ranged_.end();
+    };
+    for (auto const& [name, shape] : shapes) {
+        if (!given.insert(name).second) {
+            problems.push_back(named(name) + " is given more than once");
+        } else if (is_ranged(name)) {
+            continue;
+        } else if (std::find(inputs_.begin(), inputs_.end(), name) != inputs_.end()) {
+            problems.push_back(named(name) +
+                               " is not a ranged input (its shape is fixed by the engine profile)");
+        } else {
+            problems.push_back(named(name) + " (given " + shape_text(shape) +
+                               ") is not an input of the engine");
+        }
+    }
+    std::vector<std::string> missing;
+    for (auto const& name : ranged_) {
+        if (given.count(name) == 0) {
+            missing.push_back(name);
+        }
+    }
+    if (!missing.empty()) {
+        problems.push_back("missing ranged inputs " + named_list(missing));
+    }
+    std::vector<NamedShape> checked;
+    for (auto const& name : ranged_) {
+        auto const found = std::find_if(shapes.begin(), shapes.end(),
+                                        [&](NamedShape const& one) { return one.name == name; });
+        if (found == shapes.end()) {
+            continue;
+        }
+        Shape const& dims = found->shape;
+        TensorDescription const& tensor = tensors_[index_of(name)];
+        if (dims.size() != tensor.shape.size()) {
+            problems.push_back(named(name) + ": shape " + shape_text(dims) + " has rank " +
+                               std::to_string(dims.size()) + ", expected " +
+                               std::to_string(tensor.shape.size()));
+            continue;
+        }
+        Shape negative;
+        std::copy_if(dims.begin(), dims.end(), std::back_inserter(negative),
+                     [](std::int64_t dim) { return dim < 0; });
+        if (!negative.empty()) {
+            problems.push_back(named(name) + ": shape " + shape_text(dims) + " has dimensions " +
+                               shape_text(negative) + " that are not nonnegative");
+            continue;
+        }
+        bool within = true;
+        for (std::size_t axis = 0; axis < dims.size(); ++axis) {
+            within = within && tensor.profile->min[axis] <= dims[axis] &&
+                     dims[axis] <= tensor.profile->max[axis];
+        }
+        if (!within) {
+            problems.push_back(named(name) + ": shape " + shape_text(dims) +
+                               " is outside profile 0, which allows " + profile_range(tensor));
+            continue;
+        }
+        checked.push_back({name, dims});
+    }
+    if (!problems.empty()) {
+        throw InvalidArgument("invalid input shapes: " + joined(problems, "; "));
+    }
+    return checked;
+}
+
+void ExecutionContract::reject_input_shape(std::string const& name, Shape const& shape,
+                                           std::string const& reason) {
+    check_open();
+    blocked_ = incomplete_reason_;
+    std::size_t const index = index_of(name);
+    std::string const allowed = index == tensors_.size()
+                                    ? std::string()
+                                    : " (profile 0 allows " + profile_range(tensors_[index]) + ")";
+    throw Error("TensorRT rejected the shape " + shape_text(shape) + " of input " + named(name) +
+                allowed + ": " + reason +
+                "; input shapes stay incomplete until set_input_shapes succeeds");
+}
+
+void ExecutionContract::resolve_output_shapes(std::vector<NamedShape> const& inputs,
+                                              std::vector<ReportedShape> const& outputs) {
+    check_open();
+    std::vector<std::string> unresolved;
+    std::vector<Shape> shapes = shapes_;
+    for (std::size_t index = 0; index < tensors_.size(); ++index) {
+        TensorDescription const& tensor = tensors_[index];
+        if (tensor.is_input) {
+            auto const found =
+                std::find_if(inputs.begin(), inputs.end(),
+                             [&](NamedShape const& input) { return input.name == tensor.name; });
+            if (found != inputs.end()) {
+                shapes[index] = found->shape;
+            }
+            continue;
+        }
+        auto const found =
+            std::find_if(outputs.begin(), outputs.end(),
+                         [&](ReportedShape const& output) { return output.name == tensor.name; });
+        if (found == outputs.end() || !found->shape) {
+            unresolved.push_back(named(tensor.name) + " (TensorRT reports no valid shape)");
+        } else if (dynamic(*found->shape)) {
+            unresolved.push_back(named(tensor.name) + " " + shape_text(*found->shape));
+        } else {
+            shapes[index] = *found->shape;
+        }
+    }
+    if (!unresolved.empty()) {
+        blocked_ = incomplete_reason_;
+        bool const one = unresolved.size() == 1;
+        throw Error(std::string("after set_input_shapes, ") +
+                    (one ? "the shape of output " : "the shapes of outputs ") +
+                    joined(unresolved, ", ") + (one ? " is" : " are") +
+                    " still unresolved: not computable from the input shapes that are set; "
+                    "enqueue and shape queries are refused until set_input_shapes resolves every "
+                    "output");
+    }
+    shapes_ = std::move(shapes);
+    blocked_.clear();
+}
+
+Shape const& ExecutionContract::shape(std::string_view name) const {
+    TensorDescription const& described = tensor(name);
+    if (!blocked_.empty()) {
+        throw Error("cannot report the shape of " + named(described.name) + ": " + blocked_);
+    }
+    return shapes_[index_of(name)];
+}
+
+std::vector<TensorAddress>
+ExecutionContract::bind_addresses(std::vector<TensorAddress> const& addresses) {
+    check_open();
+    bound_ = false;
+    std::vector<std::string> problems;
+    std::vector<std::string> twice;
+    std::vector<std::string> unknown;
+    std::set<std::string> given;
+    for (auto const& [name, address] : addresses) {
+        if (!given.insert(name).second) {
+            twice.push_back(name);
+        } else if (index_of(name) == tensors_.size()) {
+            unknown.push_back(name);
+        }
+    }
+    std::vector<std::string> missing;
+    std::vector<TensorAddress> ordered;
+    ordered.reserve(tensors_.size());
+    for (auto const& tensor : tensors_) {
+        auto const found =
+            std::find_if(addresses.begin(), addresses.end(),
+                         [&](TensorAddress const& one) { return one.name == tensor.name; });
+        if (found == addresses.end()) {
+            missing.push_back(tensor.name);
+            continue;
+        }
+        ordered.push_back(*found);
+    }
+    if (!missing.empty()) {
+        problems.push_back("missing addresses for " + named_list(missing));
+    }
+    if (!unknown.empty()) {
+        problems.push_back("unknown tensor names " + named_list(unknown));
+    }
+    if (!twice.empty()) {
+        problems.push_back("more than one address for " + named_list(twice));
+    }
+    for (auto const& [name, address] : ordered) {
+        if (address == nullptr) {
+            problems.push_back(named(name) + ": the address is null");
+        } else if (reinterpret_cast<std::uintptr_t>(address) % kTensorAddressAlignment != 0) {
+            problems.push_back(named(name) + ": address " + address_text(address) +
+                               " is not a multiple of 256 (TensorRT needs 256-byte aligned "
+                               "tensors)");
+        }
+    }
+    for (auto const& tensor : tensors_) {
+        if (tensor.aliased_input.empty()) {
+            continue;
+        }
+        auto const address_of = [&](std::string const& name) -> TensorAddress const* {
+            auto const found =
+                std::find_if(ordered.begin(), ordered.end(),
+                             [&](TensorAddress const& one) { return one.name == name; });
+            return found == ordered.end() ? nullptr : &*found;
+        };
+        TensorAddress const* output = address_of(tensor.name);
+        TensorAddress const* input = address_of(tensor.aliased_input);
+        if (output != nullptr && input != nullptr && output->address != input->address) {
+            problems.push_back("output " + named(tensor.name) + " is written in place of input " +
+                               named(tensor.aliased_input) + ": its address must be " +
+                               address_text(input->address) + ", got " +
+                               address_text(output->address));
+        }
+    }
+    if (!problems.empty()) {
+        throw InvalidArgument("invalid tensor addresses: " + joined(problems, "; "));
+    }
+    bound_ = true;
+    return ordered;
+}
+
+void ExecutionContract::reject_address(std::string const& name, void const* address) {
+    check_open();
+    bound_ = false;
+    throw Error("TensorRT refused the address " + address_text(address) + " for tensor " +
+                named(name) +
+                " (misaligned or otherwise unusable; see the TensorRT log); no addresses are "
+                "bound until bind_addresses succeeds");
+}
+
+void ExecutionContract::check_enqueue() const {
+    check_open();
+    if (!blocked_.empty()) {
+        throw Error("cannot enqueue: " + blocked_);
+    }
+    if (!bound_) {
+        std::vector<std::string> names = inputs_;
+        names.insert(names.end(), outputs_.begin(), outputs_.end());
+        throw Error("cannot enqueue: tensor addresses are not bound: call bind_addresses with "
+                    "one device address for every tensor (" +
+                    named_list(names) + ")");
+    }
+}
+
+void ExecutionContract::close() noexcept {
+    closed_ = true;
+    bound_ = false;
+}
+
+} // namespace tensoracle::deploy
