@@ -1,0 +1,161 @@
+"""The C++ package of tensoracle::deploy that the installed Python package ships in tensoracle/cpp
+(python/CMakeLists.txt, cpp/cmake/TensoracleInstall.cmake): find_package(tensoracle), through
+tensoracle_DIR or CMAKE_PREFIX_PATH, gives tensoracle::deploy to a C++17 application
+(cpp/tests/deploy_consumer) that g++ 12 and clang++ 14 compile, link (an executable and a shared
+library: the archives are position-independent) and run; only the headers the deploy headers need
+are shipped; the cubin plugin helpers stay beside them; and a nlohmann_json of another version is
+refused at configure time, naming both versions."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sysconfig
+from importlib.metadata import distribution
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+CONSUMER = REPO / "cpp" / "tests" / "deploy_consumer"
+SCRIPTS = Path(sysconfig.get_paths()["scripts"])
+CMAKE = SCRIPTS / "cmake"
+NINJA = SCRIPTS / "ninja"
+COMPILERS = {"g++": "g++-12", "clang++": "clang++-14"}
+BASE_ENV = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")}
+
+
+def package_root() -> Path:
+    """tensoracle/cpp of the installed distribution, located as docs/deploy.md tells users to."""
+    return Path(str(distribution("tensoracle").locate_file("tensoracle/cpp")))
+
+
+def compiler(name: str) -> str:
+    found = shutil.which(COMPILERS[name], path=BASE_ENV["PATH"])
+    # make test installs both (APT_CORE, APT_TEST): a missing one is a broken setup, not a skip.
+    assert found, f"{COMPILERS[name]} is not installed"
+    return found
+
+
+def configure(build: Path, cxx: str, *definitions: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            str(CMAKE),
+            "-S",
+            str(CONSUMER),
+            "-B",
+            str(build),
+            "-G",
+            "Ninja",
+            f"-DCMAKE_MAKE_PROGRAM={NINJA}",
+            f"-DCMAKE_CXX_COMPILER={cxx}",
+            *definitions,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=BASE_ENV,
+    )
+
+
+def test_the_package_holds_the_libraries_the_config_and_the_plugin_helpers():
+    root = package_root()
+    for name in (
+        "lib/libtensoracle_deploy.a",
+        "lib/libtensoracle_core.a",
+        "lib/cmake/tensoracle/tensoracleConfig.cmake",
+        "lib/cmake/tensoracle/tensoracleConfigVersion.cmake",
+        "lib/cmake/tensoracle/tensoracleTargets.cmake",
+        "cmake/TensoracleCubinPlugin.cmake",
+        "include/tensoracle/cubin_plugin.hpp",
+        "src/cubin_plugin.cpp",
+    ):
+        assert (root / name).is_file(), f"{root / name} is missing"
+
+
+def test_only_the_headers_the_deploy_headers_need_are_shipped():
+    include = package_root() / "include"
+    shipped = {str(path.relative_to(include)) for path in include.rglob("*.hpp")}
+    # What the deploy headers include, followed to the end, from the repository's headers.
+    source = REPO / "cpp" / "include"
+    pending = [str(p.relative_to(source)) for p in (source / "tensoracle" / "deploy").glob("*.hpp")]
+    pending += ["tensoracle/errors.hpp", "tensoracle/cuda/gpu_properties.hpp"]
+    needed: set[str] = set()
+    while pending:
+        header = pending.pop()
+        if header in needed:
+            continue
+        needed.add(header)
+        text = (source / header).read_text()
+        pending += re.findall(r'^\s*#\s*include\s*["<](tensoracle/[^">]+)[">]', text, re.M)
+    # The plugin SDK's header lies in the same folder.
+    assert shipped == needed | {"tensoracle/cubin_plugin.hpp"}
+
+
+@pytest.mark.parametrize("found_by", ["tensoracle_DIR", "CMAKE_PREFIX_PATH"])
+@pytest.mark.parametrize("cxx", sorted(COMPILERS))
+def test_a_cxx17_application_builds_links_and_runs_against_the_wheel_package(
+    tmp_path: Path, cxx: str, found_by: str
+):
+    root = package_root()
+    where = (
+        f"-Dtensoracle_DIR={root / 'lib' / 'cmake' / 'tensoracle'}"
+        if found_by == "tensoracle_DIR"
+        else f"-DCMAKE_PREFIX_PATH={root}"
+    )
+    build = tmp_path / "build"
+    configured = configure(build, compiler(cxx), where)
+    assert configured.returncode == 0, configured.stdout + configured.stderr
+    built = subprocess.run(
+        [str(CMAKE), "--build", str(build), "--verbose"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=BASE_ENV,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert "-std=c++17" in built.stdout
+    assert "-std=c++20" not in built.stdout
+    assert f"{root}/lib/libtensoracle_deploy.a" in built.stdout
+    (tmp_path / "cache").mkdir()
+    ran = subprocess.run(
+        [str(build / "deploy_consumer"), str(tmp_path / "cache")],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=BASE_ENV,
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ran.stdout.rstrip().endswith("all passed")
+    assert (build / "libdeploy_consumer_shared.so").is_file()
+
+
+def test_another_nlohmann_json_version_is_refused_naming_both(tmp_path: Path):
+    # A nlohmann_json package of another patch version (a config file, which is all
+    # find_dependency reads): the libraries' functions taking a json would not link with it.
+    config_dir = package_root() / "lib" / "cmake" / "tensoracle"
+    config = (config_dir / "tensoracleConfig.cmake").read_text()
+    built_with = re.search(r"compiled with nlohmann_json (\d+\.\d+\.\d+)", config)
+    assert built_with, config
+    major, minor, patch = built_with.group(1).split(".")
+    other = f"{major}.{minor}.{int(patch) + 1}"
+    package = tmp_path / "json"
+    package.mkdir()
+    (package / "nlohmann_jsonConfig.cmake").write_text(
+        "add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)\n"
+    )
+    (package / "nlohmann_jsonConfigVersion.cmake").write_text(
+        f'set(PACKAGE_VERSION "{other}")\nset(PACKAGE_VERSION_COMPATIBLE TRUE)\n'
+    )
+    configured = configure(
+        tmp_path / "build",
+        compiler("g++"),
+        f"-DCMAKE_PREFIX_PATH={package_root()}",
+        f"-Dnlohmann_json_DIR={package}",
+    )
+    assert configured.returncode != 0
+    message = " ".join(configured.stderr.split())
+    assert f"tensoracle was compiled with nlohmann_json {built_with.group(1)}" in message
+    assert f"found {other}" in message
