@@ -3,11 +3,15 @@
 // deployment manifest's reader.
 #include "bindings.hpp"
 #include "tensoracle/cache/engine_file.hpp"
+#include "tensoracle/cache/store.hpp"
+#include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/deploy/selection.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/bounded_json.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -25,9 +29,75 @@ nlohmann::json parsed(std::string const& text, char const* argument) {
     }
 }
 
+using PlanView = nb::ndarray<nb::memview, std::uint8_t const, nb::ndim<1>, nb::c_contig>;
+
+// A deployed engine opened from a manifest, with what selected it.
+struct OpenedDeployment {
+    deploy::DeployedEngine engine;
+    std::string why;
+};
+
 } // namespace
 
 void bind_deploy(nb::module_& module) {
+    nb::class_<OpenedDeployment>(module, "DeployedEngine",
+                                 "A verified deployed engine; `plan` is a zero-copy view of it.")
+        .def_prop_ro("path",
+                     [](OpenedDeployment const& opened) { return opened.engine.path().string(); })
+        .def_prop_ro("file_name",
+                     [](OpenedDeployment const& opened) { return opened.engine.entry().file_name; })
+        .def_prop_ro("recipe",
+                     [](OpenedDeployment const& opened) { return opened.engine.entry().recipe; })
+        .def_prop_ro("why", [](OpenedDeployment const& opened) { return opened.why; })
+        .def_prop_ro("signer",
+                     [](OpenedDeployment const& opened) { return opened.engine.signer(); })
+        .def_prop_ro(
+            "backend",
+            [](OpenedDeployment const& opened) { return opened.engine.entry().runs_on.backend; })
+        .def_prop_ro(
+            "io_json",
+            [](OpenedDeployment const& opened) { return canonical_json(opened.engine.entry().io); })
+        .def_prop_ro(
+            "plan",
+            [](nb::handle self) {
+                auto const& opened = nb::cast<OpenedDeployment const&>(self);
+                std::size_t const shape[1] = {opened.engine.plan_size()};
+                // The object owns the contents: every view holds a reference to it.
+                return PlanView(reinterpret_cast<std::uint8_t const*>(opened.engine.plan_data()), 1,
+                                shape, self);
+            },
+            "Read-only memoryview of the verified plan: the bytes to deserialize.");
+    module.def(
+        "open_deployed",
+        [](std::filesystem::path const& manifest_path, std::string const& recipe,
+           std::string const& device_json, std::string const& backend,
+           std::string const& backend_version, std::optional<std::filesystem::path> cache_dir,
+           std::optional<std::filesystem::path> verify_key) {
+            deploy::Manifest const manifest = deploy::read_manifest(manifest_path);
+            auto const device =
+                deploy::device_from_json(parsed(device_json, "device_json"), "the GPU description");
+            deploy::RuntimeBackend const runtime{backend, backend_version};
+            deploy::ManifestEntry const& entry =
+                deploy::select_for_device(manifest, recipe, device, runtime);
+            deploy::OpenOptions options;
+            options.cache_directory = cache_dir ? *cache_dir : default_cache_directory();
+            if (verify_key) {
+                options.verify_key = *verify_key;
+            }
+            std::string why =
+                deploy::select_recipe(manifest, recipe, device, runtime).selection.why;
+            return OpenedDeployment{deploy::DeployedEngine::open(entry, options), std::move(why)};
+        },
+        nb::arg("manifest_path"), nb::arg("recipe"), nb::arg("device_json"), nb::arg("backend"),
+        nb::arg("backend_version"), nb::arg("cache_dir").none(), nb::arg("verify_key").none(),
+        "Selects the entry of `recipe` in the manifest for the GPU described by `device_json` "
+        "and the runtime `backend` `backend_version`, and opens it from `cache_dir` (the default "
+        "cache folder when None), verified as tensoracle::deploy::DeployedEngine::open verifies "
+        "it (with `verify_key`, a PEM public key file, the manifest's signature is required). "
+        "Raises EngineTargetError listing every candidate when none can run, ValueError for an "
+        "unknown recipe or an invalid manifest, FileNotFoundError when the entry is not in the "
+        "cache folder, CorruptEngineError, EngineConditionError, EngineIOError or "
+        "UntrustedEngineError naming the file and field.");
     module.def(
         "device_target",
         [](std::string const& device_json) {

@@ -18,6 +18,7 @@ from tensoracle.compare.report import write_comparison_report
 from tensoracle.engine.backends import Backend, backend
 from tensoracle.engine.build import build_serialized_engine
 from tensoracle.engine.declaration import BuilderSettings, EngineBuild, InputShape
+from tensoracle.engine.deployed import DeployedEngineHandle, open_deployed
 from tensoracle.engine.handle import EngineHandle
 from tensoracle.engine.io import EngineIO, TensorSpec
 from tensoracle.engine.open import PreparedEngine, open_engine, prepare_engine
@@ -56,6 +57,7 @@ __all__ = [
     "CorruptCubinError",
     "CorruptEngineError",
     "CubinArchitectureError",
+    "DeployedEngineHandle",
     "EngineBuild",
     "EngineCacheError",
     "EngineConditionError",
@@ -87,6 +89,7 @@ __all__ = [
     "inspect_bundle",
     "inspect_wheel",
     "numpy_dtype",
+    "open_deployed",
     "open_engine",
     "prepare_engine",
     "tensor_nbytes",

@@ -288,6 +288,42 @@ class RemoteReceiver:
     def temporary_path(self) -> str | None:
         """The temporary file while receiving; None once finished or aborted."""
 
+class DeployedEngine:
+    """A verified deployed engine; `plan` is a zero-copy view of it."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def file_name(self) -> str: ...
+    @property
+    def recipe(self) -> str: ...
+    @property
+    def why(self) -> str: ...
+    @property
+    def signer(self) -> str | None: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def io_json(self) -> str: ...
+    @property
+    def plan(
+        self,
+    ) -> Annotated[memoryview, dict(dtype="uint8", shape=(None,), order="C", writable=False)]:
+        """Read-only memoryview of the verified plan: the bytes to deserialize."""
+
+def open_deployed(
+    manifest_path: str | os.PathLike,
+    recipe: str,
+    device_json: str,
+    backend: str,
+    backend_version: str,
+    cache_dir: str | os.PathLike | None,
+    verify_key: str | os.PathLike | None,
+) -> DeployedEngine:
+    """
+    Selects the entry of `recipe` in the manifest for the GPU described by `device_json` and the runtime `backend` `backend_version`, and opens it from `cache_dir` (the default cache folder when None), verified as tensoracle::deploy::DeployedEngine::open verifies it (with `verify_key`, a PEM public key file, the manifest's signature is required). Raises EngineTargetError listing every candidate when none can run, ValueError for an unknown recipe or an invalid manifest, FileNotFoundError when the entry is not in the cache folder, CorruptEngineError, EngineConditionError, EngineIOError or UntrustedEngineError naming the file and field.
+    """
+
 def device_target(device_json: str) -> str:
     """
     The build target ("sm89") of the GPU described by `device_json` (a JSON object of properties). Raises ValueError naming compute_capability when it is not MAJOR.MINOR.

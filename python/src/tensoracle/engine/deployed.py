@@ -1,0 +1,193 @@
+"""Opening a deployed engine by its deployment manifest and recipe name, without the model
+package's graph code: the same selection and verification as a C++ application's
+``tensoracle::deploy`` (the C++ library does both; this module only adds TensorRT).
+
+``open_deployed("deploy.json", "encoder")`` picks the recipe's entry for this machine's GPU and
+backend (``EngineTargetError`` listing every candidate and why when none can run), opens it from
+the cache folder and checks it against the manifest (size, plan checksum, conditions, IO
+signature; with a verify key its signature) before TensorRT sees a byte. The engine is
+deserialized on first use of ``handle.engine`` and its IO compared with the manifest's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from tensoracle import _core, gpu
+from tensoracle.engine import log
+from tensoracle.engine.backends import Backend, backend
+from tensoracle.engine.handle import EngineHandle
+from tensoracle.engine.io import signature_from_engine
+from tensoracle.engine.plugins import load_plugins
+from tensoracle.errors import CorruptEngineError, EngineIOError, EngineTargetError
+
+VERIFY_KEY_VARIABLE = "TENSORACLE_REMOTE_VERIFY_KEY"
+
+
+class DeployedEngineHandle(EngineHandle):
+    """An ``EngineHandle`` for a deployed engine: its file, the verified plan until the engine is
+    deserialized (on first use of ``engine``), why it was selected, and the verify key that
+    accepted its signature (None without a key). ``create_execution()`` works as for any handle.
+    """
+
+    _opened: Any
+    _backend: Backend
+    _lock: threading.Lock
+    _engine: Any
+    _runtime: Any
+    _logger: Any
+
+    def __init__(self, opened: Any, chosen: Backend, logger: Any) -> None:
+        for name, value in (
+            ("_opened", opened),
+            ("_backend", chosen),
+            ("_lock", threading.Lock()),
+            ("_engine", None),
+            ("_runtime", chosen.module.Runtime(log.trt_logger(chosen))),
+            ("_logger", logger),
+            ("_shape_tensor_outputs", ()),
+        ):
+            object.__setattr__(self, name, value)
+
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    @property
+    def path(self) -> Path:
+        return Path(self._opened.path)
+
+    @property
+    def backend(self) -> Backend:
+        return self._backend
+
+    @property
+    def recipe(self) -> str:
+        return str(self._opened.recipe)
+
+    @property
+    def why(self) -> str:
+        """Why this entry was selected for this GPU."""
+        return str(self._opened.why)
+
+    @property
+    def signer(self) -> str | None:
+        """The fingerprint of the verify key that accepted the signature, or None."""
+        signer = self._opened.signer
+        return None if signer is None else str(signer)
+
+    @property
+    def io_signature(self) -> dict[str, Any]:
+        """The IO signature the manifest records for the entry."""
+        return dict(json.loads(self._opened.io_json) or {})
+
+    @property
+    def plan(self) -> memoryview | None:
+        """The verified plan (read-only, not copied) until the engine is deserialized."""
+        with self._lock:
+            return None if self._opened is None else memoryview(self._opened.plan)
+
+    @property
+    def runtime(self) -> Any:
+        return self._runtime
+
+    @property
+    def engine(self) -> Any:
+        """The deserialized ``ICudaEngine`` (deserialized and IO-checked on first access)."""
+        with self._lock:
+            if self._engine is None:
+                object.__setattr__(self, "_engine", self._deserialize())
+            return self._engine
+
+    def _deserialize(self) -> Any:
+        missing = gpu.absent_reason()
+        if missing is not None:
+            raise RuntimeError(
+                f"deserializing the deployed engine '{self.path}' needs a CUDA device ({missing})"
+            )
+        with log.capture(self._logger) as errors:
+            engine = self._runtime.deserialize_cuda_engine(self._opened.plan)
+        if engine is None:
+            raise CorruptEngineError(
+                f"{self._backend.name} {self._backend.version} cannot deserialize the plan in "
+                f"'{self.path}': {log.describe(errors)}. Check that plugins= passes every "
+                "plugin library the engine uses"
+            )
+        check_deployed_io(
+            signature_from_engine(self._backend.module, engine), self.io_signature, str(self.path)
+        )
+        return engine
+
+    def __repr__(self) -> str:
+        state = "deserialized" if self._engine is not None else "not deserialized"
+        return f"DeployedEngineHandle(path={str(self.path)!r}, backend={self._backend!r}, {state})"
+
+
+def check_deployed_io(observed: dict[str, Any], expected: dict[str, Any], path: str) -> None:
+    """EngineIOError naming the tensor, the field and both values where the deserialized
+    engine's IO (``observed``) differs from the manifest's (``expected``)."""
+    found = {entry["name"]: entry for entry in observed.get("tensors", [])}
+    recorded = {entry["name"]: entry for entry in expected.get("tensors", [])}
+    for name in sorted(set(found) | set(recorded)):
+        if name not in found or name not in recorded:
+            where = "the manifest" if name in recorded else "the deserialized engine"
+            raise EngineIOError(
+                f"deployed engine '{path}': tensor {name!r} is only in {where}: "
+                f"observed={sorted(found)}, expected={sorted(recorded)}"
+            )
+        for field in sorted(set(found[name]) | set(recorded[name])):
+            if found[name].get(field) != recorded[name].get(field):
+                raise EngineIOError(
+                    f"deployed engine '{path}': tensor {name!r} field {field!r}: "
+                    f"observed={found[name].get(field)}, expected={recorded[name].get(field)}"
+                )
+
+
+def open_deployed(
+    manifest: str | os.PathLike[str],
+    recipe: str,
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+    verify_key: str | os.PathLike[str] | None = None,
+    plugins: Iterable[str | os.PathLike[str]] = (),
+    logger: Any = None,
+) -> DeployedEngineHandle:
+    """The deployed engine of ``recipe`` in the deployment manifest ``manifest`` for this
+    machine's GPU and backend, opened from ``cache_dir`` (the default cache folder when None).
+
+    ``verify_key`` (default: ``TENSORACLE_REMOTE_VERIFY_KEY``) names an Ed25519 public key: the
+    entry must then carry the manifest's signature by it. ``plugins`` are loaded before the
+    engine is deserialized.
+
+    Raises:
+        EngineTargetError: No GPU is present, or no entry of the recipe can run on it with this
+            backend (the message lists every candidate and why).
+        ValueError: The manifest is invalid (naming the file and field), or has no such recipe.
+        FileNotFoundError: The selected entry is not in the cache folder (pull it with
+            ``tensoracle cache pull --manifest``).
+        CorruptEngineError, EngineConditionError, EngineIOError, UntrustedEngineError: The
+            entry is not the manifest's (naming the file, field, observed and expected value).
+    """
+    chosen = backend()
+    device = gpu.properties()
+    if device is None:
+        raise EngineTargetError(
+            f"cannot select a deployed engine of {recipe!r}: no GPU ({gpu.absent_reason()})"
+        )
+    if verify_key is None:
+        verify_key = os.environ.get(VERIFY_KEY_VARIABLE) or None
+    opened = _core.open_deployed(
+        str(manifest),
+        recipe,
+        json.dumps(device),
+        chosen.name,
+        chosen.version,
+        None if cache_dir is None else str(cache_dir),
+        None if verify_key is None else str(verify_key),
+    )
+    load_plugins(plugins, chosen, logger)
+    return DeployedEngineHandle(opened, chosen, logger)

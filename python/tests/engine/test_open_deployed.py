@@ -1,0 +1,140 @@
+"""open_deployed: a deployed engine found by its manifest and recipe name, without the graph
+code, selected and verified by the C++ library before TensorRT sees a byte."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_files import plan_checksum_hex
+from engine_helpers import DECLARATION, IO, make_graph, write_weights
+
+import tensoracle
+from tensoracle import _core, gpu
+
+RTX_4090 = json.dumps({"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"})
+H200 = json.dumps({"name": "NVIDIA H200", "compute_capability": "9.0"})
+
+
+def manifest_entry(recipe: str, path: Path) -> dict[str, Any]:
+    """The manifest entry `tensoracle build --manifest` writes for the saved file ``path``."""
+    data = path.read_bytes()
+    conditions, references, offset = _core.decode_engine_header(data, len(data), str(path))
+    recorded = json.loads(conditions)
+    return {
+        "recipe": recipe,
+        "graph_version": recorded["graph_version"],
+        "file_name": path.name,
+        "conditions": recorded,
+        "backend": recorded["backend"],
+        "backend_version": recorded["backend_version"],
+        "targets": recorded.get("targets"),
+        "hardware_compatibility": recorded.get("hardware_compatibility"),
+        "io": json.loads(references)["io"],
+        "plan": {
+            "size": len(data) - offset,
+            "xxh3_128": plan_checksum_hex(data[offset:]),
+        },
+        "engine_bytes": len(data),
+        "fleet": None,
+    }
+
+
+@pytest.fixture
+def deployed(engine_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A real TensorRT-RTX engine for sm89 in the cache, and its manifest; returns the manifest."""
+    monkeypatch.setenv("TENSORACLE_RTX_TARGETS", "sm89")
+    prepared = tensoracle.prepare_engine(
+        make_graph(write_weights(tmp_path / "model.safetensors")),
+        DECLARATION,
+        name="deployed",
+        graph_version="1",
+        weights=[tmp_path / "model.safetensors"],
+        io=IO,
+        progress=False,
+    )
+    manifest = tmp_path / "deploy.json"
+    manifest.write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "spec": "tests:RECIPES",
+                "remote": None,
+                "entries": [manifest_entry("encoder", prepared.path)],
+            }
+        )
+    )
+    monkeypatch.delenv("TENSORACLE_RTX_TARGETS")
+    return manifest
+
+
+@pytest.mark.backend
+def test_the_recipes_entry_is_selected_for_the_gpu_and_its_verified_plan_handed_out(
+    deployed: Path, engine_cache: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("TENSORACLE_DESCRIBED_GPU", RTX_4090)
+    entry = json.loads(deployed.read_text())["entries"][0]
+
+    handle = tensoracle.open_deployed(deployed, "encoder")
+
+    assert handle.path == engine_cache / entry["file_name"]
+    data = handle.path.read_bytes()
+    assert bytes(handle.plan) == data[len(data) - entry["plan"]["size"] :]
+    assert "sm89" in handle.why
+    assert handle.signer is None
+    assert handle.io_signature == entry["io"]
+    assert handle.recipe == "encoder"
+    if gpu.absent_reason() is not None:  # a described GPU is not a GPU: nothing is deserialized
+        with pytest.raises(RuntimeError, match="needs a CUDA device"):
+            _ = handle.engine
+
+
+@pytest.mark.backend
+def test_a_gpu_no_entry_runs_on_is_refused_listing_every_candidate(
+    deployed: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("TENSORACLE_DESCRIBED_GPU", H200)
+    entry = json.loads(deployed.read_text())["entries"][0]
+    with pytest.raises(tensoracle.EngineTargetError) as refused:
+        tensoracle.open_deployed(deployed, "encoder")
+    message = str(refused.value)
+    assert 'recipe "encoder": no entry can run on' in message
+    assert f"{entry['file_name']}: " in message
+    assert "sm90" in message
+    assert "sm89" in message
+
+
+@pytest.mark.backend
+def test_an_unknown_recipe_names_the_recipes_the_manifest_holds(
+    deployed: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("TENSORACLE_DESCRIBED_GPU", RTX_4090)
+    with pytest.raises(ValueError, match='no entry of recipe "decoder"; its recipes are "encoder"'):
+        tensoracle.open_deployed(deployed, "decoder")
+
+
+@pytest.mark.backend
+def test_a_changed_or_missing_entry_is_refused_before_tensorrt(
+    deployed: Path, engine_cache: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("TENSORACLE_DESCRIBED_GPU", RTX_4090)
+    path = engine_cache / json.loads(deployed.read_text())["entries"][0]["file_name"]
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 1
+    path.write_bytes(bytes(data))
+    with pytest.raises(tensoracle.CorruptEngineError, match="XXH3-128"):
+        tensoracle.open_deployed(deployed, "encoder")
+    path.unlink()
+    with pytest.raises(FileNotFoundError, match="tensoracle cache pull --manifest"):
+        tensoracle.open_deployed(deployed, "encoder")
+
+
+@pytest.mark.backend
+def test_without_a_gpu_nothing_is_selected(deployed: Path, monkeypatch: pytest.MonkeyPatch):
+    if gpu.absent_reason() is None:
+        pytest.skip("this machine has a GPU")
+    monkeypatch.delenv("TENSORACLE_DESCRIBED_GPU", raising=False)
+    with pytest.raises(tensoracle.EngineTargetError, match="no GPU"):
+        tensoracle.open_deployed(deployed, "encoder")
