@@ -1,0 +1,430 @@
+// The TensorRT adapter of tensoracle::deploy: header-only, compiled by the application against
+// its own TensorRT 11 headers (<NvInferRuntime.h>, which includes CUDA's <cuda_runtime_api.h>).
+// tensoracle itself links no TensorRT; an application that includes this header links its
+// TensorRT (libnvinfer) as it would without tensoracle.
+//
+//   using namespace tensoracle::deploy;
+//   auto const manifest = read_manifest("deploy.json");
+//   auto const& entry = select_for_device(manifest, "encoder", device,
+//   tensorrt::runtime_backend()); auto const deployed = DeployedEngine::open(entry,
+//   options_from_environment()); std::shared_ptr<nvinfer1::ICudaEngine> engine =
+//   tensorrt::deserialize(*runtime, deployed); tensorrt::Execution unit(engine, deployed);     //
+//   checks the engine's IO, creates a context unit.set_input_shapes({{"x", {2, 3, 224, 224}}}); //
+//   every ranged input, once unit.bind({{"x", x_device}, {"y", y_device}});  // caller-owned device
+//   memory unit.enqueue(stream);                           // the caller synchronizes the stream
+//
+// Only a DeployedEngine, whose bytes were verified against the manifest when it was opened, can
+// reach deserializeCudaEngine. Every check of an execution unit is ExecutionContract's
+// (execution_contract.hpp), made before the TensorRT call it guards; the calls themselves are
+// thin: setInputShape, getTensorShape (outputs), setTensorAddress and enqueueV3 on the caller's
+// stream. Nothing here allocates device memory, copies or synchronizes. This header compiles as
+// C++17.
+#pragma once
+
+#include "tensoracle/deploy/deployed_engine.hpp"
+#include "tensoracle/deploy/execution_contract.hpp"
+#include "tensoracle/deploy/selection.hpp"
+#include "tensoracle/errors.hpp"
+
+#include <NvInferRuntime.h>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#if !defined(NV_TENSORRT_MAJOR) || NV_TENSORRT_MAJOR < 11
+#error "tensoracle/deploy/tensorrt.hpp needs the headers of TensorRT 11 or later"
+#endif
+
+namespace tensoracle::deploy::tensorrt {
+
+// ---- names: TensorRT's enum values as the Python package (and the manifest) writes them ------
+
+constexpr std::string_view dtype_name(nvinfer1::DataType type) noexcept {
+    switch (type) {
+    case nvinfer1::DataType::kFLOAT:
+        return "FLOAT";
+    case nvinfer1::DataType::kHALF:
+        return "HALF";
+    case nvinfer1::DataType::kINT8:
+        return "INT8";
+    case nvinfer1::DataType::kINT32:
+        return "INT32";
+    case nvinfer1::DataType::kBOOL:
+        return "BOOL";
+    case nvinfer1::DataType::kUINT8:
+        return "UINT8";
+    case nvinfer1::DataType::kFP8:
+        return "FP8";
+    case nvinfer1::DataType::kBF16:
+        return "BF16";
+    case nvinfer1::DataType::kINT64:
+        return "INT64";
+    case nvinfer1::DataType::kINT4:
+        return "INT4";
+    case nvinfer1::DataType::kFP4:
+        return "FP4";
+    case nvinfer1::DataType::kE8M0:
+        return "E8M0";
+    }
+    return "UNKNOWN";
+}
+
+constexpr std::string_view format_name(nvinfer1::TensorFormat format) noexcept {
+    switch (format) {
+    case nvinfer1::TensorFormat::kLINEAR:
+        return "LINEAR";
+    case nvinfer1::TensorFormat::kCHW2:
+        return "CHW2";
+    case nvinfer1::TensorFormat::kHWC8:
+        return "HWC8";
+    case nvinfer1::TensorFormat::kCHW4:
+        return "CHW4";
+    case nvinfer1::TensorFormat::kCHW16:
+        return "CHW16";
+    case nvinfer1::TensorFormat::kCHW32:
+        return "CHW32";
+    case nvinfer1::TensorFormat::kDHWC8:
+        return "DHWC8";
+    case nvinfer1::TensorFormat::kCDHW32:
+        return "CDHW32";
+    case nvinfer1::TensorFormat::kHWC:
+        return "HWC";
+    case nvinfer1::TensorFormat::kDLA_LINEAR:
+        return "DLA_LINEAR";
+    case nvinfer1::TensorFormat::kDLA_HWC4:
+        return "DLA_HWC4";
+    case nvinfer1::TensorFormat::kHWC16:
+        return "HWC16";
+    case nvinfer1::TensorFormat::kDHWC:
+        return "DHWC";
+    }
+    return "UNKNOWN";
+}
+
+constexpr std::string_view location_name(nvinfer1::TensorLocation location) noexcept {
+    switch (location) {
+    case nvinfer1::TensorLocation::kDEVICE:
+        return "DEVICE";
+    case nvinfer1::TensorLocation::kHOST:
+        return "HOST";
+    }
+    return "UNKNOWN";
+}
+
+// ---- the backend version -------------------------------------------------------------------
+
+// What getInferLibVersion() returns for the headers compiled against: MAJOR * 10000 + MINOR * 100
+// + PATCH (NvInferRuntimeBase.h), without the build number.
+constexpr std::int32_t header_library_version() noexcept {
+    return NV_TENSORRT_MAJOR * 10000 + NV_TENSORRT_MINOR * 100 + NV_TENSORRT_PATCH;
+}
+
+// The headers' version as manifests record it, such as "11.1.0.106".
+inline std::string header_version_text() {
+    return std::to_string(NV_TENSORRT_MAJOR) + "." + std::to_string(NV_TENSORRT_MINOR) + "." +
+           std::to_string(NV_TENSORRT_PATCH) + "." + std::to_string(NV_TENSORRT_BUILD);
+}
+
+// The backend for select_entry, given what the loaded library's getInferLibVersion() returned.
+// Throws tensoracle::Error naming both versions when the library is not the one of the headers
+// (the build number, which the library does not report, is the headers').
+inline RuntimeBackend backend_for_library(std::int32_t library_version) {
+    if (library_version != header_library_version()) {
+        std::int32_t const major = library_version / 10000;
+        std::int32_t const minor = library_version / 100 % 100;
+        std::int32_t const patch = library_version % 100;
+        throw Error("the TensorRT library loaded is version " + std::to_string(major) + "." +
+                    std::to_string(minor) + "." + std::to_string(patch) +
+                    " (getInferLibVersion() = " + std::to_string(library_version) +
+                    "), but the application was compiled with the headers of TensorRT " +
+                    header_version_text() +
+                    " (getInferLibVersion() = " + std::to_string(header_library_version()) +
+                    "): run it with the TensorRT it was built with");
+    }
+    return RuntimeBackend{kTensorRt, header_version_text()};
+}
+
+// The TensorRT this application runs engines with: the headers' version, once the library
+// loaded is checked to be that version.
+inline RuntimeBackend runtime_backend() {
+    return backend_for_library(getInferLibVersion());
+}
+
+// ---- shapes --------------------------------------------------------------------------------
+
+// A TensorRT Dims as a shape; nothing for an invalid one (rank -1).
+inline std::optional<Shape> shape_of(nvinfer1::Dims const& dims) {
+    if (dims.nbDims < 0 || dims.nbDims > nvinfer1::Dims::MAX_DIMS) {
+        return std::nullopt;
+    }
+    Shape shape;
+    shape.reserve(static_cast<std::size_t>(dims.nbDims));
+    for (std::int32_t axis = 0; axis < dims.nbDims; ++axis) {
+        shape.push_back(dims.d[axis]);
+    }
+    return shape;
+}
+
+// A shape as a TensorRT Dims; InvalidArgument beyond Dims::MAX_DIMS dimensions.
+inline nvinfer1::Dims dims_of(Shape const& shape) {
+    if (shape.size() > static_cast<std::size_t>(nvinfer1::Dims::MAX_DIMS)) {
+        throw InvalidArgument("a TensorRT shape has at most " +
+                              std::to_string(nvinfer1::Dims::MAX_DIMS) + " dimensions, not " +
+                              std::to_string(shape.size()));
+    }
+    nvinfer1::Dims dims{};
+    dims.nbDims = static_cast<std::int32_t>(shape.size());
+    for (std::size_t axis = 0; axis < shape.size(); ++axis) {
+        dims.d[axis] = shape[axis];
+    }
+    return dims;
+}
+
+// ---- deserializing ---------------------------------------------------------------------------
+
+// Deserializes the verified plan of `deployed` with `runtime`, after checking that the entry was
+// built by the TensorRT `backend` runs (EngineConditionError naming the file, the recorded and
+// the running backend otherwise: such an entry never reaches deserializeCudaEngine). Throws
+// CorruptEngineError naming the file when TensorRT refuses the plan.
+inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize(nvinfer1::IRuntime& runtime,
+                                                          DeployedEngine const& deployed,
+                                                          RuntimeBackend const& backend) {
+    EntryConditions const& built = deployed.entry().runs_on;
+    if (built.backend != backend.name || built.backend_version != backend.version) {
+        throw EngineConditionError("the engine '" + deployed.path().string() + "' was built by " +
+                                       built.backend + " " + built.backend_version +
+                                       ", but this application runs " + backend.name + " " +
+                                       backend.version + ": it cannot deserialize it",
+                                   deployed.path());
+    }
+    std::unique_ptr<nvinfer1::ICudaEngine> engine(
+        runtime.deserializeCudaEngine(deployed.plan_data(), deployed.plan_size()));
+    if (!engine) {
+        throw CorruptEngineError("TensorRT refused to deserialize the plan of '" +
+                                     deployed.path().string() + "' (" +
+                                     std::to_string(deployed.plan_size()) +
+                                     " bytes, verified against its manifest entry): see the "
+                                     "TensorRT log for the reason",
+                                 deployed.path());
+    }
+    return engine;
+}
+
+// The same with the backend this application runs (runtime_backend()).
+inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize(nvinfer1::IRuntime& runtime,
+                                                          DeployedEngine const& deployed) {
+    return deserialize(runtime, deployed, runtime_backend());
+}
+
+// ---- the engine's IO -------------------------------------------------------------------------
+
+// Every IO tensor of `engine`, in its order, as TensorRT reports it (profile 0 for inputs).
+// Throws EngineIOError (carrying `path`) for a tensor whose shape TensorRT reports as invalid.
+inline std::vector<TensorDescription> describe_io(nvinfer1::ICudaEngine const& engine,
+                                                  std::filesystem::path const& path) {
+    std::vector<TensorDescription> tensors;
+    std::int32_t const count = engine.getNbIOTensors();
+    bool const has_profile = engine.getNbOptimizationProfiles() > 0;
+    for (std::int32_t index = 0; index < count; ++index) {
+        char const* name = engine.getIOTensorName(index);
+        TensorDescription tensor;
+        tensor.name = name == nullptr ? std::string() : std::string(name);
+        tensor.is_input = engine.getTensorIOMode(name) == nvinfer1::TensorIOMode::kINPUT;
+        tensor.dtype = std::string(dtype_name(engine.getTensorDataType(name)));
+        std::optional<Shape> shape = shape_of(engine.getTensorShape(name));
+        if (!shape) {
+            throw EngineIOError("TensorRT reports no valid shape for tensor '" + tensor.name +
+                                    "' of the engine '" + path.string() + "'",
+                                path);
+        }
+        tensor.shape = std::move(*shape);
+        tensor.location = std::string(location_name(engine.getTensorLocation(name)));
+        tensor.format = std::string(format_name(engine.getTensorFormat(name)));
+        tensor.is_shape_tensor = engine.isShapeInferenceIO(name);
+        if (tensor.is_input && has_profile) {
+            auto const point = [&](nvinfer1::OptProfileSelector select) {
+                return shape_of(engine.getProfileShape(name, 0, select));
+            };
+            auto low = point(nvinfer1::OptProfileSelector::kMIN);
+            auto optimum = point(nvinfer1::OptProfileSelector::kOPT);
+            auto high = point(nvinfer1::OptProfileSelector::kMAX);
+            if (low && optimum && high && low->size() == tensor.shape.size()) {
+                tensor.profile =
+                    ShapeProfile{std::move(*low), std::move(*optimum), std::move(*high)};
+            }
+        } else if (!tensor.is_input) {
+            char const* source = engine.getAliasedInputTensor(name);
+            if (source != nullptr) {
+                tensor.aliased_input = source;
+            }
+        }
+        tensors.push_back(std::move(tensor));
+    }
+    return tensors;
+}
+
+// Checks the IO `engine` reports against the manifest entry's IO signature (check_engine_io:
+// EngineIOError naming the tensor, the field, the observed and the expected value; InvalidArgument
+// naming the field when the entry's io is not an IO signature). Returns the engine's IO.
+inline std::vector<TensorDescription> check_io(nvinfer1::ICudaEngine const& engine,
+                                               DeployedEngine const& deployed) {
+    std::vector<TensorDescription> described = describe_io(engine, deployed.path());
+    std::vector<TensorDescription> const recorded =
+        io_from_json(deployed.entry().io, deployed.entry().file_name + ": io");
+    check_engine_io(described, recorded, deployed.path());
+    return described;
+}
+
+// ---- execution -------------------------------------------------------------------------------
+
+// One execution unit: an IExecutionContext over a deserialized engine, run on caller memory and
+// a caller stream. Movable, not copyable; use it from one thread at a time, and destroy (or
+// close) it only after the work it enqueued has completed.
+class Execution {
+public:
+    // Checks the engine's IO against the manifest entry (check_io), then what an execution unit
+    // can run (ExecutionContract: EngineIOError naming each HOST tensor, shape tensor, format
+    // other than LINEAR), all before the context exists; creates the context, sets every input
+    // to its creation shape and refuses outputs whose sizes depend on tensor values. Throws
+    // Error when TensorRT creates no context or refuses a creation shape.
+    Execution(std::shared_ptr<nvinfer1::ICudaEngine> engine, DeployedEngine const& deployed)
+        : engine_(std::move(engine)),
+          contract_(check_io(checked(engine_), deployed), deployed.path()) {
+        context_.reset(engine_->createExecutionContext());
+        if (!context_) {
+            throw Error("TensorRT could not create an execution context for the engine '" +
+                        deployed.path().string() + "' (see the TensorRT log for the reason)");
+        }
+        for (auto const& [name, shape] : contract_.creation_shapes()) {
+            if (!context_->setInputShape(name.c_str(), dims_of(shape))) {
+                throw Error("TensorRT rejected the shape " + shape_text(shape) + " of input '" +
+                            name + "' when creating the execution unit of the engine '" +
+                            deployed.path().string() + "' (see the TensorRT log)");
+            }
+        }
+        contract_.check_creation_output_shapes(output_shapes());
+    }
+
+    Execution(Execution&& other) noexcept
+        : engine_(std::move(other.engine_)), context_(std::move(other.context_)),
+          contract_(std::move(other.contract_)) {
+        other.contract_.close();
+    }
+    Execution& operator=(Execution&& other) noexcept {
+        if (this != &other) {
+            close();
+            engine_ = std::move(other.engine_);
+            context_ = std::move(other.context_);
+            contract_ = std::move(other.contract_);
+            other.contract_.close();
+        }
+        return *this;
+    }
+    Execution(Execution const&) = delete;
+    Execution& operator=(Execution const&) = delete;
+    ~Execution() { close(); }
+
+    ExecutionContract const& contract() const noexcept { return contract_; }
+    std::vector<std::string> const& input_names() const noexcept { return contract_.input_names(); }
+    std::vector<std::string> const& output_names() const noexcept {
+        return contract_.output_names();
+    }
+    std::vector<std::string> const& ranged_input_names() const noexcept {
+        return contract_.ranged_input_names();
+    }
+    // The concrete shape of a tensor under the shapes set (ExecutionContract::shape).
+    Shape const& shape(std::string_view name) const { return contract_.shape(name); }
+    // The bytes a buffer of that tensor needs (LINEAR, its dtype, its concrete shape).
+    std::uint64_t bytes(std::string_view name) const {
+        return tensor_bytes(contract_.tensor(name).dtype, contract_.shape(name));
+    }
+
+    // Sets every ranged input's shape at once, checked first (ExecutionContract::
+    // check_input_shapes: InvalidArgument, nothing changed); then Error when TensorRT refuses one
+    // or leaves an output unresolved, after which enqueue is refused until a later call succeeds.
+    void set_input_shapes(std::vector<NamedShape> const& shapes) {
+        std::vector<NamedShape> const checked = contract_.check_input_shapes(shapes);
+        for (auto const& [name, shape] : checked) {
+            if (!context_->setInputShape(name.c_str(), dims_of(shape))) {
+                contract_.reject_input_shape(name, shape,
+                                             "setInputShape refused it (see the TensorRT log)");
+            }
+        }
+        contract_.resolve_output_shapes(checked, output_shapes());
+    }
+
+    // Binds one device address per tensor (ExecutionContract::bind_addresses: InvalidArgument
+    // naming every problem); Error naming the tensor when TensorRT refuses an address. After a
+    // refusal nothing counts as bound until a later call succeeds.
+    void bind(std::vector<TensorAddress> const& addresses) {
+        for (auto const& [name, address] : contract_.bind_addresses(addresses)) {
+            if (!context_->setTensorAddress(name.c_str(), address)) {
+                contract_.reject_address(name, address);
+            }
+        }
+    }
+
+    // Enqueues the inference on the caller's stream (enqueueV3) and returns once TensorRT has
+    // queued it; the caller synchronizes. Error unless shapes are set and every address is bound
+    // (ExecutionContract::check_enqueue), or when TensorRT reports failure.
+    void enqueue(cudaStream_t stream) {
+        contract_.check_enqueue();
+        if (!context_->enqueueV3(stream)) {
+            throw Error("enqueue failed: TensorRT enqueueV3 reported failure (see the TensorRT log "
+                        "for the reason)");
+        }
+    }
+
+    // bind(addresses), then enqueue(stream).
+    void enqueue(std::vector<TensorAddress> const& addresses, cudaStream_t stream) {
+        bind(addresses);
+        enqueue(stream);
+    }
+
+    // Releases the context, then this unit's hold on the engine, without waiting; afterwards every
+    // call is refused ("the execution unit is closed"). Repeats do nothing.
+    void close() noexcept {
+        contract_.close();
+        context_.reset();
+        engine_.reset();
+    }
+    bool closed() const noexcept { return contract_.closed(); }
+
+private:
+    static nvinfer1::ICudaEngine const&
+    checked(std::shared_ptr<nvinfer1::ICudaEngine> const& engine) {
+        if (!engine) {
+            throw InvalidArgument("an execution unit needs a deserialized engine, not null");
+        }
+        return *engine;
+    }
+
+    static std::string shape_text(Shape const& shape) {
+        std::string text = "[";
+        for (std::size_t axis = 0; axis < shape.size(); ++axis) {
+            text += (axis == 0 ? "" : ", ") + std::to_string(shape[axis]);
+        }
+        return text + "]";
+    }
+
+    std::vector<ReportedShape> output_shapes() const {
+        std::vector<ReportedShape> shapes;
+        shapes.reserve(contract_.output_names().size());
+        for (auto const& name : contract_.output_names()) {
+            shapes.push_back({name, shape_of(context_->getTensorShape(name.c_str()))});
+        }
+        return shapes;
+    }
+
+    std::shared_ptr<nvinfer1::ICudaEngine> engine_;
+    std::unique_ptr<nvinfer1::IExecutionContext> context_;
+    ExecutionContract contract_;
+};
+
+} // namespace tensoracle::deploy::tensorrt
