@@ -67,6 +67,29 @@ void bind_deploy(nb::module_& module) {
                                 shape, self);
             },
             "Read-only memoryview of the verified plan: the bytes to deserialize.");
+    nb::class_<deploy::Manifest>(module, "DeployManifest",
+                                 "A deployment manifest as the C++ library reads it.")
+        .def_static("read", &deploy::read_manifest, nb::arg("path"),
+                    "Reads the manifest at `path` (errors as read_deploy_manifest).")
+        .def_prop_ro("size",
+                     [](deploy::Manifest const& manifest) { return manifest.entries.size(); })
+        .def(
+            "select",
+            [](deploy::Manifest const& manifest, std::string const& recipe,
+               std::string const& device_json, std::string const& backend,
+               std::string const& backend_version) {
+                auto const device = deploy::device_from_json(parsed(device_json, "device_json"),
+                                                             "the GPU description");
+                return deploy::select_for_device(manifest, recipe, device,
+                                                 {backend, backend_version})
+                    .file_name;
+            },
+            nb::arg("recipe"), nb::arg("device_json"), nb::arg("backend"),
+            nb::arg("backend_version"),
+            "The file name of the entry of `recipe` select_for_device chooses for the GPU "
+            "described by `device_json` and the runtime `backend` `backend_version`. Raises "
+            "EngineTargetError listing every candidate when none can run, ValueError for an "
+            "unknown recipe.");
     module.def(
         "open_deployed",
         [](std::filesystem::path const& manifest_path, std::string const& recipe,

@@ -187,13 +187,25 @@ Manifest read_manifest(std::filesystem::path const& path) {
 RecipeSelection select_recipe(Manifest const& manifest, std::string_view recipe,
                               DeviceDescription const& device, RuntimeBackend const& backend) {
     RecipeSelection result;
-    std::vector<Candidate> candidates;
+    std::vector<EntryConditions const*> conditions;
     for (std::size_t i = 0; i < manifest.entries.size(); ++i) {
         ManifestEntry const& entry = manifest.entries[i];
         if (entry.recipe == recipe) {
             result.indices.push_back(i);
-            candidates.push_back({entry.file_name, entry.runs_on});
+            conditions.push_back(&entry.runs_on);
         }
+    }
+    // The choice first, without a reason per entry; the whole report only for a refusal.
+    if (auto const chosen = choose_entry(conditions, device, backend)) {
+        result.selection.chosen = chosen;
+        result.selection.why = why_chosen(*conditions[*chosen], device);
+        return result;
+    }
+    std::vector<Candidate> candidates;
+    candidates.reserve(conditions.size());
+    for (std::size_t const index : result.indices) {
+        ManifestEntry const& entry = manifest.entries[index];
+        candidates.push_back({entry.file_name, entry.runs_on});
     }
     result.selection = select_entry(candidates, device, backend);
     return result;

@@ -153,6 +153,8 @@ int specificity(EntryConditions const& conditions) {
     return *conditions.hardware_compatibility == kSameComputeCapability ? 2 : 1;
 }
 
+} // namespace
+
 std::string why_chosen(EntryConditions const& conditions, DeviceDescription const& device) {
     std::string const here = device_text(device);
     if (conditions.backend == kTensorRtRtx) {
@@ -170,6 +172,8 @@ std::string why_chosen(EntryConditions const& conditions, DeviceDescription cons
            "include " +
            here;
 }
+
+namespace {
 
 // Why a candidate cannot be used with `backend` on `device`, or nothing.
 std::optional<std::string> unusable(EntryConditions const& conditions,
@@ -297,6 +301,40 @@ std::optional<std::string> cannot_run(EntryConditions const& conditions,
     return "the engine is built for " + property_text(*recorded, "name") +
            " and runs only on a GPU with the same properties; this GPU, " + device_text(device) +
            ", differs in " + joined(differing, ", ");
+}
+
+std::optional<std::size_t> choose_entry(std::vector<EntryConditions const*> const& candidates,
+                                        DeviceDescription const& device,
+                                        RuntimeBackend const& backend) {
+    std::string const local = target_of(device);
+    std::optional<std::size_t> chosen;
+    int best = 0;
+    bool tied = false;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        EntryConditions const& conditions = *candidates[i];
+        if (conditions.backend != backend.name || conditions.backend_version != backend.version) {
+            continue;
+        }
+        bool const runs = conditions.backend == kTensorRtRtx
+                              ? std::find(conditions.targets.begin(), conditions.targets.end(),
+                                          local) != conditions.targets.end()
+                              : !cannot_run(conditions, device).has_value();
+        if (!runs) {
+            continue;
+        }
+        int const rank = specificity(conditions);
+        if (rank > best) {
+            best = rank;
+            chosen = i;
+            tied = false;
+        } else if (rank == best) {
+            tied = true;
+        }
+    }
+    if (tied) {
+        return std::nullopt;
+    }
+    return chosen;
 }
 
 Selection select_entry(std::vector<Candidate> const& candidates, DeviceDescription const& device,

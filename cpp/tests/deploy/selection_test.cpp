@@ -376,5 +376,56 @@ TEST(DeviceSelection, ConditionsAndDevicesAreReadFromJson) {
               "18446744073709551615, expected a string, an integer or true/false");
 }
 
+// choose_entry makes select_entry's choice without its reasons: the same index, or nothing
+// wherever select_entry refuses (none usable, or two equally specific).
+TEST(DeviceSelection, TheQuickChoiceIsTheFullSelectionsChoice) {
+    std::vector<Candidate> const candidates{
+        {"rtx.engine", rtx(ci_targets())},
+        {"old.engine", tensorrt(sm90(), std::nullopt, "11.0.0.114")},
+        {"sm89.engine", tensorrt(sm89(), std::nullopt)},
+        {"portable.engine", tensorrt(sm86(), std::string(kAmperePlus))},
+        {"same-cc.engine", tensorrt(sm90(), std::string(kSameComputeCapability))},
+        {"exact.engine", tensorrt(sm90(), std::nullopt)},
+        {"twin.engine", tensorrt(sm90(), std::nullopt)},
+    };
+    std::vector<DeviceDescription> const devices{sm86(),
+                                                 sm89(),
+                                                 sm90(),
+                                                 sm120(),
+                                                 sm89_laptop(),
+                                                 described("NVIDIA H100", "9.0"),
+                                                 described("Tesla T4", "7.5")};
+    std::vector<RuntimeBackend> const backends{
+        tensorrt_11_1(), rtx_1_3(), {kTensorRt, "11.0.0.114"}};
+    // Every subset of the candidates that keeps their order, on every device and backend.
+    std::size_t compared = 0;
+    std::size_t chosen = 0;
+    for (unsigned mask = 0; mask < (1U << candidates.size()); ++mask) {
+        std::vector<Candidate> subset;
+        for (std::size_t i = 0; i < candidates.size(); ++i) {
+            if ((mask >> i) & 1U) {
+                subset.push_back(candidates[i]);
+            }
+        }
+        std::vector<EntryConditions const*> conditions;
+        for (Candidate const& candidate : subset) {
+            conditions.push_back(&candidate.conditions);
+        }
+        for (DeviceDescription const& device : devices) {
+            for (RuntimeBackend const& backend : backends) {
+                Selection const full = select_entry(subset, device, backend);
+                ASSERT_EQ(choose_entry(conditions, device, backend), full.chosen)
+                    << "subset " << mask << " on " << target_of(device) << " with " << backend.name
+                    << " " << backend.version;
+                ++compared;
+                chosen += full.chosen.has_value() ? 1U : 0U;
+            }
+        }
+    }
+    EXPECT_EQ(compared, 128U * 7U * 3U);
+    EXPECT_GT(chosen, 0U);       // some choices made...
+    EXPECT_LT(chosen, compared); // ...and some refused
+}
+
 } // namespace
 } // namespace tensoracle::deploy

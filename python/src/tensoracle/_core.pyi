@@ -311,6 +311,20 @@ class DeployedEngine:
     ) -> Annotated[memoryview, dict(dtype="uint8", shape=(None,), order="C", writable=False)]:
         """Read-only memoryview of the verified plan: the bytes to deserialize."""
 
+class DeployManifest:
+    """A deployment manifest as the C++ library reads it."""
+
+    @staticmethod
+    def read(path: str | os.PathLike) -> DeployManifest:
+        """Reads the manifest at `path` (errors as read_deploy_manifest)."""
+
+    @property
+    def size(self) -> int: ...
+    def select(self, recipe: str, device_json: str, backend: str, backend_version: str) -> str:
+        """
+        The file name of the entry of `recipe` select_for_device chooses for the GPU described by `device_json` and the runtime `backend` `backend_version`. Raises EngineTargetError listing every candidate when none can run, ValueError for an unknown recipe.
+        """
+
 def open_deployed(
     manifest_path: str | os.PathLike,
     recipe: str,

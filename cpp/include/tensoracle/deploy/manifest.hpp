@@ -68,9 +68,10 @@ ManifestEntry const& select_for_device(Manifest const& manifest, std::string_vie
                                        DeviceDescription const& device,
                                        RuntimeBackend const& backend);
 
-// The same, returning the whole selection (candidates are the recipe's entries, in the
-// manifest's order, as indices into manifest.entries in `indices`), without throwing for a
-// refusal.
+// The same, returning the selection (candidates are the recipe's entries, in the manifest's
+// order, as indices into manifest.entries in `indices`), without throwing for a refusal. When an
+// entry is chosen only `chosen` and `why` are set (no reason is made for the others, which keeps
+// a choice among 10,000 entries well under a millisecond); a refusal lists every candidate.
 struct RecipeSelection {
     std::vector<std::size_t> indices; // the recipe's entries: indices into manifest.entries
     Selection selection;              // over those entries, in that order

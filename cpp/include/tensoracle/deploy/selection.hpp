@@ -104,6 +104,17 @@ struct Selection {
 Selection select_entry(std::vector<Candidate> const& candidates, DeviceDescription const& device,
                        RuntimeBackend const& backend);
 
+// The choice select_entry makes, without the reasons: which candidate (an index into
+// `candidates`) select_entry would choose, or nothing where it would refuse (call select_entry
+// then, for the refusal). No text is made for a candidate that cannot be used, so that choosing
+// among tens of thousands of entries takes a fraction of a millisecond.
+std::optional<std::size_t> choose_entry(std::vector<EntryConditions const*> const& candidates,
+                                        DeviceDescription const& device,
+                                        RuntimeBackend const& backend);
+
+// Why an entry with these conditions, usable on `device`, is the one to use (Selection::why).
+std::string why_chosen(EntryConditions const& conditions, DeviceDescription const& device);
+
 // Reading the same from JSON (the conditions of an engine header or a manifest, a description
 // from tensoracle.gpu.properties()). `where` names the value in messages, such as
 // "deploy.json: entries[0].conditions". Throws InvalidArgument naming the field and its value

@@ -1,0 +1,234 @@
+"""Benchmark: opening a deployed engine (tensoracle::deploy) vs reading and hashing its file once.
+
+Open = what a C++ application does before TensorRT sees a byte (through the bindings, which call
+the same library): select the entry, map the file, check it against the manifest, compute the
+plan's XXH3-128 and, with a verify key, the SHA-256 of every byte for the Ed25519 signature.
+Baselines, measured in the same run on the same warm file: reading it once in 1 MiB pieces into
+one buffer while hashing it with XXH3-128 (xxhash), and with SHA-256 (hashlib) for the signed
+case. Goals: each open at most 1.1x its baseline. Also selection among 10,000 manifest entries
+(one recipe, every entry for another GPU but one): goal under 1 ms per selection, timed over a
+manifest already read. Rounds are interleaved and the best of each is kept.
+Run: .venv/bin/python bench/deploy_open.py [--gib N] [--repeats N] [--entries N] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import harness
+import numpy as np
+import xxhash
+from tensoracle import _core
+
+BACKEND, VERSION = "tensorrt_rtx", "1.7.1.116"
+DEVICE = json.dumps({"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"})
+PIECE = 1 << 20
+
+
+def conditions(name: str, targets: list[str]) -> dict[str, object]:
+    return {
+        "name": name,
+        "graph_version": "1",
+        "backend": BACKEND,
+        "backend_version": VERSION,
+        "gpu": None,
+        "targets": targets,
+    }
+
+
+def manifest_entry(
+    path: Path, recorded: dict[str, object], signature: str | None
+) -> dict:
+    data = path.read_bytes()
+    _conditions, _references, offset = _core.decode_engine_header(
+        data[: _core.engine_prefix_bytes(data[:20])], len(data), str(path)
+    )
+    plan = memoryview(data)[offset:]
+    return {
+        "recipe": "bench",
+        "graph_version": "1",
+        "file_name": path.name,
+        "conditions": recorded,
+        "backend": BACKEND,
+        "backend_version": VERSION,
+        "targets": recorded["targets"],
+        "hardware_compatibility": None,
+        "io": None,
+        "plan": {"size": len(plan), "xxh3_128": xxhash.xxh3_128(plan).hexdigest()},
+        "engine_bytes": len(data),
+        "fleet": None
+        if signature is None
+        else {"key": "engines/" + path.name, "url": "s3://b/engines/" + path.name,
+              "signed": True, "signature": signature},
+    }  # fmt: skip
+
+
+def write_manifest(path: Path, entries: list[dict]) -> None:
+    document = {
+        "schema_version": 1,
+        "spec": "bench:RECIPES",
+        "remote": None,
+        "entries": entries,
+    }
+    path.write_text(json.dumps(document))
+
+
+def read_and_hash(path: Path, digest: object) -> None:
+    buffer = bytearray(PIECE)
+    view = memoryview(buffer)
+    with path.open("rb", buffering=0) as file:
+        while count := file.readinto(buffer):
+            digest.update(view[:count])  # type: ignore[attr-defined]
+
+
+def selection_seconds(directory: Path, count: int) -> float:
+    """Seconds per selection among `count` entries of one recipe, one of which runs on sm89."""
+    entries = []
+    for index in range(count):
+        # Every entry its own identity (another graph version), all but one for another GPU.
+        recorded = conditions("bench", ["sm89"] if index == count // 2 else ["sm120"])
+        recorded["graph_version"] = str(index)
+        identity = _core.make_identity(json.dumps(recorded))
+        entries.append(
+            {
+                "recipe": "bench",
+                "graph_version": str(index),
+                "file_name": identity.file_name,
+                "conditions": recorded,
+                "backend": BACKEND,
+                "backend_version": VERSION,
+                "targets": recorded["targets"],
+                "hardware_compatibility": None,
+                "io": None,
+                "plan": {"size": 1, "xxh3_128": "0" * 32},
+                "engine_bytes": 100,
+                "fleet": None,
+            }
+        )
+    path = directory / "many.json"
+    write_manifest(path, entries)
+    manifest = _core.DeployManifest.read(str(path))
+    assert manifest.size == count
+    chosen = manifest.select("bench", DEVICE, BACKEND, VERSION)
+    assert chosen == entries[count // 2]["file_name"]
+    rounds = 20
+    started = time.perf_counter()
+    for _ in range(rounds):
+        manifest.select("bench", DEVICE, BACKEND, VERSION)
+    return (time.perf_counter() - started) / rounds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--gib", type=float, default=1.0, help="plan size in GiB (default 1)"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="best of N rounds (default 5)"
+    )
+    parser.add_argument(
+        "--entries", type=int, default=10_000, help="manifest entries to select among"
+    )
+    args = harness.parse(parser, {"gib": 1 / 64, "repeats": 1, "entries": 1000})
+    size = int(args.gib * (1 << 30)) // 8 * 8
+
+    directory = Path(tempfile.mkdtemp(prefix="tensoracle-bench-"))
+    try:
+        cache = directory / "cache"
+        store = _core.Store(str(cache))
+        recorded = conditions("bench", ["sm86", "sm89"])
+        identity = _core.make_identity(json.dumps(recorded))
+        plan = np.random.default_rng(0).integers(0, 256, size, dtype=np.uint8)
+        path = Path(store.save(identity, "{}", plan))
+        del plan
+        signing, verify = directory / "signing.pem", directory / "verify.pem"
+        subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(signing)],
+                       check=True)  # fmt: skip
+        subprocess.run(["openssl", "pkey", "-in", str(signing), "-pubout", "-out", str(verify)],
+                       check=True)  # fmt: skip
+        key = _core.SigningKey.from_pem_file(str(signing))
+        data = path.read_bytes()
+        trailer = _core.signature_trailer(key, path.name, data)
+        signature = bytes(trailer[: _core.SIGNATURE_TRAILER_BYTES - 8]).hex()
+        del data
+        unsigned_manifest, signed_manifest = (
+            directory / "unsigned.json",
+            directory / "signed.json",
+        )
+        write_manifest(unsigned_manifest, [manifest_entry(path, recorded, None)])
+        write_manifest(signed_manifest, [manifest_entry(path, recorded, signature)])
+        read_and_hash(path, xxhash.xxh3_128())  # warm the page cache
+
+        def open_unsigned() -> None:
+            opened = _core.open_deployed(
+                str(unsigned_manifest),
+                "bench",
+                DEVICE,
+                BACKEND,
+                VERSION,
+                str(cache),
+                None,
+            )
+            assert opened.signer is None
+
+        def open_signed() -> None:
+            opened = _core.open_deployed(
+                str(signed_manifest),
+                "bench",
+                DEVICE,
+                BACKEND,
+                VERSION,
+                str(cache),
+                str(verify),
+            )
+            assert opened.signer is not None
+
+        load_before = os.getloadavg()
+        best = harness.interleaved_best(
+            args.repeats,
+            {
+                "open": open_unsigned,
+                "read_xxh3": lambda: read_and_hash(path, xxhash.xxh3_128()),
+                "open_signed": open_signed,
+                "read_sha256": lambda: read_and_hash(path, hashlib.sha256()),
+            },
+        )
+        load_after = os.getloadavg()
+        per_selection = selection_seconds(directory, args.entries)
+        gib = size / (1 << 30)
+
+        def line(label: str, key: str) -> str:
+            return f"{label:<52} {best[key]:.3f} s ({gib / best[key]:.2f} GiB/s)"
+
+        print(f"engine: {gib:.2f} GiB plan, best of {args.repeats} interleaved rounds")
+        before = " ".join(f"{value:.2f}" for value in load_before)
+        after = " ".join(f"{value:.2f}" for value in load_after)
+        print(
+            f"load average (1/5/15 min): {before} before, {after} after, {os.cpu_count()} CPUs"
+        )
+        print(line("open: select + map + verify (ours):", "open"))
+        print(line("read once + XXH3-128 (baseline):", "read_xxh3"))
+        print(
+            line("open with a verify key: + SHA-256 + Ed25519 (ours):", "open_signed")
+        )
+        print(line("read once + SHA-256 (baseline):", "read_sha256"))
+        print(f"ratio (open / read + XXH3-128): {best['open'] / best['read_xxh3']:.2f}x "
+              "(goal <= 1.1x)")  # fmt: skip
+        print(f"ratio (signed open / read + SHA-256): "
+              f"{best['open_signed'] / best['read_sha256']:.2f}x (goal <= 1.1x)")  # fmt: skip
+        print(f"selection among {args.entries} entries: {per_selection * 1e3:.3f} ms "
+              "(goal < 1 ms)")  # fmt: skip
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
