@@ -74,3 +74,19 @@ foreach(version IN LISTS tensorrt_versions)
         set_tests_properties(${name} PROPERTIES LABELS deploy TIMEOUT 120)
     endforeach()
 endforeach()
+
+# tensorrt_runtime_test: the adapter's parts that need no TensorRT library, built against the
+# newest version's headers (no TensorRT is linked): an entry of another backend never reaches
+# deserializeCudaEngine (a recording IRuntime whose every call fails the test), the backend
+# version check, shapes to Dims and back.
+list(GET tensorrt_versions -1 newest_tensorrt)
+add_executable(tensorrt_runtime_test ${CMAKE_CURRENT_SOURCE_DIR}/deploy/tensorrt_runtime_check.cpp)
+target_include_directories(tensorrt_runtime_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_include_directories(tensorrt_runtime_test SYSTEM PRIVATE
+    ${TENSORACLE_TENSORRT_HEADERS}/${newest_tensorrt}/include ${TENSORACLE_CUDA_RUNTIME_INCLUDE})
+target_link_libraries(tensorrt_runtime_test PRIVATE tensoracle_deploy tensoracle_core
+    tensoracle_test_main GTest::gtest Threads::Threads)
+tensoracle_warnings(tensorrt_runtime_test)
+add_test(NAME tensorrt_runtime_test COMMAND tensorrt_runtime_test)
+set_tests_properties(tensorrt_runtime_test PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120
+    LABELS deploy)

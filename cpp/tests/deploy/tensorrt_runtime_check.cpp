@@ -1,0 +1,201 @@
+// tensorrt::deserialize refuses an entry that another TensorRT built before TensorRT sees a byte
+// of it. Built as tensorrt_runtime_test against TensorRT's headers (tests/deploy/
+// tensorrt_header.cmake); no TensorRT library is linked or run. The IRuntime handed to
+// deserialize is a recording stand-in whose every method FAILS the test when called: TensorRT's
+// IRuntime forwards each call to its implementation object (apiv::VRuntime, NvInferImpl.h)
+// through the protected member mImpl, so a subclass of IRuntime that points mImpl at a VRuntime
+// of ours sees every call the adapter would make. Nothing here stands in for what TensorRT does.
+#include "support/test_support.hpp"
+#include "tensoracle/cache/identity.hpp"
+#include "tensoracle/cache/store.hpp"
+#include "tensoracle/deploy/tensorrt.hpp"
+#include "tensoracle/errors.hpp"
+
+#include <cstdlib>
+#include <functional>
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
+
+namespace tensoracle::deploy {
+namespace {
+
+using Json = nlohmann::json;
+
+// Every call is recorded and fails the test; none returns anything TensorRT would.
+class FailingRuntimeImpl final : public nvinfer1::apiv::VRuntime {
+public:
+    mutable std::vector<std::string> calls; // recorded by const methods too
+
+    nvinfer1::IRuntime* getPImpl() noexcept override { return called("getPImpl", nullptr); }
+    nvinfer1::ICudaEngine* deserializeCudaEngine(void const* /*blob*/,
+                                                 std::size_t /*size*/) noexcept override {
+        return called("deserializeCudaEngine", nullptr);
+    }
+    void setDLACore(std::int32_t /*core*/) noexcept override { called("setDLACore"); }
+    std::int32_t getDLACore() const noexcept override { return called("getDLACore", 0); }
+    std::int32_t getNbDLACores() const noexcept override { return called("getNbDLACores", 0); }
+    void setGpuAllocator(nvinfer1::IGpuAllocator* /*allocator*/) noexcept override {
+        called("setGpuAllocator");
+    }
+    void setErrorRecorder(nvinfer1::IErrorRecorder* /*recorder*/) noexcept override {
+        called("setErrorRecorder");
+    }
+    nvinfer1::IErrorRecorder* getErrorRecorder() const noexcept override {
+        return called("getErrorRecorder", nullptr);
+    }
+    nvinfer1::ILogger* getLogger() const noexcept override { return called("getLogger", nullptr); }
+    bool setMaxThreads(std::int32_t /*threads*/) noexcept override {
+        return called("setMaxThreads", false);
+    }
+    std::int32_t getMaxThreads() const noexcept override { return called("getMaxThreads", 0); }
+    void setTemporaryDirectory(char const* /*path*/) noexcept override {
+        called("setTemporaryDirectory");
+    }
+    char const* getTemporaryDirectory() const noexcept override {
+        return called("getTemporaryDirectory", nullptr);
+    }
+    void setTempfileControlFlags(nvinfer1::TempfileControlFlags /*flags*/) noexcept override {
+        called("setTempfileControlFlags");
+    }
+    nvinfer1::TempfileControlFlags getTempfileControlFlags() const noexcept override {
+        return called("getTempfileControlFlags", nvinfer1::TempfileControlFlags{});
+    }
+    nvinfer1::IPluginRegistry& getPluginRegistry() noexcept override {
+        called("getPluginRegistry");
+        std::abort(); // no registry to return: the test has failed already
+    }
+    void setPluginRegistryParent(nvinfer1::IPluginRegistry* /*parent*/) noexcept override {
+        called("setPluginRegistryParent");
+    }
+    nvinfer1::IRuntime* loadRuntime(char const* /*path*/) noexcept override {
+        return called("loadRuntime", nullptr);
+    }
+    void setEngineHostCodeAllowed(bool /*allowed*/) noexcept override {
+        called("setEngineHostCodeAllowed");
+    }
+    bool getEngineHostCodeAllowed() const noexcept override {
+        return called("getEngineHostCodeAllowed", false);
+    }
+    nvinfer1::ICudaEngine*
+    deserializeCudaEngineV2(nvinfer1::IStreamReaderV2& /*reader*/) noexcept override {
+        return called("deserializeCudaEngineV2", nullptr);
+    }
+
+private:
+    void called(char const* name) const noexcept {
+        ADD_FAILURE() << "TensorRT was called: IRuntime::" << name;
+        calls.emplace_back(name);
+    }
+    template <typename Result>
+    Result called(char const* name, Result result) const noexcept {
+        called(name);
+        return result;
+    }
+};
+
+// An IRuntime whose calls all reach FailingRuntimeImpl.
+class RecordingRuntime final : public nvinfer1::IRuntime {
+public:
+    explicit RecordingRuntime(FailingRuntimeImpl& impl) { mImpl = &impl; }
+};
+
+// A cache folder holding one saved entry built with `conditions`, and its manifest entry.
+struct Deployment {
+    testing::TemporaryDirectory folder;
+    std::vector<std::byte> plan = testing::random_bytes(4096, 11);
+    ManifestEntry entry;
+    std::filesystem::path path;
+
+    explicit Deployment(Json const& conditions) {
+        EngineIdentity const identity = recorded_identity(conditions);
+        Json const io = {{"tensors", Json::array()}};
+        path = Store(folder.path()).save(identity, {{"io", io}}, plan);
+        auto const header = read_engine_header(path).header;
+        entry.recipe = "encoder";
+        entry.graph_version = "3";
+        entry.file_name = identity.file_name;
+        entry.conditions = identity.conditions;
+        entry.runs_on = conditions_from_json(entry.conditions, "conditions");
+        entry.io = io;
+        entry.plan_size = header.plan_size;
+        entry.plan_xxh3_128 = header.plan_xxh3_128;
+        entry.engine_bytes = std::filesystem::file_size(path);
+    }
+
+    DeployedEngine open() const { return DeployedEngine::open(entry, {folder.path(), {}}); }
+};
+
+Json conditions(std::string const& backend, std::string const& version) {
+    return {{"name", "encoder"},       {"graph_version", "3"},
+            {"backend", backend},      {"backend_version", version},
+            {"gpu", nullptr},          {"hardware_compatibility", "ampere_plus"},
+            {"targets", Json::array()}};
+}
+
+std::string refusal(Deployment const& deployment, RuntimeBackend const& backend,
+                    FailingRuntimeImpl& impl) {
+    DeployedEngine const deployed = deployment.open(); // verified: the bytes are the entry's
+    RecordingRuntime runtime(impl);
+    try {
+        (void)tensorrt::deserialize(runtime, deployed, backend);
+    } catch (EngineConditionError const& error) {
+        EXPECT_EQ(error.path(), deployed.path());
+        return error.what();
+    }
+    ADD_FAILURE() << "deserialize accepted the entry";
+    return {};
+}
+
+TEST(TensorRtRuntime, AnEntryOfAnotherBackendNeverReachesDeserializeCudaEngine) {
+    Deployment const deployment(conditions("tensorrt_rtx", "1.7.1.116"));
+    FailingRuntimeImpl impl;
+    EXPECT_EQ(refusal(deployment, {"tensorrt", "11.1.0.106"}, impl),
+              "the engine '" + deployment.path.string() +
+                  "' was built by tensorrt_rtx 1.7.1.116, but this application runs tensorrt "
+                  "11.1.0.106: it cannot deserialize it");
+    EXPECT_TRUE(impl.calls.empty());
+}
+
+TEST(TensorRtRuntime, AnEntryOfAnotherTensorRtVersionNeverReachesDeserializeCudaEngine) {
+    Deployment const deployment(conditions("tensorrt", "11.0.0.114"));
+    FailingRuntimeImpl impl;
+    EXPECT_EQ(refusal(deployment, {"tensorrt", "11.1.0.106"}, impl),
+              "the engine '" + deployment.path.string() +
+                  "' was built by tensorrt 11.0.0.114, but this application runs tensorrt "
+                  "11.1.0.106: it cannot deserialize it");
+    EXPECT_TRUE(impl.calls.empty());
+}
+
+TEST(TensorRtRuntime, TheBackendVersionIsTheHeadersOnceTheLibraryMatchesThem) {
+    RuntimeBackend const backend =
+        tensorrt::backend_for_library(tensorrt::header_library_version());
+    EXPECT_EQ(backend.name, "tensorrt");
+    EXPECT_EQ(backend.version,
+              std::to_string(NV_TENSORRT_MAJOR) + "." + std::to_string(NV_TENSORRT_MINOR) + "." +
+                  std::to_string(NV_TENSORRT_PATCH) + "." + std::to_string(NV_TENSORRT_BUILD));
+    try {
+        (void)tensorrt::backend_for_library(100403);
+        FAIL() << "a library of another version was accepted";
+    } catch (Error const& error) {
+        EXPECT_EQ(std::string(error.what()),
+                  "the TensorRT library loaded is version 10.4.3 (getInferLibVersion() = 100403), "
+                  "but the application was compiled with the headers of TensorRT " +
+                      backend.version + " (getInferLibVersion() = " +
+                      std::to_string(tensorrt::header_library_version()) +
+                      "): run it with the TensorRT it was built with");
+    }
+}
+
+TEST(TensorRtRuntime, ShapesConvertToDimsAndBack) {
+    nvinfer1::Dims const dims = tensorrt::dims_of({2, 3, 224});
+    EXPECT_EQ(dims.nbDims, 3);
+    EXPECT_EQ(tensorrt::shape_of(dims), (Shape{2, 3, 224}));
+    nvinfer1::Dims invalid{};
+    invalid.nbDims = -1;
+    EXPECT_FALSE(tensorrt::shape_of(invalid).has_value());
+    EXPECT_THROW((void)tensorrt::dims_of(Shape(9, 1)), InvalidArgument);
+}
+
+} // namespace
+} // namespace tensoracle::deploy
