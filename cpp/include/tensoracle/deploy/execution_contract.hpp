@@ -102,6 +102,7 @@ public:
     ExecutionContract(std::vector<TensorDescription> tensors, std::filesystem::path engine);
 
     std::filesystem::path const& engine() const noexcept { return engine_; }
+    // Inputs first, then outputs, each in the engine's order.
     std::vector<TensorDescription> const& tensors() const noexcept { return tensors_; }
     // In the engine's order.
     std::vector<std::string> const& input_names() const noexcept { return inputs_; }
@@ -149,6 +150,8 @@ public:
     // 256-byte aligned, and each output written in place of an input at that input's address.
     // Returns them in the engine's order (inputs, then outputs) for the adapter to bind. Throws
     // InvalidArgument naming every problem; the unit then has no addresses until a later call.
+    // Addresses stay bound across set_input_shapes calls, as TensorRT keeps them: bind again when
+    // new shapes need other buffers (the contract does not know the buffers' sizes).
     std::vector<TensorAddress> bind_addresses(std::vector<TensorAddress> const& addresses);
     // TensorRT refused the address of `name`: throws Error naming it; the unit has no addresses
     // until a later bind_addresses call.
