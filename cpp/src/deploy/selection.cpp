@@ -179,17 +179,26 @@ namespace {
 std::optional<std::string> unusable(EntryConditions const& conditions,
                                     DeviceDescription const& device,
                                     RuntimeBackend const& backend) {
+    // Where the runtime is not the one that built it, what the GPU would say is told too: a
+    // refusal then names the targets or GPU the entry is for, not only its backend.
+    auto const besides = [&](std::string reason) {
+        if (auto const also = cannot_run(conditions, device)) {
+            reason += "; besides, ";
+            reason += *also;
+        }
+        return reason;
+    };
     if (conditions.backend != backend.name) {
-        return "it is built by " +
-               (conditions.backend.empty() ? "no backend" : conditions.backend) +
-               "; this application runs " + backend.name;
+        return besides("it is built by " +
+                       (conditions.backend.empty() ? "no backend" : conditions.backend) +
+                       "; this application runs " + backend.name);
     }
     if (conditions.backend_version != backend.version) {
-        return "it is built by " + conditions.backend + " " +
-               (conditions.backend_version.empty() ? "of no recorded version"
-                                                   : conditions.backend_version) +
-               "; this application runs " + backend.name + " " + backend.version +
-               ", and an engine runs only on the version that built it";
+        return besides("it is built by " + conditions.backend + " " +
+                       (conditions.backend_version.empty() ? "of no recorded version"
+                                                           : conditions.backend_version) +
+                       "; this application runs " + backend.name + " " + backend.version +
+                       ", and an engine runs only on the version that built it");
     }
     return cannot_run(conditions, device);
 }

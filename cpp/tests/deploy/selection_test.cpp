@@ -280,7 +280,9 @@ TEST(DeviceSelection, ARefusalListsEveryCandidateAndWhy) {
     ASSERT_EQ(refused.rejected.size(), 3U);
     EXPECT_EQ(refused.refusal,
               "no entry can run on NVIDIA H200 (sm90) with tensorrt 11.1.0.106:\n"
-              "  rtx.engine: it is built by tensorrt_rtx; this application runs tensorrt\n"
+              "  rtx.engine: it is built by tensorrt_rtx; this application runs tensorrt; "
+              "besides, the engine is built for sm86, sm89, sm120; this GPU, NVIDIA H200 "
+              "(sm90), is not among them\n"
               "  old.engine: it is built by tensorrt 11.0.0.114; this application runs tensorrt "
               "11.1.0.106, and an engine runs only on the version that built it\n"
               "  sm89.engine: the engine is built for NVIDIA GeForce RTX 4090 and runs only on a "
@@ -304,7 +306,9 @@ TEST(DeviceSelection, RtxTargetsSelectByComputeCapabilityAndVersion) {
               "  ci.engine: the engine is built for sm86, sm89, sm120; this GPU, NVIDIA H200 "
               "(sm90), is not among them\n"
               "  newer.engine: it is built by tensorrt_rtx 1.4.0.1; this application runs "
-              "tensorrt_rtx 1.3.0.35, and an engine runs only on the version that built it");
+              "tensorrt_rtx 1.3.0.35, and an engine runs only on the version that built it; "
+              "besides, the engine is built for sm86, sm89, sm120; this GPU, NVIDIA H200 "
+              "(sm90), is not among them");
 }
 
 TEST(DeviceSelection, TwoEquallySpecificEntriesAreAmbiguousNotPickedAtRandom) {
