@@ -64,9 +64,12 @@ $(VENV)/.deps-stamp: $(REQUIREMENTS) | venv-runtime
 	$(PY) -m pip install -q -r python/requirements-convert.txt
 	touch $@
 
-cpp: setup
+# TensorRT's headers (tensorrt-11-headers) are only compiled by the tests of the deploy
+# library's TensorRT adapter (cpp/tests/deploy/tensorrt_header.cmake); nothing links TensorRT.
+cpp: setup tensorrt-11-headers
 	$(VENV)/bin/cmake -S cpp -B build/cpp -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) -DTENSORACLE_WERROR=ON
+	  -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) -DTENSORACLE_WERROR=ON \
+	  -DTENSORACLE_TENSORRT_HEADERS=$(abspath $(TENSORRT_11))
 	$(VENV)/bin/cmake --build build/cpp -j $(JOBS)
 
 cpp-test: cpp

@@ -1,17 +1,24 @@
-// tensorrt::deserialize refuses an entry that another TensorRT built before TensorRT sees a byte
-// of it. Built as tensorrt_runtime_test against TensorRT's headers (tests/deploy/
-// tensorrt_header.cmake); no TensorRT library is linked or run. The IRuntime handed to
-// deserialize is a recording stand-in whose every method FAILS the test when called: TensorRT's
-// IRuntime forwards each call to its implementation object (apiv::VRuntime, NvInferImpl.h)
-// through the protected member mImpl, so a subclass of IRuntime that points mImpl at a VRuntime
-// of ours sees every call the adapter would make. Nothing here stands in for what TensorRT does.
+// Nothing that is not exactly the manifest's entry reaches TensorRT: tensorrt::deserialize refuses
+// an entry that another TensorRT built, and tensorrt::load (open, then deserialize) one that was
+// tampered with, truncated, unsigned or signed by another key, before TensorRT sees a byte. Built
+// as tensorrt_runtime_test against TensorRT's headers (tests/deploy/tensorrt_header.cmake); no
+// TensorRT library is linked or run. The IRuntime handed over is a recording stand-in whose every
+// method FAILS the test when called: TensorRT's IRuntime forwards each call to its implementation
+// object (apiv::VRuntime, NvInferImpl.h) through the protected member mImpl, so a subclass of
+// IRuntime that points mImpl at a VRuntime of ours sees every call the adapter would make.
+// Nothing here stands in for what TensorRT does.
+#include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/cache/identity.hpp"
 #include "tensoracle/cache/store.hpp"
 #include "tensoracle/deploy/tensorrt.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/remote/remote_object.hpp"
+#include "tensoracle/remote/signature.hpp"
 
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
 #include <string>
@@ -167,24 +174,95 @@ TEST(TensorRtRuntime, AnEntryOfAnotherTensorRtVersionNeverReachesDeserializeCuda
     EXPECT_TRUE(impl.calls.empty());
 }
 
-TEST(TensorRtRuntime, TheBackendVersionIsTheHeadersOnceTheLibraryMatchesThem) {
-    RuntimeBackend const backend =
-        tensorrt::backend_for_library(tensorrt::header_library_version());
+TEST(TensorRtRuntime, TheBackendVersionIsTheLibrarysWithinTheHeadersMajorVersion) {
+    // Another minor version than the headers: the library's version is what engines match.
+    RuntimeBackend const backend = tensorrt::backend_for_library(NV_TENSORRT_MAJOR, 4, 0, 106);
     EXPECT_EQ(backend.name, "tensorrt");
-    EXPECT_EQ(backend.version,
-              std::to_string(NV_TENSORRT_MAJOR) + "." + std::to_string(NV_TENSORRT_MINOR) + "." +
-                  std::to_string(NV_TENSORRT_PATCH) + "." + std::to_string(NV_TENSORRT_BUILD));
+    EXPECT_EQ(backend.version, std::to_string(NV_TENSORRT_MAJOR) + ".4.0.106");
     try {
-        (void)tensorrt::backend_for_library(100403);
-        FAIL() << "a library of another version was accepted";
+        (void)tensorrt::backend_for_library(10, 14, 1, 48);
+        FAIL() << "a library of another major version was accepted";
     } catch (Error const& error) {
         EXPECT_EQ(std::string(error.what()),
-                  "the TensorRT library loaded is version 10.4.3 (getInferLibVersion() = 100403), "
-                  "but the application was compiled with the headers of TensorRT " +
-                      backend.version + " (getInferLibVersion() = " +
-                      std::to_string(tensorrt::header_library_version()) +
-                      "): run it with the TensorRT it was built with");
+                  "the TensorRT library loaded is version 10.14.1.48, but the application was "
+                  "compiled with the headers of TensorRT " +
+                      tensorrt::header_version_text() + ": run it with a TensorRT " +
+                      std::to_string(NV_TENSORRT_MAJOR) + " library");
     }
+}
+
+// The application's path, tensorrt::load: an entry that is not exactly the manifest's is refused
+// while it is opened, and TensorRT's IRuntime is never called.
+std::string hex_of(Signature const& signature) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string text;
+    for (std::byte const value : signature) {
+        auto const bits = std::to_integer<unsigned>(value);
+        text += kDigits[bits >> 4U];
+        text += kDigits[bits & 15U];
+    }
+    return text;
+}
+
+void sign(Deployment& deployment, SigningKey const& key) {
+    auto const trailer =
+        signature_trailer(key, deployment.entry.file_name, testing::read_all(deployment.path));
+    Signature signature{};
+    std::memcpy(signature.data(), trailer.data(), signature.size());
+    deployment.entry.fleet =
+        FleetObject{"engines/" + deployment.entry.file_name,
+                    "s3://b/engines/" + deployment.entry.file_name, true, hex_of(signature)};
+}
+
+template <typename Refusal>
+std::string load_refusal(Deployment const& deployment, OpenOptions const& options) {
+    FailingRuntimeImpl impl;
+    RecordingRuntime runtime(impl);
+    std::string message;
+    try {
+        (void)tensorrt::load(runtime, deployment.entry, options, {"tensorrt", "11.1.0.106"});
+        ADD_FAILURE() << "load accepted the entry";
+    } catch (Refusal const& error) {
+        message = error.what();
+    }
+    EXPECT_TRUE(impl.calls.empty());
+    return message;
+}
+
+TEST(TensorRtRuntime, ATamperedOrTruncatedEntryNeverReachesTensorRt) {
+    Deployment const deployment(conditions("tensorrt", "11.1.0.106"));
+    OpenOptions const options{deployment.folder.path(), {}};
+    auto bytes = testing::read_all(deployment.path);
+    bytes[bytes.size() / 2] ^= std::byte{0x40};
+    testing::write_all(deployment.path, bytes);
+    EXPECT_NE(load_refusal<CorruptEngineError>(deployment, options).find("XXH3-128"),
+              std::string::npos);
+    bytes.resize(bytes.size() - 1);
+    testing::write_all(deployment.path, bytes);
+    EXPECT_NE(load_refusal<CorruptEngineError>(deployment, options).find("engine_bytes"),
+              std::string::npos);
+}
+
+TEST(TensorRtRuntime, AnUnsignedOrForeignSignedEntryNeverReachesTensorRt) {
+    testing::TemporaryDirectory keys;
+    SigningKey const trusted = SigningKey::from_pem(testing::new_private_key_pem(), "trusted");
+    SigningKey const stranger = SigningKey::from_pem(testing::new_private_key_pem(), "stranger");
+    auto const verify_key = keys.path() / "verify-key.pem";
+    std::ofstream(verify_key) << trusted.public_key_pem();
+    Deployment deployment(conditions("tensorrt", "11.1.0.106"));
+    OpenOptions const options{deployment.folder.path(), verify_key};
+    EXPECT_NE(load_refusal<UntrustedEngineError>(deployment, options).find("no signature"),
+              std::string::npos);
+    sign(deployment, stranger);
+    EXPECT_NE(load_refusal<UntrustedEngineError>(deployment, options).find("does not accept"),
+              std::string::npos);
+    // Signed by the trusted key, then one byte changed: refused by the signature.
+    sign(deployment, trusted);
+    auto bytes = testing::read_all(deployment.path);
+    bytes.back() ^= std::byte{1};
+    testing::write_all(deployment.path, bytes);
+    EXPECT_NE(load_refusal<UntrustedEngineError>(deployment, options).find("does not accept"),
+              std::string::npos);
 }
 
 TEST(TensorRtRuntime, ShapesConvertToDimsAndBack) {

@@ -131,29 +131,29 @@ inline std::string header_version_text() {
            std::to_string(NV_TENSORRT_PATCH) + "." + std::to_string(NV_TENSORRT_BUILD);
 }
 
-// The backend for select_entry, given what the loaded library's getInferLibVersion() returned.
-// Throws tensoracle::Error naming both versions when the library is not the one of the headers
-// (the build number, which the library does not report, is the headers').
-inline RuntimeBackend backend_for_library(std::int32_t library_version) {
-    if (library_version != header_library_version()) {
-        std::int32_t const major = library_version / 10000;
-        std::int32_t const minor = library_version / 100 % 100;
-        std::int32_t const patch = library_version % 100;
-        throw Error("the TensorRT library loaded is version " + std::to_string(major) + "." +
-                    std::to_string(minor) + "." + std::to_string(patch) +
-                    " (getInferLibVersion() = " + std::to_string(library_version) +
-                    "), but the application was compiled with the headers of TensorRT " +
-                    header_version_text() +
-                    " (getInferLibVersion() = " + std::to_string(header_library_version()) +
-                    "): run it with the TensorRT it was built with");
+// The backend for select_entry from the version of the TensorRT library loaded (as
+// getInferLibMajorVersion() and its siblings report it): "tensorrt" and "MAJOR.MINOR.PATCH.BUILD",
+// as manifests record the version that built an entry, such as "11.4.0.106". An engine runs only
+// on the version that built it, so that version is the library's, not the headers'. TensorRT
+// keeps its ABI within a major version: a library of another major version than the headers the
+// application was compiled with is refused (tensoracle::Error naming both).
+inline RuntimeBackend backend_for_library(std::int32_t major, std::int32_t minor,
+                                          std::int32_t patch, std::int32_t build) {
+    std::string const library = std::to_string(major) + "." + std::to_string(minor) + "." +
+                                std::to_string(patch) + "." + std::to_string(build);
+    if (major != NV_TENSORRT_MAJOR) {
+        throw Error("the TensorRT library loaded is version " + library +
+                    ", but the application was compiled with the headers of TensorRT " +
+                    header_version_text() + ": run it with a TensorRT " +
+                    std::to_string(NV_TENSORRT_MAJOR) + " library");
     }
-    return RuntimeBackend{kTensorRt, header_version_text()};
+    return RuntimeBackend{kTensorRt, library};
 }
 
-// The TensorRT this application runs engines with: the headers' version, once the library
-// loaded is checked to be that version.
+// The TensorRT this application runs engines with: the version of the library loaded.
 inline RuntimeBackend runtime_backend() {
-    return backend_for_library(getInferLibVersion());
+    return backend_for_library(getInferLibMajorVersion(), getInferLibMinorVersion(),
+                               getInferLibPatchVersion(), getInferLibBuildVersion());
 }
 
 // ---- shapes --------------------------------------------------------------------------------
@@ -220,6 +220,23 @@ inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize(nvinfer1::IRuntime& ru
 inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize(nvinfer1::IRuntime& runtime,
                                                           DeployedEngine const& deployed) {
     return deserialize(runtime, deployed, runtime_backend());
+}
+
+// The application's whole path from a manifest entry to an engine: the entry opened from the
+// cache folder and verified against the manifest (DeployedEngine::open: size, checksum,
+// conditions, IO signature and, with a verify key, the signature; any refusal is thrown before
+// TensorRT sees a byte), then deserialized with `runtime` (deserialize above). The engine does
+// not need the plan once deserialized; `deployed` is kept for Execution and for messages.
+struct LoadedEngine {
+    DeployedEngine deployed;
+    std::shared_ptr<nvinfer1::ICudaEngine> engine;
+};
+
+inline LoadedEngine load(nvinfer1::IRuntime& runtime, ManifestEntry const& entry,
+                         OpenOptions const& options, RuntimeBackend const& backend) {
+    DeployedEngine deployed = DeployedEngine::open(entry, options);
+    std::shared_ptr<nvinfer1::ICudaEngine> engine = deserialize(runtime, deployed, backend);
+    return LoadedEngine{std::move(deployed), std::move(engine)};
 }
 
 // ---- the engine's IO -------------------------------------------------------------------------
