@@ -4,6 +4,7 @@ calling the graph; failures reported per recipe; usage errors with status 2."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from safetensors.numpy import save_file
 
 import tensoracle
 from tensoracle import _core
+from tensoracle.errors import UntrustedEngineError
 
 TARGETS = ["sm86", "sm89", "sm120"]
 
@@ -150,6 +152,50 @@ H200 = {
 }
 
 
+MAGIC = b"TSRCLSIG"
+
+
+def signed_statement(file_name: str, engine: bytes) -> bytes:
+    """What a published object's signature signs (docs/deploy.md, remote_object.hpp)."""
+    return (
+        f"tensoracle remote engine v1\n{file_name}\n{hashlib.sha256(engine).hexdigest()}".encode()
+    )
+
+
+def assert_signature_verifies(signature: str, path: Path, verify: Path, scratch: Path) -> None:
+    """The manifest's ``signature`` verifies the saved entry at ``path`` with the verify key:
+    through the library (the entry followed by the trailer made of it) and, over the statement
+    the docs describe, by openssl."""
+    engine = path.read_bytes()
+    key = _core.VerifyKey.from_pem_file(verify)
+    trailer = bytes.fromhex(signature) + MAGIC
+    checked = _core.verify_remote_object(engine + trailer, str(path), path.name, None, key)
+    assert (checked.is_signed, checked.signer) == (True, key.fingerprint)
+    (scratch / "statement").write_bytes(signed_statement(path.name, engine))
+    (scratch / "signature").write_bytes(bytes.fromhex(signature))
+    openssl = subprocess.run(
+        ["openssl", "pkeyutl", "-verify", "-pubin", "-inkey", str(verify), "-rawin",
+         "-in", str(scratch / "statement"), "-sigfile", str(scratch / "signature")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert openssl.returncode == 0, openssl.stdout + openssl.stderr
+
+
+def assert_signature_refused(signature: str, path: Path, verify: Path) -> None:
+    """The same signature does not verify a changed engine, nor is a changed signature accepted."""
+    engine = path.read_bytes()
+    key = _core.VerifyKey.from_pem_file(verify)
+    changed = bytes([engine[-1] ^ 1])
+    flipped = bytes.fromhex(signature)
+    flipped = bytes([flipped[0] ^ 1]) + flipped[1:]
+    for data, trailer in (
+        (engine[:-1] + changed, bytes.fromhex(signature) + MAGIC),
+        (engine, flipped + MAGIC),
+    ):
+        with pytest.raises(UntrustedEngineError, match="does not accept"):
+            _core.verify_remote_object(data + trailer, str(path), path.name, None, key)
+
+
 def write_package(root: Path) -> Path:
     """tinymodel/ under ``root`` (the directory to put on PYTHONPATH), with its weights."""
     package = root / "tinymodel"
@@ -208,12 +254,12 @@ def test_build_publishes_and_another_node_gets_the_engines_without_the_graph(
 
     assert built.returncode == 0, built.stderr
     document = report(built)
-    # The manifest names each published object, unsigned (no signing key here).
+    # The manifest names each published object, unsigned (no signing key here): no signature.
     manifest = json.loads((tmp_path / "deploy.json").read_text())
     assert manifest["remote"] == fleet.url
     assert [entry["fleet"] for entry in manifest["entries"]] == [
         {"key": f"engines/{Path(path).name}", "url": f"{fleet.url}/engines/{Path(path).name}",
-         "signed": False}
+         "signed": False, "signature": None}
         for path in column(document, "path")
     ]  # fmt: skip
     assert (document["spec"], document["remote"], document["signed"]) == (
@@ -280,8 +326,11 @@ def test_build_publishes_and_another_node_gets_the_engines_without_the_graph(
     assert "NVIDIA H200 (sm90), is not among them" in refused.stderr
     assert not list(fleet.cache("hopper").glob("*.engine"))
 
-    # The farm again: its local cache has both, the remote cache too.
-    again = run("build", "tinymodel:RECIPES", "--push", fleet.url, env=farm)
+    # The farm again: its local cache has both, the remote cache too. The manifest reads each
+    # object back: unsigned.
+    again = run("build", "tinymodel:RECIPES", "--push", fleet.url, "--manifest",
+                str(tmp_path / "again.json"), env=farm)  # fmt: skip
+    assert json.loads((tmp_path / "again.json").read_text()) == manifest
 
     assert again.returncode == 0, again.stderr
     header, *rows, summary = again.stdout.splitlines()
@@ -334,7 +383,8 @@ def test_an_engine_already_in_the_local_cache_is_pushed_signed_when_the_remote_l
     assert fleet.object_keys() == []  # without --push the remote cache is not used
 
     # --push without a value: $TENSORACLE_REMOTE
-    pushed = run("build", "tinymodel:RECIPES", "--push", "--format", "json", env=farm)
+    pushed = run("build", "tinymodel:RECIPES", "--push", "--format", "json", "--manifest",
+                 str(tmp_path / "signed.json"), env=farm)  # fmt: skip
 
     assert pushed.returncode == 0, pushed.stderr
     second = report(pushed)
@@ -345,6 +395,33 @@ def test_an_engine_already_in_the_local_cache_is_pushed_signed_when_the_remote_l
         published = fleet.read(f"engines/{path.name}")
         assert published[: path.stat().st_size] == path.read_bytes()
         assert len(published) == path.stat().st_size + _core.SIGNATURE_TRAILER_BYTES
+    # The manifest records the signature this build made: the object's, and it verifies the
+    # local entry with the verify key alone, without the remote cache.
+    manifest = json.loads((tmp_path / "signed.json").read_text())
+    for entry, path in zip(manifest["entries"], map(Path, column(second, "path")), strict=True):
+        assert entry["fleet"]["signed"] is True
+        signature = entry["fleet"]["signature"]
+        assert re.fullmatch("[0-9a-f]{128}", signature)
+        published = fleet.read(f"engines/{path.name}")
+        assert published[-_core.SIGNATURE_TRAILER_BYTES :] == bytes.fromhex(signature) + MAGIC
+        assert_signature_verifies(signature, path, verify, tmp_path)
+        assert_signature_refused(signature, path, verify)
+    # Read by the C++ library as it is (the round trip of its reader).
+    assert [item["fleet_key"] for item in _core.read_deploy_manifest(tmp_path / "signed.json")] == [
+        entry["fleet"]["key"] for entry in manifest["entries"]
+    ]
+
+    # A node with no key at all, whose build finds the objects published (signed, by the farm):
+    # its manifest reads each signature back from the object.
+    other = fleet.environment("other", PYTHONPATH=str(packages))
+    elsewhere = run("build", "tinymodel:RECIPES", "--push", "--format", "json", "--manifest",
+                    str(tmp_path / "elsewhere.json"), env=other)  # fmt: skip
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    assert column(report(elsewhere), "published") == ["already", "already"]
+    read_back = json.loads((tmp_path / "elsewhere.json").read_text())
+    assert [entry["fleet"] for entry in read_back["entries"]] == [
+        entry["fleet"] for entry in manifest["entries"]
+    ]
 
     reader = fleet.environment(
         "reader", PYTHONPATH=str(packages), TENSORACLE_REMOTE_VERIFY_KEY=str(verify)
@@ -686,7 +763,8 @@ def test_the_manifest_describes_each_prepared_entry_from_its_saved_file(
     )
     assert documented.keys() == document.keys()
     assert all(entry.keys() == documented["entries"][0].keys() for entry in document["entries"])
-    assert documented["entries"][0]["fleet"].keys() == {"key", "url", "signed"}
+    assert documented["entries"][0]["fleet"].keys() == {"key", "url", "signed", "signature"}
+    assert re.fullmatch("[0-9a-f]{128}", documented["entries"][0]["fleet"]["signature"])
     for entry, row in zip(document["entries"], rows, strict=True):
         path = Path(row["path"])
         assert entry["file_name"] == path.name

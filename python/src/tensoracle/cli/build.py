@@ -254,17 +254,16 @@ def _write_manifest(
         for row in rows:
             if row.path is None or row.outcome == FAILED:
                 continue
-            fleet_url = signed = None
+            fleet = None
             if publisher is not None and row.published != NO:
-                fleet_url = publisher.objects.url(engine_key(Path(row.path).name))
-                signed = publisher.signing is not None if row.published == YES else None
+                # What the object holds (this build's signature, or one made before): read back.
+                key = engine_key(Path(row.path).name)
+                fleet = deploy_manifest.fleet_object(publisher.objects, key)
             entries.append(
-                deploy_manifest.entry(
-                    row.name, row.graph_version, Path(row.path), fleet_url, signed
-                )
+                deploy_manifest.entry(row.name, row.graph_version, Path(row.path), fleet)
             )
         deploy_manifest.write(path, spec, None if publisher is None else publisher.url, entries)
-    except (OSError, EngineCacheError) as error:
+    except (OSError, EngineCacheError, RemoteUnavailable) as error:
         print(f"{prog}: --manifest: {error}", file=sys.stderr)
         return False
     print(f"{prog}: wrote the manifest of {len(entries)} entries to {path}", file=sys.stderr)

@@ -9,15 +9,28 @@ conditions, and the signature when ``TENSORACLE_REMOTE_VERIFY_KEY`` is set) befo
 makes it the entry. Memory stays bounded whatever size an object announces; a refused object
 leaves no file behind. Entries already saved locally are left alone. Prints one JSON object, or
 with ``--format table`` a row per entry.
+
+With ``--manifest FILE`` exactly the entries of a deployment manifest (``tensoracle build
+--manifest``, docs/deploy.md) are pulled, from the manifest's remote cache unless ``--remote`` or
+``TENSORACLE_REMOTE`` names another, each also checked against its entry (``deploy_pull``): the
+object must hold the entry's conditions (given to the receiver as the identity asked for, as
+``open_engine`` gives them), plan size and checksum, engine size and, where the manifest records
+it, signature. An entry already saved locally is judged from its header the same way; one that
+differs is refused, and left as it is.
 """
 
 from __future__ import annotations
 
+import functools
+import os
+from pathlib import Path
 from typing import Any
 
 from tensoracle import _core
+from tensoracle.cache.remote.config import REMOTE
 from tensoracle.cache.remote.fleet import load_keys, receive
 from tensoracle.cache.remote.objects import RemoteObjects, TooLarge, engine_key
+from tensoracle.cli import deploy_pull
 from tensoracle.cli.output_format import (
     JSON,
     add_format_option,
@@ -28,6 +41,7 @@ from tensoracle.cli.output_format import (
 from tensoracle.cli.remote_cache import (
     EXIT_FAILURE,
     EXIT_SUCCESS,
+    UsageError,
     add_remote_option,
     cache_directory,
     parser,
@@ -38,7 +52,10 @@ from tensoracle.cli.remote_cache import (
 )
 from tensoracle.errors import EngineCacheError
 
-USAGE = "tensoracle cache pull [ENTRY...] [--remote URL] [--cache-dir DIR] [--format json|table]"
+USAGE = (
+    "tensoracle cache pull [ENTRY... | --manifest FILE] [--remote URL] [--cache-dir DIR] "
+    "[--format json|table]"
+)
 
 
 def table(report: dict[str, Any]) -> str:
@@ -68,27 +85,106 @@ def table(report: dict[str, Any]) -> str:
     )
 
 
+def _read_manifest(value: str) -> deploy_pull.Manifest:
+    if not value:
+        raise UsageError("--manifest: the file name must not be empty")
+    return deploy_pull.read(Path(value))
+
+
+def _remote(option: str, manifest: deploy_pull.Manifest | None) -> Any:
+    """The remote cache: --remote, else $TENSORACLE_REMOTE, else the manifest's."""
+    if option or os.environ.get(REMOTE) or manifest is None:
+        return remote_config(option)
+    if manifest.remote is None:
+        raise UsageError(
+            f"no remote cache: {manifest.path} records none (it was written without --push); "
+            f"pass --remote s3://BUCKET[/PREFIX] or set {REMOTE}"
+        )
+    try:
+        return remote_config(manifest.remote)
+    except ValueError as error:
+        raise ValueError(f"{manifest.path}: remote: {error}") from error
+
+
+def _fetch(
+    expected: deploy_pull.Expected, objects: RemoteObjects, verify: Any, store: Any
+) -> dict[str, Any]:
+    """Downloads the manifest's entry (the caller holds its lock): the report's item, pulled, or
+    refused (with its ``reason``)."""
+    name = expected.file_name
+    key = engine_key(name)
+    url = objects.url(key)
+    judge = functools.partial(deploy_pull.ManifestReceiver, expected=expected, url=url)
+    try:
+        received = receive(objects, key, name, expected.identity, verify, store, judge)
+    except (EngineCacheError, TooLarge) as error:
+        return {"file_name": name, "reason": str(error)}
+    if received is None:
+        return {"file_name": name, "reason": f"{url} does not exist"}
+    verified, _saved = received
+    return {"file_name": name, "size_bytes": verified.engine_bytes, "signed": verified.is_signed}
+
+
+def _pull_manifest(
+    manifest: deploy_pull.Manifest, objects: RemoteObjects, verify: Any, store: Any, directory: Path
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(pulled, already present, refused) for the manifest's entries, each checked against it."""
+    pulled: list[dict[str, Any]] = []
+    present: list[dict[str, Any]] = []
+    refused: list[dict[str, Any]] = []
+    for expected in manifest.entries:
+        name = expected.file_name
+        path = directory / name
+        if not path.exists():
+            with store.lock_entry(name, True):
+                # else saved by another process meanwhile: judged below, as a saved entry
+                outcome = None if path.exists() else _fetch(expected, objects, verify, store)
+            if outcome is not None:
+                (refused if "reason" in outcome else pulled).append(outcome)
+                continue
+        try:
+            deploy_pull.check_saved(path, expected)
+        except (EngineCacheError, OSError) as error:
+            refused.append({"file_name": name, "reason": str(error)})
+            continue
+        present.append({"file_name": name})
+    return pulled, present, refused
+
+
 def _pull(args: list[str], prog: str) -> int:
     made = parser(
         prog,
-        "Download published engines (all of them, or the ENTRY file names "
-        "given) into the local cache, verified. Exit status: 0 success, 1 an entry "
-        "was refused or missing, 2 invalid usage.",
+        "Download published engines (all of them, the ENTRY file names given, or the entries "
+        "of a deployment manifest) into the local cache, verified. Exit status: 0 success, 1 an "
+        "entry was refused or missing, 2 invalid usage.",
     )
     made.add_argument("entries", nargs="*", metavar="ENTRY", help="file names in the remote cache")
+    made.add_argument(
+        "--manifest",
+        metavar="FILE",
+        help="pull exactly the entries of the deployment manifest FILE (tensoracle build "
+        "--manifest), each checked against it; from the manifest's remote cache unless --remote "
+        f"or ${REMOTE} names one",
+    )
     add_remote_option(made, required_flag=False)
     add_format_option(made, JSON)
     options = made.parse_args(args)
     output = chosen_format(options, prog)
-    config = remote_config(options.remote)
+    if options.manifest is not None and options.entries:
+        raise UsageError("give ENTRY names or --manifest FILE, not both")
+    manifest = None if options.manifest is None else _read_manifest(options.manifest)
+    config = _remote(options.remote, manifest)
     directory = cache_directory(options.cache_dir)
     _signing, verify = load_keys(config)
     objects = RemoteObjects(config)
-    names = options.entries or [name for name, _info in remote_entries(objects)]
     store = _core.Store(str(directory))
-    pulled: list[dict[str, Any]] = []
-    present: list[dict[str, Any]] = []
-    refused: list[dict[str, Any]] = []
+    if manifest is not None:
+        pulled, present, refused = _pull_manifest(manifest, objects, verify, store, directory)
+        return _report(config.url, directory, pulled, present, refused, output)
+    names = options.entries or [name for name, _info in remote_entries(objects)]
+    pulled = []
+    present = []
+    refused = []
     for name in names:
         if "/" in name or not name.endswith(".engine") or name.startswith("."):
             refused.append({"file_name": name, "reason": "not the file name of a saved engine"})
@@ -113,8 +209,19 @@ def _pull(args: list[str], prog: str) -> int:
         pulled.append(
             {"file_name": name, "size_bytes": verified.engine_bytes, "signed": verified.is_signed}
         )
+    return _report(config.url, directory, pulled, present, refused, output)
+
+
+def _report(
+    remote: str,
+    directory: Path,
+    pulled: list[dict[str, Any]],
+    present: list[dict[str, Any]],
+    refused: list[dict[str, Any]],
+    output: str,
+) -> int:
     report = {
-        "remote": config.url,
+        "remote": remote,
         "directory": str(directory),
         "pulled": pulled,
         "already_present": present,

@@ -7,8 +7,10 @@ remote cache (``null`` without ``--push``) and ``entries``, one per prepared rec
 recipe's name and graph_version, the entry's file name, its identity conditions as the header
 records them (backend and version, targets or hardware compatibility level, inputs and their
 profiles), the IO signature the header records, the plan's size and XXH3-128, the file's size,
-and the fleet object (its key, URL and whether it was published signed) when pushed. The file is
-replaced atomically: a reader sees the old manifest or the new one, never a part.
+and the fleet object when pushed: its key, URL, whether it is signed and its Ed25519 signature,
+read back from the object's last bytes (one ranged read), so that an application holding the
+verify key can check its local copy of the entry without the remote cache. The file is replaced
+atomically: a reader sees the old manifest or the new one, never a part.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from tensoracle import _core
-from tensoracle.cache.remote.objects import engine_key
+from tensoracle.cache.remote.objects import RemoteObjects, RemoteUnavailable
 
 SCHEMA_VERSION = 1
+# The Ed25519 signature that opens a signature trailer (remote_object.hpp).
+SIGNATURE_BYTES = _core.SIGNATURE_TRAILER_BYTES - _core.SIGNATURE_MAGIC_BYTES
 
 
 def saved_header(path: Path) -> bytes:
@@ -32,13 +36,37 @@ def saved_header(path: Path) -> bytes:
         return prefix + file.read(_core.engine_prefix_bytes(prefix) - len(prefix))
 
 
+def published_signature(objects: RemoteObjects, key: str) -> bytes | None:
+    """The Ed25519 signature of the published object at ``key``, from its signature trailer (its
+    last bytes, one ranged read), or None when it is unsigned. ``RemoteUnavailable`` when the
+    store fails or the object is gone."""
+    tail = objects.get_tail(key, _core.SIGNATURE_TRAILER_BYTES)
+    if tail is None:
+        raise RemoteUnavailable(f"{objects.url(key)} does not exist: its signature cannot be read")
+    size, data = tail
+    if len(data) != _core.SIGNATURE_TRAILER_BYTES or not _core.has_signature_trailer(size, data):
+        return None
+    return data[:SIGNATURE_BYTES]
+
+
+def fleet_object(objects: RemoteObjects, key: str) -> dict[str, Any]:
+    """The manifest's description of the published object at ``key``: key, URL, whether it is
+    signed, and the signature as lowercase hex (None when unsigned), read from the object."""
+    signature = published_signature(objects, key)
+    return {
+        "key": key,
+        "url": objects.url(key),
+        "signed": signature is not None,
+        "signature": None if signature is None else signature.hex(),
+    }
+
+
 def entry(
-    recipe: str, graph_version: str, path: Path, fleet_url: str | None, signed: bool | None
+    recipe: str, graph_version: str, path: Path, fleet: dict[str, Any] | None
 ) -> dict[str, Any]:
     """One prepared entry as the manifest describes it, read from the saved file ``path``
-    (``CorruptEngineError`` when its header cannot be read). ``fleet_url``: the object's URL
-    when it was published (None otherwise), ``signed`` whether with a signature (None when it was
-    published before this build, which did not read it back)."""
+    (``CorruptEngineError`` when its header cannot be read). ``fleet``: its published object as
+    ``fleet_object`` describes it, or None when it was not published."""
     header = saved_header(path)
     size = path.stat().st_size
     _core.decode_engine_header(header, size, str(path))  # checked within the readers' limits
@@ -56,9 +84,7 @@ def entry(
         "io": references.get("io") if isinstance(references, dict) else None,
         "plan": {"size": plan["size"], "xxh3_128": plan["xxh3_128"]},
         "engine_bytes": size,
-        "fleet": None
-        if fleet_url is None
-        else {"key": engine_key(path.name), "url": fleet_url, "signed": signed},
+        "fleet": fleet,
     }
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -71,7 +72,13 @@ def load_keys(config: RemoteConfig) -> tuple[Any, Any]:
 
 
 def receive(
-    objects: RemoteObjects, key: str, file_name: str, identity: Any, verify: Any, store: Any
+    objects: RemoteObjects,
+    key: str,
+    file_name: str,
+    identity: Any,
+    verify: Any,
+    store: Any,
+    judge: Callable[[Any], Any] | None = None,
 ) -> tuple[Any, Any] | None:
     """The object at ``key`` streamed into ``store`` as its entry ``file_name`` and saved once
     verified: (``_core.RemoteEngine``, ``_core.SavedEngine``), or None when there is no object.
@@ -81,11 +88,14 @@ def receive(
     is not known before the header arrives). A refused object raises ``EngineCacheError`` or
     ``TooLarge`` (from its size, preamble or header as they arrive, or from the checks at the
     end), a failed transfer ``RemoteUnavailable``; either way nothing is saved and the store's
-    entry is left as it was."""
+    entry is left as it was. ``judge`` (``cache pull --manifest``) wraps the receiver for more
+    checks: it gets the ``_core.RemoteReceiver`` and returns what is fed instead (feed, abort,
+    finish), aborting the receiver itself when it refuses the object from its size."""
     url = objects.url(key)
 
     def start(size: int) -> Any:
-        return _core.RemoteReceiver(store, url, file_name, size, identity, verify)
+        receiver = _core.RemoteReceiver(store, url, file_name, size, identity, verify)
+        return receiver if judge is None else judge(receiver)
 
     receiver = objects.get_into(key, start, objects.config.max_engine_bytes)
     if receiver is None:

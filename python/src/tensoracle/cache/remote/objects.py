@@ -210,6 +210,17 @@ class RemoteObjects:
         except Exception as error:
             raise self._failure("GET (range)", key, error) from error
 
+    def get_tail(self, key: str, count: int) -> tuple[int, bytes] | None:
+        """(the object's size, its last ``count`` bytes, or all of them when it holds fewer) in
+        one ranged GET, or None when there is no object."""
+        try:
+            result = self._obstore.get(self._store, key, options={"range": {"suffix": count}})
+            return int(result.meta["size"]), bytes(result.bytes())
+        except FileNotFoundError:  # obstore.exceptions.NotFoundError
+            return None
+        except Exception as error:
+            raise self._failure("GET (range)", key, error) from error
+
     def create(self, key: str, data: Any) -> bool:
         """Writes ``data`` only if ``key`` does not exist: one PUT with ``If-None-Match: *``.
 

@@ -1,0 +1,232 @@
+"""What ``tensoracle cache pull --manifest FILE`` checks: each entry of the deployment manifest
+(docs/deploy.md) is the one the build recorded, whether it comes from the remote cache or is
+already saved locally.
+
+The manifest is read by the C++ library (``_core.read_deploy_manifest``, the reader an
+application uses), so Python and C++ accept and refuse the same files, each refusal naming the
+file, the field and the value. A download is judged as it arrives (``ManifestReceiver`` wraps the
+store's streamed receiver): its size against ``engine_bytes`` (plus the signature trailer) before
+any of its body is read, its header against the entry's conditions, ``plan.size`` and
+``plan.xxh3_128`` before the plan arrives, and, where the manifest records the object's
+signature, its trailer against that signature before the object is saved. A saved entry is read
+from its header and judged the same way. Every refusal names the object or file and the
+manifest's field (``deploy.json: entries[0].plan.xxh3_128``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tensoracle import _core
+from tensoracle.cli import deploy_manifest
+from tensoracle.errors import CorruptEngineError, EngineConditionError
+
+
+@dataclass(frozen=True)
+class Expected:
+    """One entry of the manifest, as a pull checks it."""
+
+    where: str  # "deploy.json: entries[0]", for messages
+    file_name: str
+    identity: Any  # _core.EngineIdentity of the entry's conditions
+    plan_size: int
+    plan_xxh3_128: str
+    engine_bytes: int
+    signature: bytes | None  # the published object's signature, when the manifest records one
+
+
+@dataclass(frozen=True)
+class Manifest:
+    path: Path
+    remote: str | None
+    entries: list[Expected]
+
+
+def read(path: Path) -> Manifest:
+    """The manifest at ``path``: ``ValueError`` naming the file, field and value when it is not
+    a valid deployment manifest, ``OSError`` when it cannot be read."""
+    entries = _core.read_deploy_manifest(path)  # the C++ reader: every field checked
+    # The conditions, the remote and the signature are not returned by the binding: read the
+    # same file here, and make sure it is the one the reader checked (the same entries).
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: is not a deployment manifest: {error}") from error
+    listed = document.get("entries") if isinstance(document, dict) else None
+    if not isinstance(listed, list) or len(listed) != len(entries):
+        raise ValueError(f"{path}: changed while it was read; read it again")
+    expected = []
+    for index, (checked, raw) in enumerate(zip(entries, listed, strict=True)):
+        where = f"{path}: entries[{index}]"
+        if not isinstance(raw, dict):
+            raise ValueError(f"{path}: changed while it was read; read it again")
+        identity = _core.make_identity(json.dumps(raw.get("conditions")))
+        if identity.file_name != checked["file_name"] or raw.get("file_name") != identity.file_name:
+            raise ValueError(f"{path}: changed while it was read; read it again")
+        fleet = raw.get("fleet")
+        signature = fleet.get("signature") if isinstance(fleet, dict) else None
+        if signature is not None:
+            if not (
+                isinstance(signature, str)
+                and len(signature) == 2 * deploy_manifest.SIGNATURE_BYTES
+                and all(digit in "0123456789abcdef" for digit in signature)
+            ):
+                raise ValueError(
+                    f"{where}.fleet.signature is {signature!r}, expected 128 lowercase hex "
+                    "digits or null"
+                )
+            signature = bytes.fromhex(signature)
+        expected.append(
+            Expected(
+                where,
+                checked["file_name"],
+                identity,
+                checked["plan_size"],
+                checked["plan_xxh3_128"],
+                checked["engine_bytes"],
+                signature,
+            )
+        )
+    remote = document.get("remote")
+    if remote is not None and not isinstance(remote, str):
+        raise ValueError(f"{path}: remote is {remote!r}, expected a string or null")
+    return Manifest(path, remote, expected)
+
+
+def _difference(
+    expected: Expected, what: str, conditions_json: str, header: bytes, size: int
+) -> None:
+    """Raises ``EngineConditionError`` naming the first field in which ``what`` (an object or a
+    file, with the canonical ``conditions_json`` and the header ``header``, the bytes after the
+    preamble, of an engine file of ``size`` bytes) differs from ``expected``."""
+    wanted = json.loads(expected.identity.conditions_json)
+    found = json.loads(conditions_json)
+    if found != wanted:
+        keys = sorted(
+            key for key in wanted.keys() | found.keys() if wanted.get(key) != found.get(key)
+        )
+        raise EngineConditionError(
+            f"{what} is not the entry {expected.where} records: its conditions differ in "
+            f"{', '.join(keys)} ({expected.where}.conditions)"
+        )
+    plan = json.loads(header)["plan"]
+    for field, recorded, held in (
+        ("plan.size", expected.plan_size, plan.get("size")),
+        ("plan.xxh3_128", expected.plan_xxh3_128, plan.get("xxh3_128")),
+        ("engine_bytes", expected.engine_bytes, size),
+    ):
+        if recorded != held:
+            raise EngineConditionError(
+                f"{what} is not the entry {expected.where} records: {expected.where}.{field} is "
+                f"{recorded!r}, {'it holds' if field == 'engine_bytes' else 'its header records'} "
+                f"{held!r}"
+            )
+
+
+def check_saved(path: Path, expected: Expected) -> None:
+    """Judges the saved entry at ``path`` from its header: ``EngineConditionError`` naming the
+    field that differs from ``expected``, ``CorruptEngineError``/``OSError`` when it cannot be
+    read. The file is only read."""
+    header = deploy_manifest.saved_header(path)
+    size = path.stat().st_size
+    conditions_json, _references, _offset = _core.decode_engine_header(header, size, str(path))
+    _difference(
+        expected,
+        f"the saved entry {path}",
+        conditions_json,
+        header[_core.ENGINE_PREAMBLE_BYTES :],
+        size,
+    )
+
+
+class ManifestReceiver:
+    """The store's receiver (``_core.RemoteReceiver``) with the manifest's checks of the object
+    at ``url``: its size before the body, its header before the plan, its signature trailer
+    before it is saved. A refusal raises ``EngineConditionError`` (or ``CorruptEngineError``)
+    and the download aborts the receiver, leaving no file."""
+
+    def __init__(self, receiver: Any, expected: Expected, url: str) -> None:
+        self._receiver = receiver
+        self._expected = expected
+        self._url = url
+        self._prefix = bytearray()
+        self._needed = _core.ENGINE_PREAMBLE_BYTES
+        self._header_checked = False
+        self._tail = b""  # the last SIGNATURE_TRAILER_BYTES bytes received
+        size = receiver.object_size
+        trailer = _core.SIGNATURE_TRAILER_BYTES
+        signed = expected.engine_bytes + trailer
+        if size == expected.engine_bytes and expected.signature is not None:
+            receiver.abort()
+            raise EngineConditionError(
+                f"the remote engine {url} is not the object {expected.where} records: it is "
+                f"unsigned, and {expected.where}.fleet.signature records a signature"
+            )
+        if size not in (expected.engine_bytes, signed):
+            receiver.abort()
+            raise EngineConditionError(
+                f"the remote engine {url} is not the entry {expected.where} records: "
+                f"{expected.where}.engine_bytes is {expected.engine_bytes}, and the object holds "
+                f"{size} bytes (neither that nor that with a {trailer}-byte signature trailer)"
+            )
+
+    @property
+    def object_size(self) -> int:
+        return int(self._receiver.object_size)
+
+    def feed(self, chunk: Any) -> None:
+        data = memoryview(chunk).cast("B")  # fed one at a time, in order (get_into)
+        if not self._header_checked:
+            self._collect(data)
+        trailer = _core.SIGNATURE_TRAILER_BYTES
+        self._tail = (self._tail + bytes(data[-trailer:]))[-trailer:]
+        self._receiver.feed(chunk)
+
+    def _collect(self, data: memoryview) -> None:
+        used = 0
+        while not self._header_checked and used < len(data):
+            take = min(self._needed - len(self._prefix), len(data) - used)
+            self._prefix += data[used : used + take]
+            used += take
+            if len(self._prefix) < self._needed:
+                return
+            if self._needed == _core.ENGINE_PREAMBLE_BYTES:
+                self._needed = _core.engine_prefix_bytes(bytes(self._prefix))
+                if self._needed > len(self._prefix):
+                    continue
+            prefix = bytes(self._prefix)
+            # Bounded as every header is, and announcing the entry's engine size.
+            conditions_json, _references, _offset = _core.decode_engine_header(
+                prefix, self._expected.engine_bytes, self._url
+            )
+            _difference(
+                self._expected,
+                f"the remote engine {self._url}",
+                conditions_json,
+                prefix[_core.ENGINE_PREAMBLE_BYTES :],
+                self._expected.engine_bytes,
+            )
+            self._header_checked = True
+            self._prefix = bytearray()
+
+    def abort(self) -> None:
+        self._receiver.abort()
+
+    def finish(self) -> tuple[Any, Any]:
+        expected = self._expected
+        if expected.signature is not None:
+            trailer = self._tail
+            if trailer[: deploy_manifest.SIGNATURE_BYTES] != expected.signature:
+                self._receiver.abort()
+                raise EngineConditionError(
+                    f"the remote engine {self._url} is not the object {expected.where} records: "
+                    f"its signature is not {expected.where}.fleet.signature (published again "
+                    "since the manifest was written, or signed by another key)"
+                )
+        if not self._header_checked:
+            self._receiver.abort()
+            raise CorruptEngineError(f"the remote engine {self._url} ended before its header")
+        return self._receiver.finish()  # type: ignore[no-any-return]
