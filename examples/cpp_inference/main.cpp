@@ -21,6 +21,7 @@
 #include <tensoracle/deploy/tensorrt.hpp>
 #include <tensoracle/errors.hpp>
 #include <variant>
+#include <vector>
 
 namespace deploy = tensoracle::deploy;
 
@@ -89,22 +90,35 @@ int run(std::string const& manifest_path, std::string const& recipe) {
     std::cout << "GPU: " << property(device, "name") << ", compute capability "
               << property(device, "compute_capability") << " (" << deploy::target_of(device)
               << ")\n";
-    // The TensorRT this application was compiled with, checked against the library loaded.
+    // The version of the TensorRT library loaded (one of another major version than the headers'
+    // is refused): an entry runs only on the version that built it.
     deploy::RuntimeBackend const backend = deploy::tensorrt::runtime_backend();
     std::cout << "runtime: " << backend.name << " " << backend.version << "\n";
 
-    deploy::RecipeSelection const selected =
-        deploy::select_recipe(manifest, recipe, device, backend);
-    for (deploy::Rejection const& rejected : selected.selection.rejected) {
-        std::cout << "  not " << manifest.entries[selected.indices[rejected.candidate]].file_name
-                  << ": " << rejected.reason << "\n";
+    // The recipe's entries, each named by its file name; select_entry judges them all and says
+    // why the one it selects was chosen and why each other was not.
+    std::vector<deploy::ManifestEntry const*> entries;
+    std::vector<deploy::Candidate> candidates;
+    for (deploy::ManifestEntry const& candidate : manifest.entries) {
+        if (candidate.recipe == recipe) {
+            entries.push_back(&candidate);
+            candidates.push_back({candidate.file_name, candidate.runs_on});
+        }
     }
-    if (!selected.selection.chosen) {
-        throw tensoracle::EngineTargetError(selected.selection.refusal);
+    if (entries.empty()) {
+        // Refused naming the recipes the manifest holds.
+        static_cast<void>(deploy::select_for_device(manifest, recipe, device, backend));
     }
-    deploy::ManifestEntry const& entry =
-        manifest.entries[selected.indices[*selected.selection.chosen]];
-    std::cout << "selected " << entry.file_name << ": " << selected.selection.why << "\n";
+    deploy::Selection const selection = deploy::select_entry(candidates, device, backend);
+    for (deploy::Rejection const& rejected : selection.rejected) {
+        std::cout << "  not " << candidates[rejected.candidate].name << ": " << rejected.reason
+                  << "\n";
+    }
+    if (!selection.chosen) {
+        throw tensoracle::EngineTargetError(selection.refusal);
+    }
+    deploy::ManifestEntry const& entry = *entries[*selection.chosen];
+    std::cout << "selected " << entry.file_name << ": " << selection.why << "\n";
 
     // Read from the cache folder and checked against the manifest before TensorRT sees a byte.
     deploy::DeployedEngine const deployed =
@@ -114,13 +128,12 @@ int run(std::string const& manifest_path, std::string const& recipe) {
               << (deployed.signer() ? "signed by " + *deployed.signer() : std::string("unsigned"))
               << ")\n";
 
+    // Refused when TensorRT logs an error while creating it (a driver too old for its CUDA, no
+    // usable GPU), rather than handing out a runtime that would crash when deserializing.
     Logger logger;
-    std::unique_ptr<nvinfer1::IRuntime> runtime(nvinfer1::createInferRuntime(logger));
-    if (!runtime) {
-        throw tensoracle::Error("TensorRT could not create a runtime (see the TensorRT log)");
-    }
+    deploy::tensorrt::Runtime runtime(logger);
     std::shared_ptr<nvinfer1::ICudaEngine> const engine =
-        deploy::tensorrt::deserialize(*runtime, deployed, backend);
+        deploy::tensorrt::deserialize(runtime, deployed, backend);
     // Checks the engine's IO against the manifest entry, then creates the execution context.
     deploy::tensorrt::Execution unit(engine, deployed);
     for (deploy::TensorDescription const& tensor : unit.contract().tensors()) {
