@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -186,6 +187,70 @@ inline nvinfer1::Dims dims_of(Shape const& shape) {
     return dims;
 }
 
+// ---- the runtime -----------------------------------------------------------------------------
+
+// A TensorRT runtime that tells when TensorRT failed. createInferRuntime can return a runtime
+// although it logged an error, such as a CUDA driver too old for the CUDA TensorRT was built with
+// (cudaError 35) or no usable GPU, and deserializing with that runtime then crashes the process.
+// This class passes every message to the application's logger and remembers those logged as
+// errors, so that creation fails instead (tensoracle::Error quoting them) and a refused
+// deserialization names TensorRT's reason. Not movable: TensorRT keeps the logger's address.
+// (Seen with the TensorRT 11.4 lean runtime on a machine without a CUDA driver: the runtime it
+// returned crashed in deserializeCudaEngine and in its destructor.)
+class Runtime {
+public:
+    explicit Runtime(nvinfer1::ILogger& logger) : forwarder_(logger) {
+        runtime_.reset(nvinfer1::createInferRuntime(forwarder_));
+        std::string const errors = take_errors();
+        if (!runtime_ || !errors.empty()) {
+            // Not destroyed: the runtime TensorRT 11.4 returns after such an error crashes when
+            // deleted as well as when used. Its memory is left to the process.
+            (void)runtime_.release(); // NOLINT(bugprone-unused-return-value)
+            throw Error("TensorRT could not create a usable runtime" +
+                        (errors.empty() ? std::string(" (it returned none)") : ": " + errors));
+        }
+    }
+    Runtime(Runtime const&) = delete;
+    Runtime& operator=(Runtime const&) = delete;
+    Runtime(Runtime&&) = delete;
+    Runtime& operator=(Runtime&&) = delete;
+    ~Runtime() = default;
+
+    nvinfer1::IRuntime& get() noexcept { return *runtime_; }
+
+    // The messages TensorRT logged as errors since the last call, joined by "; " (empty: none).
+    std::string take_errors() { return forwarder_.take(); }
+
+private:
+    class Forwarder final : public nvinfer1::ILogger {
+    public:
+        explicit Forwarder(nvinfer1::ILogger& target) : target_(target) {}
+        void log(Severity severity, char const* message) noexcept override {
+            target_.log(severity, message);
+            if (severity > Severity::kERROR || message == nullptr) {
+                return;
+            }
+            try {
+                std::lock_guard<std::mutex> const hold(mutex_);
+                errors_ += (errors_.empty() ? "" : "; ") + std::string(message);
+            } catch (...) { // NOLINT(bugprone-empty-catch): a message lost, never an exception
+            }
+        }
+        std::string take() {
+            std::lock_guard<std::mutex> const hold(mutex_);
+            return std::exchange(errors_, std::string());
+        }
+
+    private:
+        nvinfer1::ILogger& target_;
+        std::mutex mutex_;
+        std::string errors_;
+    };
+
+    Forwarder forwarder_;
+    std::unique_ptr<nvinfer1::IRuntime> runtime_;
+};
+
 // ---- deserializing ---------------------------------------------------------------------------
 
 // Deserializes the verified plan of `deployed` with `runtime`, after checking that the entry was
@@ -216,6 +281,25 @@ inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize(nvinfer1::IRuntime& ru
     return engine;
 }
 
+// The same with a Runtime: a refusal quotes the errors TensorRT logged while deserializing.
+inline std::unique_ptr<nvinfer1::ICudaEngine>
+deserialize(Runtime& runtime, DeployedEngine const& deployed, RuntimeBackend const& backend) {
+    (void)runtime.take_errors(); // only what this deserialization logs
+    try {
+        return deserialize(runtime.get(), deployed, backend);
+    } catch (CorruptEngineError const& error) {
+        std::string const errors = runtime.take_errors();
+        if (errors.empty()) {
+            throw;
+        }
+        throw CorruptEngineError("TensorRT refused to deserialize the plan of '" +
+                                     deployed.path().string() + "' (" +
+                                     std::to_string(deployed.plan_size()) +
+                                     " bytes, verified against its manifest entry): " + errors,
+                                 deployed.path());
+    }
+}
+
 // The same with the backend this application runs (runtime_backend()).
 inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize(nvinfer1::IRuntime& runtime,
                                                           DeployedEngine const& deployed) {
@@ -234,6 +318,13 @@ struct LoadedEngine {
 
 inline LoadedEngine load(nvinfer1::IRuntime& runtime, ManifestEntry const& entry,
                          OpenOptions const& options, RuntimeBackend const& backend) {
+    DeployedEngine deployed = DeployedEngine::open(entry, options);
+    std::shared_ptr<nvinfer1::ICudaEngine> engine = deserialize(runtime, deployed, backend);
+    return LoadedEngine{std::move(deployed), std::move(engine)};
+}
+
+inline LoadedEngine load(Runtime& runtime, ManifestEntry const& entry, OpenOptions const& options,
+                         RuntimeBackend const& backend) {
     DeployedEngine deployed = DeployedEngine::open(entry, options);
     std::shared_ptr<nvinfer1::ICudaEngine> engine = deserialize(runtime, deployed, backend);
     return LoadedEngine{std::move(deployed), std::move(engine)};
