@@ -4,10 +4,12 @@ code, selected and verified by the C++ library before TensorRT sees a byte."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from docs_examples import REPO, python_blocks
 from engine_files import plan_checksum_hex
 from engine_helpers import DECLARATION, IO, make_graph, write_weights
 
@@ -138,3 +140,26 @@ def test_without_a_gpu_nothing_is_selected(deployed: Path, monkeypatch: pytest.M
     monkeypatch.delenv("TENSORACLE_DESCRIBED_GPU", raising=False)
     with pytest.raises(tensoracle.EngineTargetError, match="no GPU"):
         tensoracle.open_deployed(deployed, "encoder")
+
+
+@pytest.mark.backend
+def test_the_python_example_of_the_deploy_guide_runs(
+    deployed: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    monkeypatch.setenv("TENSORACLE_DESCRIBED_GPU", RTX_4090)
+    monkeypatch.chdir(deployed.parent)  # the guide opens "deploy.json"
+    entry = json.loads(deployed.read_text())["entries"][0]
+    (block,) = python_blocks("docs/deploy.md")
+    exec(compile(block, "docs/deploy.md", "exec"), {"__name__": "__docs__"})
+    assert capsys.readouterr().out.startswith(f"{entry['file_name']}: it is built for sm89")
+
+
+def test_the_cpp_steps_of_the_deploy_guide_are_the_examples():
+    """Every line of the guide's C++ walk-through is a line of examples/cpp_inference/main.cpp,
+    which its own test builds."""
+    guide = (REPO / "docs" / "deploy.md").read_text()
+    (block,) = re.findall(r"^```cpp\n(.*?)^```", guide, re.DOTALL | re.MULTILINE)
+    program = {line.strip() for line in (REPO / "examples/cpp_inference/main.cpp").open()}
+    lines = [line.strip() for line in block.splitlines() if line.strip()]
+    assert len(lines) >= 8
+    assert [line for line in lines if line not in program] == []
