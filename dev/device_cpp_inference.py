@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 import xxhash
-
 from tensoracle import _core
 
 IO = {
@@ -49,14 +48,22 @@ def saved_entry(store: Any, conditions: dict[str, Any], seed: int) -> dict[str, 
         "targets": conditions["targets"],
         "hardware_compatibility": conditions.get("hardware_compatibility"),
         "io": IO,
-        "plan": {"size": plan.size, "xxh3_128": xxhash.xxh3_128(plan.tobytes()).hexdigest()},
+        "plan": {
+            "size": plan.size,
+            "xxh3_128": xxhash.xxh3_128(plan.tobytes()).hexdigest(),
+        },
         "engine_bytes": path.stat().st_size,
         "fleet": None,
     }
 
 
 def write_manifest(path: Path, entry: dict[str, Any]) -> None:
-    document = {"schema_version": 1, "spec": "device:RECIPES", "remote": None, "entries": [entry]}
+    document = {
+        "schema_version": 1,
+        "spec": "device:RECIPES",
+        "remote": None,
+        "entries": [entry],
+    }
     path.write_text(json.dumps(document, indent=2) + "\n")
 
 
@@ -81,7 +88,9 @@ def main(folder: Path) -> None:
     }
     write_manifest(folder / "deploy-tensorrt.json", saved_entry(store, tensorrt, 1))
     write_manifest(folder / "deploy-rtx.json", saved_entry(store, rtx, 2))
-    print(f"prepared {folder}: deploy-tensorrt.json, deploy-rtx.json, cache/tensoracle/")
+    print(
+        f"prepared {folder}: deploy-tensorrt.json, deploy-rtx.json, cache/tensoracle/"
+    )
 
 
 if __name__ == "__main__":
