@@ -63,6 +63,31 @@ GpuQuery query_gpu_properties() {
     }
 }
 
+GpuList query_all_gpu_properties() {
+    GpuList list;
+    if (std::string reason = cuda::Driver::unavailable_reason(); !reason.empty()) {
+        list.absent_reason = std::move(reason);
+        return list;
+    }
+    try {
+        cuda::Driver const& driver = cuda::Driver::get();
+        int count = 0;
+        driver.check(driver.device_get_count(&count), "cuDeviceGetCount");
+        for (int ordinal = 0; ordinal < count; ++ordinal) {
+            cuda::Device device = 0;
+            driver.check(driver.device_get(&device, ordinal), "cuDeviceGet");
+            list.devices.push_back(describe(driver, device));
+        }
+        if (list.devices.empty()) {
+            list.absent_reason = "the CUDA driver reports no device";
+        }
+    } catch (CubinRuntimeError const& error) {
+        list.devices.clear();
+        list.absent_reason = error.what();
+    }
+    return list;
+}
+
 nlohmann::json to_json(GpuProperties const& properties) {
     return {
         {"name", properties.name},

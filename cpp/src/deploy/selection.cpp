@@ -239,6 +239,19 @@ DeviceDescription describe(GpuProperties const& gpu) {
     return device_from_json(to_json(gpu), "the GPU's properties");
 }
 
+std::vector<DeviceDescription> describe_gpus() {
+    GpuList const list = query_all_gpu_properties();
+    if (list.devices.empty()) {
+        throw Error("no GPU can be described on this machine: " + list.absent_reason);
+    }
+    std::vector<DeviceDescription> devices;
+    devices.reserve(list.devices.size());
+    for (GpuProperties const& gpu : list.devices) {
+        devices.push_back(describe(gpu));
+    }
+    return devices;
+}
+
 std::string target_of(DeviceDescription const& device) {
     auto const [major, minor] = capability_parts(device);
     return "sm" + major + minor;

@@ -21,5 +21,13 @@ int main() {
         std::printf("implausible properties\n");
         return EXIT_FAILURE;
     }
+    // Every GPU is listed, the query's own (device 0 without a current context) first.
+    tensoracle::GpuList const all = tensoracle::query_all_gpu_properties();
+    std::printf("%zu GPU(s) listed\n", all.devices.size());
+    if (all.devices.empty() || tensoracle::to_json(all.devices.front()) != tensoracle::to_json(p)) {
+        std::printf("the list does not start with the device of the query: %s\n",
+                    all.absent_reason.c_str());
+        return EXIT_FAILURE;
+    }
     return EXIT_SUCCESS;
 }

@@ -51,6 +51,16 @@ TEST(GpuProperties, WithoutDriverReportsTheLibraryThatIsMissing) {
     EXPECT_EQ(query_gpu_properties().absent_reason, query.absent_reason);
 }
 
+TEST(GpuProperties, WithoutDriverNoGpuIsListedAndTheReasonSaysWhy) {
+    if (driver_loadable()) {
+        GTEST_SKIP() << kDriverLibrary
+                     << " is present; gpu_properties_gpu_test covers this machine";
+    }
+    GpuList const list = query_all_gpu_properties();
+    EXPECT_TRUE(list.devices.empty());
+    EXPECT_EQ(list.absent_reason, query_gpu_properties().absent_reason);
+}
+
 TEST(GpuProperties, JsonHoldsOnlyIntegersStringsAndBooleans) {
     GpuProperties properties;
     properties.name = "Example GPU";

@@ -431,5 +431,19 @@ TEST(DeviceSelection, TheQuickChoiceIsTheFullSelectionsChoice) {
     EXPECT_LT(chosen, compared); // ...and some refused
 }
 
+TEST(DeviceSelection, WithoutAGpuNoneIsDescribedAndTheErrorSaysWhy) {
+    GpuList const list = query_all_gpu_properties();
+    if (!list.devices.empty()) {
+        GTEST_SKIP() << "this machine has a GPU: gpu_properties_gpu_test lists it";
+    }
+    try {
+        (void)describe_gpus();
+        FAIL() << "a GPU was described";
+    } catch (Error const& error) {
+        EXPECT_EQ(std::string(error.what()),
+                  "no GPU can be described on this machine: " + list.absent_reason);
+    }
+}
+
 } // namespace
 } // namespace tensoracle::deploy

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tensoracle {
 
@@ -35,6 +36,15 @@ struct GpuQuery {
 // Loads libcuda.so.1 with dlopen on first use, so programs linking the core run without a driver.
 // Never throws for a missing driver or device; those are reported in absent_reason.
 GpuQuery query_gpu_properties();
+
+// Every GPU of this machine, in the CUDA driver's order (ordinal 0 first, as CUDA_VISIBLE_DEVICES
+// leaves them), or the reason none can be described. A host with two different GPUs gets two
+// different descriptions: each selects its own engine.
+struct GpuList {
+    std::vector<GpuProperties> devices;
+    std::string absent_reason; // empty when devices holds at least one
+};
+GpuList query_all_gpu_properties();
 
 // {"name", "compute_capability": "X.Y", "memory_bus_width_bits", ...}: integers and strings only.
 nlohmann::json to_json(GpuProperties const& properties);

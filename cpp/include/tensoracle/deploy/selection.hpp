@@ -50,6 +50,11 @@ struct DeviceDescription {
 // The description of a GPU as the CUDA driver reports it (tensoracle/cuda/gpu_properties.hpp).
 DeviceDescription describe(GpuProperties const& gpu);
 
+// This machine's GPUs as the CUDA driver reports them, in its order (ordinal 0 first): select an
+// entry for each. Throws tensoracle::Error with the reason when none can be described (no
+// driver library, no device, a driver error).
+std::vector<DeviceDescription> describe_gpus();
+
 // The GPU's compute capability as a build target: "8.9" gives "sm89", "12.0" gives "sm120".
 // Throws tensoracle::InvalidArgument naming the value when it is not written MAJOR.MINOR.
 std::string target_of(DeviceDescription const& device);
