@@ -75,8 +75,7 @@ std::string first_difference(Json const& observed, Json const& expected, std::st
         }
         for (auto const& [key, value] : observed.items()) {
             if (!expected.contains(key)) {
-                return member(at, key) + ": " + shown(value) +
-                       ", absent from the manifest";
+                return member(at, key) + ": " + shown(value) + ", absent from the manifest";
             }
         }
     }
