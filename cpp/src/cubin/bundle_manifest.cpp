@@ -9,6 +9,7 @@
 #include "tensoracle/io/hash.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
+#include "tensoracle/text/json_excerpt.hpp"
 
 #include <algorithm>
 #include <array>
@@ -24,12 +25,8 @@ constexpr std::uint64_t kMaxDivisor = std::uint64_t{1} << 30;
 
 // A value as it appears in a message: compact JSON, long values cut short.
 std::string shown(json const& value) {
-    std::string text = value.dump(-1, ' ', true, json::error_handler_t::replace);
-    constexpr std::size_t limit = 120;
-    if (text.size() > limit) {
-        text = text.substr(0, limit) + "...";
-    }
-    return text;
+    constexpr std::size_t kLimit = 120;
+    return json_excerpt(value, kLimit, true);
 }
 
 // Typed access to one JSON object; every failure names the file, the field's JSON pointer, the

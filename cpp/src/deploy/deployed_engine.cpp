@@ -14,6 +14,7 @@
 #include "tensoracle/io/hash.hpp"
 #include "tensoracle/remote/remote_object.hpp"
 #include "tensoracle/remote/signature.hpp"
+#include "tensoracle/text/json_excerpt.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -37,12 +38,7 @@ namespace {
 using Json = nlohmann::json;
 
 std::string shown(Json const& value) {
-    std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-    constexpr std::size_t kShown = 160;
-    if (text.size() > kShown) {
-        text = text.substr(0, kShown) + "...";
-    }
-    return text;
+    return json_excerpt(value);
 }
 
 // "at.key", or "key" at the top.

@@ -4,6 +4,7 @@
 #include "tensoracle/deploy/execution_contract.hpp"
 
 #include "tensoracle/errors.hpp"
+#include "tensoracle/text/json_excerpt.hpp"
 
 #include <algorithm>
 #include <array>
@@ -73,12 +74,7 @@ std::string engine_text(std::filesystem::path const& engine) {
 
 // A JSON value as messages show it: its text, cut short when long.
 std::string shown(Json const& value) {
-    std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-    constexpr std::size_t kShown = 160;
-    if (text.size() > kShown) {
-        text = text.substr(0, kShown) + "...";
-    }
-    return text;
+    return json_excerpt(value);
 }
 
 [[noreturn]] void refuse(std::string const& field, Json const& value, std::string_view expected) {

@@ -9,6 +9,7 @@
 #include "tensoracle/io/file_bytes.hpp"
 #include "tensoracle/remote/signature.hpp"
 #include "tensoracle/text/bounded_json.hpp"
+#include "tensoracle/text/json_excerpt.hpp"
 
 #include <algorithm>
 #include <string>
@@ -21,12 +22,7 @@ using Json = nlohmann::json;
 
 // A value as messages show it: its JSON, cut short when long.
 std::string shown(Json const& value) {
-    std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-    constexpr std::size_t kShown = 160; // an entry file name whole
-    if (text.size() > kShown) {
-        text = text.substr(0, kShown) + "...";
-    }
-    return text;
+    return json_excerpt(value);
 }
 
 // The members of one JSON object, each read with its type checked; `where` names the object in

@@ -4,6 +4,7 @@
 
 #include "tensoracle/cuda/gpu_properties.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/text/json_excerpt.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -205,12 +206,7 @@ std::optional<std::string> unusable(EntryConditions const& conditions,
 
 std::string clipped_dump(Json const& value) {
     constexpr std::size_t kShown = 80;
-    std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-    if (text.size() > kShown) {
-        text.resize(kShown);
-        text += "...";
-    }
-    return text;
+    return json_excerpt(value, kShown);
 }
 
 [[noreturn]] void mistyped(std::string const& at, Json const& value, std::string_view expected) {

@@ -1,6 +1,7 @@
 // Opening a deployed engine: the entry the manifest names is read from the cache folder and every
 // refusal (missing, damaged, truncated, another plan, other conditions, another IO signature,
 // unsigned or wrongly signed with a verify key) names the file, the field and both values.
+#include "support/error_message.hpp"
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/cache/identity.hpp"
@@ -21,16 +22,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-template <typename Error>
-std::string message_of(std::function<void()> const& body) {
-    try {
-        body();
-    } catch (Error const& error) {
-        return error.what();
-    }
-    ADD_FAILURE() << "no error raised";
-    return {};
-}
+using testing::message_of;
 
 Json conditions(std::string const& graph_version = "3") {
     return {{"name", "encoder"},
@@ -48,14 +40,7 @@ Json io_signature(int batch = -1) {
 }
 
 std::string hex_of(Signature const& signature) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string text;
-    for (std::byte const value : signature) {
-        auto const bits = std::to_integer<unsigned>(value);
-        text += kDigits[bits >> 4U];
-        text += kDigits[bits & 15U];
-    }
-    return text;
+    return testing::hex_digits(signature);
 }
 
 // A cache folder holding one saved entry, and the manifest entry `tensoracle build` writes for it.

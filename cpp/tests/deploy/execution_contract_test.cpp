@@ -1,6 +1,7 @@
 // The execution contract of a deployed engine, on described tensors: what creation refuses, how
 // input shapes, output shapes and addresses are checked before TensorRT would be called, and the
 // message of each refusal. No TensorRT is involved.
+#include "support/error_message.hpp"
 #include "tensoracle/deploy/execution_contract.hpp"
 #include "tensoracle/errors.hpp"
 
@@ -46,16 +47,7 @@ ExecutionContract created(std::vector<TensorDescription> tensors, Shape creation
     return contract;
 }
 
-template <typename Failure>
-std::string message_of(std::function<void()> const& call) {
-    try {
-        call();
-    } catch (Failure const& error) {
-        return error.what();
-    }
-    ADD_FAILURE() << "no error was thrown";
-    return {};
-}
+using testing::message_of;
 
 std::string creation_refusal(std::vector<TensorDescription> tensors) {
     return message_of<EngineIOError>(

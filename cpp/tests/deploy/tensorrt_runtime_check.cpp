@@ -194,14 +194,7 @@ TEST(TensorRtRuntime, TheBackendVersionIsTheLibrarysWithinTheHeadersMajorVersion
 // The application's path, tensorrt::load: an entry that is not exactly the manifest's is refused
 // while it is opened, and TensorRT's IRuntime is never called.
 std::string hex_of(Signature const& signature) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string text;
-    for (std::byte const value : signature) {
-        auto const bits = std::to_integer<unsigned>(value);
-        text += kDigits[bits >> 4U];
-        text += kDigits[bits & 15U];
-    }
-    return text;
+    return testing::hex_digits(signature);
 }
 
 void sign(Deployment& deployment, SigningKey const& key) {

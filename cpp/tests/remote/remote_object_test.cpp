@@ -1,4 +1,5 @@
 // Remote objects: verified like local engine files, then signatures bound to the entry name.
+#include "support/error_message.hpp"
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
@@ -38,16 +39,7 @@ std::vector<std::byte> signed_object(Entry const& entry, SigningKey const& key) 
     return object;
 }
 
-template <typename Error>
-std::string message_of(std::function<void()> const& body) {
-    try {
-        body();
-    } catch (Error const& error) {
-        return error.what();
-    }
-    ADD_FAILURE() << "no error raised";
-    return {};
-}
+using testing::message_of;
 
 struct Keys {
     SigningKey signing = SigningKey::from_pem(testing::new_private_key_pem(), "signing");

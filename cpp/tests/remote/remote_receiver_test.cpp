@@ -1,6 +1,7 @@
 // The streamed receiver: an object fed in pieces becomes exactly the entry Store::save writes, or,
 // refused at any point, leaves neither a temporary file nor an entry, and an existing entry as it
 // was.
+#include "support/error_message.hpp"
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
@@ -58,16 +59,7 @@ void feed_in_pieces(RemoteReceiver& receiver, std::span<std::byte const> object,
     }
 }
 
-template <typename Error>
-std::string message_of(std::function<void()> const& body) {
-    try {
-        body();
-    } catch (Error const& error) {
-        return error.what();
-    }
-    ADD_FAILURE() << "no error raised";
-    return {};
-}
+using testing::message_of;
 
 class RemoteReceiverTest : public ::testing::Test {
 protected:
