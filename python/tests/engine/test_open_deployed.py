@@ -8,10 +8,17 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from docs_examples import REPO, python_blocks
 from engine_files import plan_checksum_hex
-from engine_helpers import DECLARATION, IO, make_graph, write_weights
+from engine_helpers import (
+    DECLARATION,
+    IO,
+    make_graph,
+    skip_where_the_gpu_is_refused,
+    write_weights,
+)
 
 import tensoracle
 from tensoracle import _core, gpu
@@ -163,3 +170,37 @@ def test_the_cpp_steps_of_the_deploy_guide_are_the_examples():
     lines = [line.strip() for line in block.splitlines() if line.strip()]
     assert len(lines) >= 8
     assert [line for line in lines if line not in program] == []
+
+
+@pytest.mark.gpu
+@pytest.mark.backend
+def test_a_deployed_engine_runs_on_this_gpu(engine_cache: Path, tmp_path: Path):
+    """On a GPU the backend can run engines on: an entry built for it is selected by its
+    manifest, deserialized with its IO checked against the manifest, and executed."""
+    if gpu.absent_reason() is not None:
+        pytest.skip(f"needs a GPU: {gpu.absent_reason()}")
+    skip_where_the_gpu_is_refused()  # TensorRT-RTX on a GPU outside its targets (the H200)
+    cp = pytest.importorskip("cupy")
+    weights = write_weights(tmp_path / "model.safetensors", bias=(0.5, -1.0))
+    prepared = tensoracle.prepare_engine(
+        make_graph(weights), DECLARATION, name="runs", graph_version="1", weights=[weights],
+        io=IO, progress=False,
+    )  # fmt: skip
+    manifest = tmp_path / "deploy.json"
+    document = {"schema_version": 1, "spec": "tests:RECIPES", "remote": None,
+                "entries": [manifest_entry("encoder", prepared.path)]}  # fmt: skip
+    manifest.write_text(json.dumps(document))
+
+    handle = tensoracle.open_deployed(manifest, "encoder")
+    with handle.create_execution() as unit:
+        unit.set_input_shapes({"features": (1, 4, 2)})
+        stream = cp.cuda.Stream(non_blocking=True)
+        with stream:
+            features = cp.arange(8, dtype=cp.float32).reshape(1, 4, 2)
+            result = cp.full((1, 4, 2), np.nan, dtype=cp.float32)
+            unit.enqueue(
+                {"features": features.data.ptr, "result": result.data.ptr}, stream=stream.ptr
+            )
+            stream.synchronize()
+        expected = cp.asnumpy(features) + np.array([0.5, -1.0], dtype=np.float32)
+        np.testing.assert_array_equal(cp.asnumpy(result), expected)
