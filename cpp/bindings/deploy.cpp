@@ -3,7 +3,6 @@
 // deployment manifest's reader.
 #include "bindings.hpp"
 #include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/deploy/selection.hpp"
@@ -100,16 +99,19 @@ void bind_deploy(nb::module_& module) {
             auto const device =
                 deploy::device_from_json(parsed(device_json, "device_json"), "the GPU description");
             deploy::RuntimeBackend const runtime{backend, backend_version};
-            deploy::ManifestEntry const& entry =
-                deploy::select_for_device(manifest, recipe, device, runtime);
-            deploy::OpenOptions options;
-            options.cache_directory = cache_dir ? *cache_dir : default_cache_directory();
+            // One selection: its entry, or select_for_device's refusal, and why it was chosen.
+            deploy::RecipeSelection const found =
+                deploy::select_recipe(manifest, recipe, device, runtime);
+            deploy::ManifestEntry const& entry = deploy::selected_entry(manifest, recipe, found);
+            deploy::OpenOptions options; // an empty folder is the default cache folder
+            if (cache_dir) {
+                options.cache_directory = *cache_dir;
+            }
             if (verify_key) {
                 options.verify_key = *verify_key;
             }
-            std::string why =
-                deploy::select_recipe(manifest, recipe, device, runtime).selection.why;
-            return OpenedDeployment{deploy::DeployedEngine::open(entry, options), std::move(why)};
+            return OpenedDeployment{deploy::DeployedEngine::open(entry, options),
+                                    found.selection.why};
         },
         nb::arg("manifest_path"), nb::arg("recipe"), nb::arg("device_json"), nb::arg("backend"),
         nb::arg("backend_version"), nb::arg("cache_dir").none(), nb::arg("verify_key").none(),

@@ -210,7 +210,11 @@ RecipeSelection select_recipe(Manifest const& manifest, std::string_view recipe,
 ManifestEntry const& select_for_device(Manifest const& manifest, std::string_view recipe,
                                        DeviceDescription const& device,
                                        RuntimeBackend const& backend) {
-    RecipeSelection const found = select_recipe(manifest, recipe, device, backend);
+    return selected_entry(manifest, recipe, select_recipe(manifest, recipe, device, backend));
+}
+
+ManifestEntry const& selected_entry(Manifest const& manifest, std::string_view recipe,
+                                    RecipeSelection const& found) {
     if (found.indices.empty()) {
         std::vector<std::string> recipes;
         for (ManifestEntry const& entry : manifest.entries) {

@@ -1,6 +1,7 @@
 // Opening a deployed engine: the entry the manifest names is read from the cache folder and every
 // refusal (missing, damaged, truncated, another plan, other conditions, another IO signature,
 // unsigned or wrongly signed with a verify key) names the file, the field and both values.
+#include "support/deploy_fixture.hpp"
 #include "support/error_message.hpp"
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
@@ -54,16 +55,7 @@ struct Deployment {
     Deployment() {
         Store const store(folder.path());
         path = store.save(identity, {{"io", io_signature()}}, plan);
-        auto const header = read_engine_header(path).header;
-        entry.recipe = "encoder";
-        entry.graph_version = "3";
-        entry.file_name = identity.file_name;
-        entry.conditions = identity.conditions;
-        entry.runs_on = conditions_from_json(entry.conditions, "conditions");
-        entry.io = io_signature();
-        entry.plan_size = header.plan_size;
-        entry.plan_xxh3_128 = header.plan_xxh3_128;
-        entry.engine_bytes = std::filesystem::file_size(path);
+        entry = testing::manifest_entry_of(path, identity, io_signature());
     }
 
     OpenOptions options() const { return {folder.path(), {}}; }

@@ -7,6 +7,7 @@
 // object (apiv::VRuntime, NvInferImpl.h) through the protected member mImpl, so a subclass of
 // IRuntime that points mImpl at a VRuntime of ours sees every call the adapter would make.
 // Nothing here stands in for what TensorRT does.
+#include "support/deploy_fixture.hpp"
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/cache/identity.hpp"
@@ -118,16 +119,7 @@ struct Deployment {
         EngineIdentity const identity = recorded_identity(conditions);
         Json const io = {{"tensors", Json::array()}};
         path = Store(folder.path()).save(identity, {{"io", io}}, plan);
-        auto const header = read_engine_header(path).header;
-        entry.recipe = "encoder";
-        entry.graph_version = "3";
-        entry.file_name = identity.file_name;
-        entry.conditions = identity.conditions;
-        entry.runs_on = conditions_from_json(entry.conditions, "conditions");
-        entry.io = io;
-        entry.plan_size = header.plan_size;
-        entry.plan_xxh3_128 = header.plan_xxh3_128;
-        entry.engine_bytes = std::filesystem::file_size(path);
+        entry = testing::manifest_entry_of(path, identity, io);
     }
 
     DeployedEngine open() const { return DeployedEngine::open(entry, {folder.path(), {}}); }

@@ -79,4 +79,9 @@ struct RecipeSelection {
 RecipeSelection select_recipe(Manifest const& manifest, std::string_view recipe,
                               DeviceDescription const& device, RuntimeBackend const& backend);
 
+// The entry `found` (select_recipe's result for `recipe`) chose, with select_for_device's
+// refusals when it chose none: select_for_device is selected_entry of select_recipe.
+ManifestEntry const& selected_entry(Manifest const& manifest, std::string_view recipe,
+                                    RecipeSelection const& found);
+
 } // namespace tensoracle::deploy

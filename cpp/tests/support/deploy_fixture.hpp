@@ -1,0 +1,34 @@
+// The manifest entry `tensoracle build --manifest` writes for a saved engine, for the tests of
+// the deploy library: read back from the saved file as the build reads it.
+#pragma once
+
+#include "tensoracle/cache/engine_file.hpp"
+#include "tensoracle/cache/identity.hpp"
+#include "tensoracle/deploy/manifest.hpp"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace tensoracle::testing {
+
+// The entry of recipe "encoder", graph version "3", for the file `path` saved as `identity`
+// with the IO signature `io`.
+inline deploy::ManifestEntry manifest_entry_of(std::filesystem::path const& path,
+                                               EngineIdentity const& identity,
+                                               nlohmann::json const& io) {
+    auto const header = read_engine_header(path).header;
+    deploy::ManifestEntry entry;
+    entry.recipe = "encoder";
+    entry.graph_version = "3";
+    entry.file_name = identity.file_name;
+    entry.conditions = identity.conditions;
+    entry.runs_on = deploy::conditions_from_json(entry.conditions, "conditions");
+    entry.io = io;
+    entry.plan_size = header.plan_size;
+    entry.plan_xxh3_128 = header.plan_xxh3_128;
+    entry.engine_bytes = std::filesystem::file_size(path);
+    return entry;
+}
+
+} // namespace tensoracle::testing
