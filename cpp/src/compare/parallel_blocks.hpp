@@ -29,8 +29,7 @@ inline unsigned worker_count(unsigned requested, std::uint64_t elements, std::si
 // the returned vector. `work` must not throw.
 template <class Partial, class Work>
 std::vector<Partial> run_blocks(std::uint64_t elements, unsigned requested_threads, Work work) {
-    std::size_t const blocks =
-        static_cast<std::size_t>((elements + block_elements - 1) / block_elements);
+    auto const blocks = static_cast<std::size_t>((elements + block_elements - 1) / block_elements);
     std::vector<Partial> partials(blocks);
     auto const run_range = [&](std::size_t begin, std::size_t end) {
         for (std::size_t block = begin; block < end; ++block) {

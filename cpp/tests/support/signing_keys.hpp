@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace tensoracle::testing {
 
@@ -15,7 +16,7 @@ std::string new_rsa_private_key_pem();
 
 // Bytes as lowercase hex digits: a signature as the deployment manifest records it.
 inline std::string hex_digits(std::span<std::byte const> bytes) {
-    static constexpr char kDigits[] = "0123456789abcdef";
+    constexpr std::string_view kDigits = "0123456789abcdef";
     std::string text;
     for (std::byte const value : bytes) {
         auto const bits = std::to_integer<unsigned>(value);
