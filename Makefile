@@ -27,13 +27,29 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # convert (torch). requirements-dev.txt gathers all but convert.
 REQUIREMENTS := $(wildcard python/requirements-*.txt)
 
-.PHONY: test demo setup apt apt-core venv venv-runtime cpp cpp-test python python-test lint tidy \
+.PHONY: test test-started demo setup apt apt-core venv venv-runtime cpp cpp-test python python-test lint tidy \
 	fuzz bench bench-quick clean docs tensorrt-headers tensorrt-11-headers plugin-tensorrt \
 	cubin-plugin wheel wheel-test gpu-check windows-test wheel-abi3 wheel-abi3-test \
 	wheel-abi3-test-3.12 wheel-abi3-test-3.13 tidy-windows
 
-test: setup cpp-test windows-test python cubin-plugin lint tidy tidy-windows docs python-test \
-	wheel-test wheel-abi3-test bench-quick fuzz
+# make test's steps, in order. Each step's end is logged (build/test-steps.log) by its
+# step-done-STEP target, so that the time each took, including the prerequisites it was the first
+# to need, is printed at the end: CI stops a run after 90 minutes.
+TEST_STEPS := setup cpp-test windows-test python cubin-plugin lint tidy tidy-windows docs \
+	python-test wheel-test wheel-abi3-test bench-quick fuzz
+STEP_LOG := build/test-steps.log
+test: test-started $(addprefix step-done-,$(TEST_STEPS))
+	@awk 'NR == 1 { start = $$2; last = $$2; next } \
+	  { printf "  %-16s %4d:%02d\n", $$1, ($$2 - last) / 60, ($$2 - last) % 60; last = $$2 } \
+	  END { printf "  %-16s %4d:%02d\n", "make test", (last - start) / 60, (last - start) % 60 }' \
+	  $(STEP_LOG)
+
+test-started:
+	@mkdir -p build && echo "started $$(date +%s)" > $(STEP_LOG)
+
+# Not phony (make skips pattern rules for phony targets); no file of these names is ever made.
+step-done-%: %
+	@echo "$* $$(date +%s)" >> $(STEP_LOG)
 
 setup: apt venv
 
