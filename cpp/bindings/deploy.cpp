@@ -39,8 +39,9 @@ struct OpenedDeployment {
 } // namespace
 
 void bind_deploy(nb::module_& module) {
-    nb::class_<OpenedDeployment>(module, "DeployedEngine",
-                                 "A verified deployed engine; `plan` is a zero-copy view of it.")
+    nb::class_<OpenedDeployment>(
+        module, "DeployedEngine",
+        "A verified deployed engine; `plan` is a view of its verified copy.")
         .def_prop_ro("path",
                      [](OpenedDeployment const& opened) { return opened.engine.path().string(); })
         .def_prop_ro("file_name",

@@ -101,7 +101,7 @@ void bind_store(nb::module_& module) {
             nb::arg("exc_type").none(), nb::arg("exc_value").none(), nb::arg("traceback").none());
 
     nb::class_<SavedEngine>(module, "SavedEngine",
-                            "A verified saved engine; `plan` is a zero-copy view of the file.")
+                            "A verified saved engine; `plan` is a view of its verified copy.")
         .def_prop_ro("path", [](SavedEngine const& saved) { return saved.path().string(); })
         .def_prop_ro(
             "conditions_json",
@@ -118,8 +118,8 @@ void bind_store(nb::module_& module) {
                 // The SavedEngine object owns the contents: every view holds a reference to it.
                 return PlanView(reinterpret_cast<std::uint8_t const*>(plan.data()), 1, shape, self);
             },
-            "Read-only memoryview of the plan bytes: mapped from the file on POSIX (no copy), "
-            "read into memory on Windows (the file is closed either way).");
+            "Read-only memoryview of the plan bytes: the copy in this process's memory that was "
+            "verified (the file is closed; later changes to it do not reach the view).");
 
     nb::class_<Store>(module, "Store", "A directory of saved engines.")
         .def(nb::init<std::filesystem::path>(), nb::arg("directory"),

@@ -57,7 +57,8 @@ Finding check_engine_file(std::filesystem::path const& path, std::string_view fi
             return {VerifyStatus::unrecognized,
                     not_regular_refusal(path, status->kind == platform::FileKind::directory)};
         }
-        FileContents const contents(file.get(), path); // a save over the entry stays possible
+        // Mapped: the check hands nothing on, and a save over the entry stays possible.
+        FileContents const contents(file.get(), path, Holding::mapped);
         contents.advise_sequential();
         std::span<std::byte const> const bytes = contents.bytes();
         DecodedHeader const decoded = decode_engine_header(bytes, bytes.size(), path);

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <fcntl.h>
 #include <span>
@@ -88,8 +89,21 @@ std::string first_difference(Json const& observed, Json const& expected, std::st
            ", the manifest records " + shown(expected);
 }
 
-// The open file, as Store::read opens an entry: without following a link, a regular file only.
-FileContents read_entry(std::filesystem::path const& path) {
+[[noreturn]] void corrupt(std::filesystem::path const& path, std::string const& what) {
+    throw CorruptEngineError("deployed engine '" + path.string() + "' is unusable: " + what, path);
+}
+
+[[noreturn]] void corrupt_size(std::filesystem::path const& path, std::uint64_t size,
+                               std::uint64_t engine_bytes) {
+    corrupt(path, "the file is " + std::to_string(size) +
+                      " bytes, the manifest records engine_bytes " + std::to_string(engine_bytes));
+}
+
+// The open file, as Store::read opens an entry: without following a link, a regular file only;
+// copied into this process's memory, each piece handed to `observe` as it is read. A file of
+// another size than the manifest's is refused before any of it is read.
+FileContents read_entry(std::filesystem::path const& path, std::uint64_t engine_bytes,
+                        PieceObserver const& observe) {
     platform::Descriptor const file{open_cache_file(path, O_RDONLY)};
     if (!file.valid()) {
         int const error = errno;
@@ -118,13 +132,12 @@ FileContents read_entry(std::filesystem::path const& path) {
                 not_regular_refusal(path, status->kind == platform::FileKind::directory),
             path);
     }
-    FileContents contents(file.get(), path);
+    if (status->size != engine_bytes) {
+        corrupt_size(path, status->size, engine_bytes);
+    }
+    FileContents contents(file.get(), path, observe);
     (void)platform::touch(file.get()); // a read, for `cache prune`'s least recently used order
     return contents;
-}
-
-[[noreturn]] void corrupt(std::filesystem::path const& path, std::string const& what) {
-    throw CorruptEngineError("deployed engine '" + path.string() + "' is unusable: " + what, path);
 }
 
 Signature signature_of(std::string const& hex) {
@@ -136,34 +149,33 @@ Signature signature_of(std::string const& hex) {
     return signature;
 }
 
-struct Digests {
-    std::string engine_sha256; // empty unless asked for
-    std::string plan_xxh3_128;
-};
+// The digests of a file, computed piece by piece as it is read: SHA-256 of every byte (when
+// asked for) and XXH3-128 of the bytes from `plan_offset` on.
+class Digests {
+public:
+    Digests(std::size_t plan_offset, bool with_sha256)
+        : plan_offset_(plan_offset), with_sha256_(with_sha256) {}
 
-// One pass over the file in pieces that stay in the CPU's cache: SHA-256 of every byte (when
-// `with_sha256`) and XXH3-128 of the bytes from `plan_offset` on.
-Digests digests_of(std::span<std::byte const> bytes, std::size_t plan_offset, bool with_sha256) {
-    constexpr std::size_t kPiece = std::size_t{1} << 20U;
-    Sha256 sha256;
-    PlanChecksum plan;
-    for (std::size_t at = 0; at < bytes.size(); at += kPiece) {
-        auto const piece = bytes.subspan(at, std::min(kPiece, bytes.size() - at));
-        if (with_sha256) {
-            sha256.update(piece);
+    void add(std::span<std::byte const> piece) {
+        if (with_sha256_) {
+            sha256_.update(piece);
         }
-        if (at + piece.size() > plan_offset) {
-            std::size_t const skip = plan_offset > at ? plan_offset - at : 0;
-            plan.update(piece.subspan(skip));
+        if (at_ + piece.size() > plan_offset_) {
+            std::size_t const skip = plan_offset_ > at_ ? plan_offset_ - at_ : 0;
+            plan_.update(piece.subspan(skip));
         }
+        at_ += piece.size();
     }
-    Digests digests;
-    if (with_sha256) {
-        digests.engine_sha256 = sha256.hex_digest();
-    }
-    digests.plan_xxh3_128 = plan.hex_digest();
-    return digests;
-}
+    std::string engine_sha256() { return sha256_.hex_digest(); }
+    std::string plan_xxh3_128() const { return plan_.hex_digest(); }
+
+private:
+    std::size_t plan_offset_;
+    bool with_sha256_;
+    std::size_t at_ = 0;
+    Sha256 sha256_;
+    PlanChecksum plan_;
+};
 
 } // namespace
 
@@ -190,17 +202,20 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
                               std::to_string(entry.plan_size) + " exceeds engine_bytes " +
                               std::to_string(entry.engine_bytes));
     }
-    auto state = std::make_unique<State>(State{entry, path, read_entry(path), 0, std::nullopt});
-    auto const bytes = state->contents.bytes();
-    if (bytes.size() != entry.engine_bytes) {
-        corrupt(path, "the file is " + std::to_string(bytes.size()) +
-                          " bytes, the manifest records engine_bytes " +
-                          std::to_string(entry.engine_bytes));
-    }
     // Where the plan starts by the manifest; the header must agree (checked below).
     auto const plan_offset = static_cast<std::size_t>(entry.engine_bytes - entry.plan_size);
-    state->contents.advise_sequential();
-    Digests const digests = digests_of(bytes, plan_offset, trusted.has_value());
+    // One pass: each piece is hashed as it is copied, and only the copy is judged and handed on.
+    Digests digests(plan_offset, trusted.has_value());
+    auto state = std::make_unique<State>(
+        State{entry, path,
+              read_entry(path, entry.engine_bytes,
+                         [&digests](std::span<std::byte const> piece) { digests.add(piece); }),
+              0, std::nullopt});
+    auto const bytes = state->contents.bytes();
+    if (bytes.size() != entry.engine_bytes) { // it shrank while it was read
+        corrupt_size(path, bytes.size(), entry.engine_bytes);
+    }
+    std::string const plan_xxh3_128 = digests.plan_xxh3_128();
     if (trusted) {
         if (!entry.fleet || !entry.fleet->signature) {
             throw UntrustedEngineError("deployed engine '" + path.string() +
@@ -212,7 +227,7 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
         }
         Signature const signature = signature_of(*entry.fleet->signature);
         std::string const statement =
-            signed_statement_of_digest(entry.file_name, digests.engine_sha256);
+            signed_statement_of_digest(entry.file_name, digests.engine_sha256());
         if (!trusted->verify(std::as_bytes(std::span(statement)), signature)) {
             throw UntrustedEngineError(
                 "deployed engine '" + path.string() +
@@ -226,14 +241,14 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
     }
     DecodedHeader const decoded = decode_engine_header(bytes, bytes.size(), path);
     EngineHeader const& header = decoded.header;
-    if (digests.plan_xxh3_128 != header.plan_xxh3_128 || decoded.plan_offset != plan_offset) {
+    if (plan_xxh3_128 != header.plan_xxh3_128 || decoded.plan_offset != plan_offset) {
         // A header that announces another plan length than the manifest's leaves the plan's
         // checksum computed over other bytes: report what the header itself says.
         if (header.plan_size != entry.plan_size) {
             corrupt(path, "plan.size is " + std::to_string(header.plan_size) +
                               ", the manifest records " + std::to_string(entry.plan_size));
         }
-        corrupt(path, "the plan's XXH3-128 checksum is " + digests.plan_xxh3_128 +
+        corrupt(path, "the plan's XXH3-128 checksum is " + plan_xxh3_128 +
                           " but the header records " + header.plan_xxh3_128);
     }
     if (header.plan_xxh3_128 != entry.plan_xxh3_128) {

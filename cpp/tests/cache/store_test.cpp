@@ -185,7 +185,7 @@ TEST(Store, SaveThenReadRoundTrips) {
     }
 }
 
-// Readers hold what they read (mapped on POSIX, copied on Windows), which never blocks a save.
+// Readers hold what they read (a copy in their own memory), which never blocks a save.
 TEST(Store, SaveReplacesAndReadersKeepWhatTheyRead) {
     testing::TemporaryDirectory dir;
     Store const store(dir.path());
@@ -199,6 +199,20 @@ TEST(Store, SaveReplacesAndReadersKeepWhatTheyRead) {
     auto const now = store.read(id);
     ASSERT_EQ(now->plan().size(), second.size());
     EXPECT_TRUE(std::equal(second.begin(), second.end(), now->plan().begin()));
+}
+
+TEST(Store, AWriteIntoOrATruncationOfTheFileAfterTheReadLeavesThePlanUnchanged) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path());
+    auto const id = identity();
+    auto const plan = testing::random_bytes(3 * 1024 * 1024 + 17, 3); // several read pieces
+    auto const path = store.save(id, json::object(), plan);
+    auto const saved = store.read(id);
+    ASSERT_TRUE(saved.has_value());
+    testing::scribble_then_truncate(path);
+    ASSERT_EQ(std::filesystem::file_size(path), 0U);
+    ASSERT_EQ(saved->plan().size(), plan.size());
+    EXPECT_TRUE(std::equal(plan.begin(), plan.end(), saved->plan().begin()));
 }
 
 TEST(Store, WrongChecksumIsCorrupt) {

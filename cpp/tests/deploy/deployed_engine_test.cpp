@@ -94,6 +94,27 @@ TEST(DeployedEngine, OpensTheEntryAndHandsOutExactlyItsPlan) {
     EXPECT_EQ(engine.entry().file_name, deployment.entry.file_name);
 }
 
+TEST(DeployedEngine, AWriteIntoOrATruncationOfTheFileAfterTheOpenLeavesThePlanUnchanged) {
+    Deployment const deployment;
+    DeployedEngine const engine = DeployedEngine::open(deployment.entry, deployment.options());
+    testing::scribble_then_truncate(deployment.path);
+    ASSERT_EQ(std::filesystem::file_size(deployment.path), 0U);
+    ASSERT_EQ(engine.plan_size(), deployment.plan.size());
+    EXPECT_EQ(std::memcmp(engine.plan_data(), deployment.plan.data(), deployment.plan.size()), 0);
+}
+
+TEST(DeployedEngine, AFileOfAnotherSizeIsRefusedBeforeItIsRead) {
+    // A file far larger than the manifest's entry is not copied into memory to find that out.
+    Deployment const deployment;
+    std::filesystem::resize_file(deployment.path, std::uintmax_t{1} << 34U); // 16 GiB, sparse
+    std::string const message = message_of<CorruptEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
+    EXPECT_NE(message.find("the file is 17179869184 bytes, the manifest records engine_bytes " +
+                           std::to_string(deployment.entry.engine_bytes)),
+              std::string::npos)
+        << message;
+}
+
 TEST(DeployedEngine, AMissingEntrySaysHowToFetchIt) {
     Deployment const deployment;
     std::filesystem::remove(deployment.path);

@@ -1,6 +1,7 @@
-// Tests of file contents held mapped or copied: both give the file's bytes, and neither keeps the
-// file from being replaced or removed once its descriptor is closed (a copy on every system; a
-// mapping on POSIX). On Windows a mapping does keep it, which is why the store copies there.
+// Tests of file contents held copied (the default) or mapped: both give the file's bytes, and
+// neither keeps the file from being replaced or removed once its descriptor is closed (a copy on
+// every system; a mapping on POSIX). A copy is what was read whatever the file becomes; on
+// Windows a mapping keeps the file from being replaced.
 #include "support/test_support.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_contents.hpp"
@@ -121,7 +122,7 @@ TEST(FileContents, ACopyLeavesTheFileFreeToBeReplacedAndRemoved) {
     EXPECT_TRUE(std::equal(first.begin(), first.end(), held.bytes().begin()));
 }
 
-TEST(FileContents, TheSystemHoldingLeavesTheFileFreeToBeReplaced) {
+TEST(FileContents, TheDefaultIsACopyOnEverySystemThatNothingDoneToTheFileReaches) {
     testing::TemporaryDirectory dir;
     auto const first = testing::random_bytes(50'000, 11);
     auto const second = testing::random_bytes(60'000, 12);
@@ -129,15 +130,34 @@ TEST(FileContents, TheSystemHoldingLeavesTheFileFreeToBeReplaced) {
     testing::write_all(path, first);
     OpenFile file(path);
     FileContents const held(file.get(), path);
-#ifdef _WIN32
     EXPECT_EQ(held.holding(), Holding::copied);
-#else
-    EXPECT_EQ(held.holding(), Holding::mapped);
-#endif
     file.close();
+    testing::scribble_then_truncate(path);
+    ASSERT_EQ(held.bytes().size(), first.size());
+    EXPECT_TRUE(std::equal(first.begin(), first.end(), held.bytes().begin()));
     replace_with(path, second);
     EXPECT_EQ(testing::read_all(path), second);
     EXPECT_TRUE(std::equal(first.begin(), first.end(), held.bytes().begin()));
+}
+
+TEST(FileContents, TheObserverSeesEveryPieceOnceInOrderAsItIsRead) {
+    testing::TemporaryDirectory dir;
+    std::size_t const size = (2 * FileContents::kPieceBytes) + 12'345;
+    auto const bytes = testing::random_bytes(size, 15);
+    auto const path = dir.path() / "f.bin";
+    testing::write_all(path, bytes);
+    OpenFile const file(path);
+    std::vector<std::size_t> sizes;
+    std::vector<std::byte> seen;
+    FileContents const held(file.get(), path, [&](std::span<std::byte const> piece) {
+        sizes.push_back(piece.size());
+        seen.insert(seen.end(), piece.begin(), piece.end());
+    });
+    EXPECT_EQ(sizes, (std::vector<std::size_t>{FileContents::kPieceBytes, FileContents::kPieceBytes,
+                                               12'345}));
+    EXPECT_EQ(seen, bytes);
+    ASSERT_EQ(held.bytes().size(), size);
+    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), held.bytes().begin()));
 }
 
 #ifdef _WIN32

@@ -61,6 +61,24 @@ inline void write_all(std::filesystem::path const& path, std::span<std::byte con
     }
 }
 
+// What another process can do to a file someone has read: overwrite its last bytes in place (the
+// same file, not a replacement), then cut it to nothing. A mapping of it would see the write, and
+// a touch of a mapped page past the new end would end the process with SIGBUS.
+inline void scribble_then_truncate(std::filesystem::path const& path) {
+    auto const size = std::filesystem::file_size(path);
+    auto const count = static_cast<std::size_t>(std::min<std::uintmax_t>(size, 4096));
+    {
+        std::fstream out(path, std::ios::binary | std::ios::in | std::ios::out);
+        out.seekp(static_cast<std::streamoff>(size - count));
+        std::vector<char> const ones(count, '\xff');
+        out.write(ones.data(), static_cast<std::streamsize>(ones.size()));
+        if (!out) {
+            throw std::runtime_error("cannot write into " + path.string());
+        }
+    }
+    std::filesystem::resize_file(path, 0);
+}
+
 inline std::vector<std::byte> random_bytes(std::size_t size, std::uint32_t seed) {
     std::mt19937 generator(seed);
     std::vector<std::byte> bytes(size);

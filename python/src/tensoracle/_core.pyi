@@ -48,7 +48,7 @@ class FileLock:
     ) -> None: ...
 
 class SavedEngine:
-    """A verified saved engine; `plan` is a zero-copy view of the file."""
+    """A verified saved engine; `plan` is a view of its verified copy."""
 
     @property
     def path(self) -> str: ...
@@ -61,7 +61,7 @@ class SavedEngine:
         self,
     ) -> Annotated[memoryview, dict(dtype="uint8", shape=(None,), order="C", writable=False)]:
         """
-        Read-only memoryview of the plan bytes: mapped from the file on POSIX (no copy), read into memory on Windows (the file is closed either way).
+        Read-only memoryview of the plan bytes: the copy in this process's memory that was verified (the file is closed; later changes to it do not reach the view).
         """
 
 class Store:
@@ -289,7 +289,7 @@ class RemoteReceiver:
         """The temporary file while receiving; None once finished or aborted."""
 
 class DeployedEngine:
-    """A verified deployed engine; `plan` is a zero-copy view of it."""
+    """A verified deployed engine; `plan` is a view of its verified copy."""
 
     @property
     def path(self) -> str: ...

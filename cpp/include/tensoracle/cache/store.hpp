@@ -48,8 +48,9 @@ void check_conditions(nlohmann::json const& saved, nlohmann::json const& request
 DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdentity const& identity,
                                   std::filesystem::path const& path);
 
-// A verified saved engine: the header and the plan, held as FileContents (mapped on POSIX,
-// copied on Windows) so that the file stays free to be replaced or removed while it is in use.
+// A verified saved engine: the header and the plan, held as FileContents (copied into this
+// process's memory), so that the plan handed on is the bytes verified, whatever is done to the
+// file afterwards, and the file stays free to be replaced or removed while it is in use.
 class SavedEngine {
 public:
     SavedEngine(std::filesystem::path path, EngineHeader header, FileContents contents,

@@ -7,8 +7,11 @@
 //       entry, tensoracle::deploy::options_from_environment());
 //   // engine.plan_data(), engine.plan_size(): the verified plan, for TensorRT (tensorrt.hpp)
 //
-// open() reads the entry's file without following a symbolic link, holds it mapped (copied on
-// Windows, so that the cache can replace it meanwhile), and refuses it unless, in this order:
+// open() reads the entry's file without following a symbolic link into this process's own memory,
+// hashing each piece as it is read (one pass), and judges only that copy: the plan handed out is
+// the bytes verified, whatever another process then writes into the file, truncates or replaces.
+// A file of another size than the manifest's is refused before any of it is read. It refuses the
+// entry unless, in this order:
 // 1. with a verify key: the manifest carries a signature for the entry and the key accepts it
 //    over the entry's file name and the SHA-256 of every byte of the file (the bytes held, which
 //    are the bytes the plan is handed from); nothing of the file is decoded before this;

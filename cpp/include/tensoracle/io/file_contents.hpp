@@ -1,37 +1,48 @@
-// The whole contents of a file as read, held in a way that leaves the file free to be replaced or
-// removed by anyone while they are in use.
+// The whole contents of a file as read, held so that nothing done to the file afterwards reaches
+// them, and so that the file stays free to be replaced or removed by anyone while they are in use.
 //
-// On POSIX a read-only mapping does that: renaming a new file over the name, or removing it,
-// leaves the mapped pages of the old file in place. On Windows a mapped view keeps the file from
-// being replaced or removed until it is unmapped, so the contents are copied into memory there,
-// and the file is closed by its owner once they are read: another process using an engine read
-// from the cache never blocks a rebuild that replaces it.
+// By default the contents are copied into the process's own memory, on every system: what was
+// read, and checked, is what stays held, whatever another process then writes into the file or
+// cuts from it (a shared mapping would show such writes, and touching a page past a truncation
+// would end the process with SIGBUS). Everything that hands bytes on (the store's and the
+// deployment library's plans for TensorRT) holds them so.
+//
+// A read-only mapping (Holding::mapped) is for reads that only judge a file and hand nothing on
+// (`cache verify`): zero-copy, with the file's later changes showing through. On Windows a mapped
+// view keeps the file from being replaced or removed until it is unmapped.
 #pragma once
 
 #include "tensoracle/io/mapped_file.hpp"
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 
 namespace tensoracle {
 
 enum class Holding {
-    mapped, // a read-only mapping (zero-copy)
-    copied, // a copy in memory, read front to back
+    copied, // private memory, read front to back: the bytes as read, whatever the file becomes
+    mapped, // a read-only mapping (zero-copy): the file's later changes show through
 };
+
+// Called with each piece of a copy right after it is read, in order, while it is still in the
+// CPU's cache: hashing there makes the read and the hash one pass.
+using PieceObserver = std::function<void(std::span<std::byte const> piece)>;
 
 class FileContents {
 public:
-    // How this system holds contents: mapped on POSIX, copied on Windows.
-    static Holding system_holding() noexcept;
+    // The size of the pieces a copy is read in (the last may be shorter).
+    static constexpr std::size_t kPieceBytes = std::size_t{1} << 20U;
 
     // The whole regular file open as `fd` (owned by the caller, which may close it after);
     // `path` only names the file in errors. Throws FileError naming the path. An empty file
-    // gives an empty span.
-    FileContents(int fd, std::filesystem::path const& path);
-    FileContents(int fd, std::filesystem::path const& path, Holding holding);
+    // gives an empty span. A file that shrinks while it is copied holds fewer bytes (the
+    // caller's checks see them); one that grows is read up to the size it had when measured.
+    FileContents(int fd, std::filesystem::path const& path, Holding holding = Holding::copied);
+    // A copy, with `observe` called on every piece as it is read.
+    FileContents(int fd, std::filesystem::path const& path, PieceObserver const& observe);
 
     std::span<std::byte const> bytes() const noexcept;
     Holding holding() const noexcept { return holding_; }
@@ -41,6 +52,8 @@ public:
     void advise_sequential() const noexcept;
 
 private:
+    void copy_in(int fd, std::filesystem::path const& path, PieceObserver const& observe);
+
     Holding holding_;
     MappedFile mapping_;
     // Left uninitialized for the read to fill (a std::vector would write zeros over it first).

@@ -43,8 +43,8 @@
 
 namespace tensoracle {
 
-// A received object: what verification found, and the saved entry (held as FileContents: mapped,
-// not read again, on POSIX; read back once on Windows).
+// A received object: what verification found, and the saved entry (held as FileContents: read
+// back once into this process's memory before the rename, and checked to be the bytes received).
 struct ReceivedEngine {
     RemoteEngine verified;
     SavedEngine saved;

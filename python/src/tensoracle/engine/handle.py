@@ -50,9 +50,10 @@ class SavedEngineHandle(EngineHandle):
     this call built it.
 
     Deserialization needs a CUDA device: where none is present ``open_engine`` still builds,
-    saves and checks IO, and ``engine`` raises RuntimeError saying so. After deserialization the
-    plan's file mapping is released (``plan`` becomes None) so that the saved file is not held
-    open. Handles compare by identity.
+    saves and checks IO, and ``engine`` raises RuntimeError saying so. ``plan`` is the verified
+    copy of the saved plan in this process's memory (nothing done to the file after the open
+    reaches it); after deserialization it is released (``plan`` becomes None). Handles compare
+    by identity.
     """
 
     # Set once in __init__ through object.__setattr__ (the dataclass is frozen); these

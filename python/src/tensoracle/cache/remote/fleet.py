@@ -12,7 +12,8 @@ Under the identity's local exclusive lock, after the local store missed:
    header byte of an unsigned object is decoded), then exactly as a local file is verified
    (format, header, plan checksum, conditions); then the temporary file is renamed over the
    entry as the store's atomic save does (fsync, rename, fsync of the directory), and the entry
-   is returned, memory-mapped: the graph is not called. A refused object (damaged, truncated,
+   is returned, read back into this process's memory and checked to be the bytes received: the
+   graph is not called. A refused object (damaged, truncated,
    other conditions, unsigned, wrongly signed) is reported with its key in one
    RemoteCacheWarning; its temporary file is removed, nothing is saved locally and the object is
    never overwritten; the node builds.
@@ -53,8 +54,8 @@ class Fetched:
     """An engine taken from the remote cache and saved locally."""
 
     path: Path
-    plan: memoryview  # mapped from the saved file
-    owner: Any  # the SavedEngine that keeps the mapping alive
+    plan: memoryview  # the verified copy of the saved file's plan
+    owner: Any  # the SavedEngine that keeps the copy alive
     references: dict[str, Any]
 
 
