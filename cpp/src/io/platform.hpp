@@ -21,10 +21,12 @@ namespace tensoracle::platform {
 enum class Follow { links, no_links };
 
 // How open_file opens: the C runtime's O_RDONLY, O_WRONLY or O_RDWR, with O_CREAT, O_EXCL and
-// O_TRUNC. Without following links, a link at `path` fails with ELOOP, and a FIFO does not block
-// (POSIX O_NONBLOCK). Descriptors are not inherited by child processes. On Windows, files are
-// opened sharing read, write and delete access, so an open descriptor of ours never keeps another
-// process from replacing or removing the file.
+// O_TRUNC. Without following links, a link at `path` fails with ELOOP. Either way the open of a
+// FIFO or device does not block (POSIX O_NONBLOCK, which regular files ignore): every caller
+// refuses what is not a regular file after the open, so a FIFO named where a file is expected
+// is refused at once instead of hanging. Descriptors are not inherited by child processes. On
+// Windows, files are opened sharing read, write and delete access, so an open descriptor of ours
+// never keeps another process from replacing or removing the file.
 int open_file(std::filesystem::path const& path, int flags, unsigned mode, Follow follow) noexcept;
 int close_file(int fd) noexcept;
 

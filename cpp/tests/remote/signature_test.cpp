@@ -4,7 +4,12 @@
 #include "tensoracle/errors.hpp"
 #include "tensoracle/remote/signature.hpp"
 
+#include <filesystem>
 #include <gtest/gtest.h>
+#include <utility>
+#ifndef _WIN32
+#include <sys/stat.h>
+#endif
 
 namespace tensoracle {
 namespace {
@@ -54,6 +59,50 @@ TEST(Signature, KeyFilesAreReadAndBadOnesNamed) {
     EXPECT_THROW((void)VerifyKey::from_pem("not a key", "text"), InvalidArgument);
     EXPECT_THROW((void)SigningKey::from_pem_file(directory.path() / "absent.pem"), FileError);
 }
+
+TEST(Signature, AKeyFileLargerThanAnyKeyIsRefusedUnreadNamingIt) {
+    testing::TemporaryDirectory directory;
+    auto const path = directory.path() / "huge.pem";
+    testing::write_all(path, testing::random_bytes(64 * 1024 + 1, 4));
+    try {
+        (void)VerifyKey::from_pem_file(path);
+        FAIL() << "a 64 KiB + 1 key file was read";
+    } catch (InvalidArgument const& error) {
+        EXPECT_NE(std::string(error.what())
+                      .find("key file '" + path.string() + "' holds more than 65536 bytes"),
+                  std::string::npos)
+            << error.what();
+    }
+}
+
+#ifndef _WIN32
+// A FIFO would block an open for reading until a writer comes, and /dev/zero never ends: each
+// is refused at once, naming the file, and so is a symbolic link (even to a good key).
+TEST(Signature, AFifoADeviceAndALinkAreRefusedAsKeyFilesAtOnce) {
+    testing::TemporaryDirectory directory;
+    auto const fifo = directory.path() / "key.fifo";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    auto const good = directory.path() / "verify-key.pem";
+    testing::write_all(
+        good, bytes_of(SigningKey::from_pem(testing::new_private_key_pem(), "k").public_key_pem()));
+    auto const link = directory.path() / "link.pem";
+    std::filesystem::create_symlink(good, link);
+    for (auto const& [path, expected] :
+         {std::pair{fifo, std::string("is not a regular file")},
+          std::pair{std::filesystem::path("/dev/zero"), std::string("is not a regular file")},
+          std::pair{link, std::string("is a symbolic link; name the key file itself")}}) {
+        try {
+            (void)VerifyKey::from_pem_file(path);
+            FAIL() << path << " was read as a key";
+        } catch (FileError const& error) {
+            EXPECT_EQ(error.path(), path);
+            EXPECT_NE(std::string(error.what()).find(path.string()), std::string::npos)
+                << error.what();
+            EXPECT_NE(std::string(error.what()).find(expected), std::string::npos) << error.what();
+        }
+    }
+}
+#endif
 
 TEST(Signature, KeysOfOtherAlgorithmsAreRefusedByName) {
     try {

@@ -48,7 +48,7 @@ auto retrying(Call call) noexcept {
 } // namespace
 
 int open_file(std::filesystem::path const& path, int flags, unsigned mode, Follow follow) noexcept {
-    int const extra = follow == Follow::links ? O_CLOEXEC : O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    int const extra = O_NONBLOCK | O_CLOEXEC | (follow == Follow::links ? 0 : O_NOFOLLOW);
     return retrying([&] { return ::open(path.c_str(), flags | extra, static_cast<mode_t>(mode)); });
 }
 

@@ -1,11 +1,10 @@
 // Ed25519 through OpenSSL's EVP interface (one-shot EVP_DigestSign/Verify, as Ed25519 requires).
 #include "tensoracle/remote/signature.hpp"
 
+#include "remote/key_file.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/hash.hpp"
 
-#include <fstream>
-#include <iterator>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -24,14 +23,6 @@ namespace {
 
 EVP_PKEY* raw(detail::KeyPointer const& key) {
     return static_cast<EVP_PKEY*>(key.get());
-}
-
-std::string read_text(std::filesystem::path const& path) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file) {
-        throw_file_error("cannot read key file", path, errno);
-    }
-    return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
 }
 
 struct MessageDigestContext {
@@ -73,7 +64,7 @@ detail::KeyPointer read_pem(std::string_view pem, std::string_view origin, bool 
 } // namespace
 
 SigningKey SigningKey::from_pem_file(std::filesystem::path const& path) {
-    return from_pem(read_text(path), "key file '" + path.string() + "'");
+    return from_pem(detail::read_key_file(path), "key file '" + path.string() + "'");
 }
 
 SigningKey SigningKey::from_pem(std::string_view pem, std::string_view origin) {
@@ -109,7 +100,7 @@ std::string SigningKey::public_key_pem() const {
 }
 
 VerifyKey VerifyKey::from_pem_file(std::filesystem::path const& path) {
-    return from_pem(read_text(path), "key file '" + path.string() + "'");
+    return from_pem(detail::read_key_file(path), "key file '" + path.string() + "'");
 }
 
 VerifyKey VerifyKey::from_pem(std::string_view pem, std::string_view origin) {

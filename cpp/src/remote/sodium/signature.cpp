@@ -4,15 +4,13 @@
 // RFC 8410; keys of another algorithm are named by their algorithm's object identifier.
 #include "tensoracle/remote/signature.hpp"
 
+#include "remote/key_file.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/hash.hpp"
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cstdint>
-#include <fstream>
-#include <iterator>
 #include <mutex>
 #include <optional>
 #include <sodium.h>
@@ -63,14 +61,6 @@ void start_sodium() {
             throw std::runtime_error("libsodium could not initialise");
         }
     });
-}
-
-std::string read_text(std::filesystem::path const& path) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file) {
-        throw_file_error("cannot read key file", path, errno);
-    }
-    return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
 }
 
 std::optional<Bytes> base64_decode(std::string_view text) {
@@ -269,7 +259,7 @@ void KeyDeleter::operator()(void* key) const noexcept {
 } // namespace detail
 
 SigningKey SigningKey::from_pem_file(std::filesystem::path const& path) {
-    return from_pem(read_text(path), "key file '" + path.string() + "'");
+    return from_pem(detail::read_key_file(path), "key file '" + path.string() + "'");
 }
 
 SigningKey SigningKey::from_pem(std::string_view pem, std::string_view origin) {
@@ -302,7 +292,7 @@ std::string SigningKey::public_key_pem() const {
 }
 
 VerifyKey VerifyKey::from_pem_file(std::filesystem::path const& path) {
-    return from_pem(read_text(path), "key file '" + path.string() + "'");
+    return from_pem(detail::read_key_file(path), "key file '" + path.string() + "'");
 }
 
 VerifyKey VerifyKey::from_pem(std::string_view pem, std::string_view origin) {
