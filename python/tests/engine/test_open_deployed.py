@@ -3,8 +3,12 @@ code, selected and verified by the C++ library before TensorRT sees a byte."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -204,3 +208,133 @@ def test_a_deployed_engine_runs_on_this_gpu(engine_cache: Path, tmp_path: Path):
             stream.synchronize()
         expected = cp.asnumpy(features) + np.array([0.5, -1.0], dtype=np.float32)
         np.testing.assert_array_equal(cp.asnumpy(result), expected)
+
+
+# Run in a child process, so that a crash (SIGBUS from a mapping whose file was cut) is reported
+# as the child's exit status rather than ending the test run: opens the engine, records the
+# plan's SHA-256, then has another process write over the file's last 4 KiB and truncate it to
+# nothing, and hashes the plan again.
+PINNED_PLAN_CHILD = r"""
+import hashlib, json, os, subprocess, sys
+import tensoracle
+from engine_helpers import DECLARATION, IO, make_graph
+
+how, manifest, weights = sys.argv[1:]
+if how == "open_deployed":
+    handle = tensoracle.open_deployed(manifest, "encoder")
+else:
+    handle = tensoracle.open_engine(
+        make_graph(weights), DECLARATION, name="deployed", graph_version="1",
+        weights=[weights], io=IO,
+    )
+    assert not handle.built, "the saved engine was expected to be reused"
+before = hashlib.sha256(handle.plan).hexdigest()
+size = handle.path.stat().st_size
+subprocess.run(
+    [sys.executable, "-c",
+     "import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY); "
+     "os.pwrite(fd, b'\\xff' * 4096, int(sys.argv[2]) - 4096); os.ftruncate(fd, 0); os.close(fd)",
+     str(handle.path), str(size)],
+    check=True,
+)
+assert handle.path.stat().st_size == 0
+print(json.dumps({"before": before, "after": hashlib.sha256(handle.plan).hexdigest()}))
+"""
+
+
+@pytest.mark.backend
+@pytest.mark.parametrize("how", ["open_deployed", "open_engine"])
+def test_a_write_into_or_a_truncation_of_the_file_after_the_open_leaves_the_plan_unchanged(
+    deployed: Path, engine_cache: Path, tmp_path: Path, how: str
+):
+    entry = json.loads(deployed.read_text())["entries"][0]
+    data = (engine_cache / entry["file_name"]).read_bytes()
+    verified = hashlib.sha256(data[len(data) - entry["plan"]["size"] :]).hexdigest()
+    support = Path(__file__).resolve().parents[1] / "support"
+    env = {
+        **os.environ,
+        "TENSORACLE_DESCRIBED_GPU": RTX_4090,
+        "TENSORACLE_RTX_TARGETS": "sm89",
+        "PYTHONPATH": os.pathsep.join([str(support), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            PINNED_PLAN_CHILD,
+            how,
+            str(deployed),
+            str(tmp_path / "model.safetensors"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    hashes = json.loads(done.stdout.strip().splitlines()[-1])
+    assert hashes == {"before": verified, "after": verified}
+
+
+# In a child process with a time limit, so that a hang fails the test instead of stopping the
+# run: the error's type and message, as the child prints them.
+HOSTILE_OPEN_CHILD = r"""
+import sys
+import tensoracle
+manifest, key = sys.argv[1:]
+try:
+    tensoracle.open_deployed(manifest, "encoder", verify_key=key or None)
+except Exception as error:
+    print(f"{type(error).__name__}: {error}")
+else:
+    print("opened")
+"""
+
+
+def open_in_child(manifest: Path, key: str = "") -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", HOSTILE_OPEN_CHILD, str(manifest), key],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TENSORACLE_DESCRIBED_GPU": RTX_4090},
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.backend
+def test_a_fifo_manifest_is_refused_at_once_naming_it(deployed: Path, tmp_path: Path):
+    fifo = tmp_path / "deploy.fifo"
+    os.mkfifo(fifo)
+    refused = open_in_child(fifo)
+    assert refused.startswith(("OSError", "ValueError")), refused
+    assert f"'{fifo}' is not a regular file" in refused
+
+
+@pytest.mark.backend
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "link", "huge"])
+def test_a_verify_key_that_is_no_key_file_is_refused_at_once_naming_it(
+    deployed: Path, tmp_path: Path, kind: str
+):
+    if kind == "fifo":
+        key = tmp_path / "key.fifo"
+        os.mkfifo(key)
+        expected = f"'{key}' is not a regular file"
+    elif kind == "/dev/zero":
+        key = Path("/dev/zero")
+        expected = "'/dev/zero' is not a regular file"
+    elif kind == "link":
+        (tmp_path / "real.pem").write_text("-----BEGIN PUBLIC KEY-----\n")
+        key = tmp_path / "key.pem"
+        key.symlink_to(tmp_path / "real.pem")
+        expected = f"key file '{key}' is a symbolic link; name the key file itself"
+    else:
+        key = tmp_path / "huge.pem"
+        key.write_bytes(b"A" * (64 * 1024 + 1))
+        expected = f"key file '{key}' holds more than 65536 bytes: it is not a PEM key"
+    refused = open_in_child(deployed, str(key))
+    assert refused.startswith(("OSError", "ValueError")), refused
+    assert expected in refused
