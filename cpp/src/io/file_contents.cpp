@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <string>
 #include <utility>
 
 namespace tensoracle {
@@ -49,6 +50,34 @@ std::size_t read_in_pieces(int fd, std::span<std::byte> buffer, std::filesystem:
 
 } // namespace
 
+FileContents::PrivateMemory::PrivateMemory(std::size_t size, std::filesystem::path const& path)
+    : address_(platform::allocate_private_memory(size)), size_(size) {
+    if (address_ == nullptr) {
+        throw_file_error("cannot allocate " + std::to_string(size) + " bytes to read", path, errno);
+    }
+}
+
+FileContents::PrivateMemory::PrivateMemory(PrivateMemory&& other) noexcept
+    : address_(std::exchange(other.address_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+FileContents::PrivateMemory&
+FileContents::PrivateMemory::operator=(PrivateMemory&& other) noexcept {
+    if (this != &other) {
+        if (address_ != nullptr) {
+            platform::release_private_memory(address_, size_);
+        }
+        address_ = std::exchange(other.address_, nullptr);
+        size_ = std::exchange(other.size_, 0);
+    }
+    return *this;
+}
+
+FileContents::PrivateMemory::~PrivateMemory() {
+    if (address_ != nullptr) {
+        platform::release_private_memory(address_, size_);
+    }
+}
+
 FileContents::FileContents(int fd, std::filesystem::path const& path, Holding holding)
     : holding_(holding), mapping_(map_if(holding, fd, path)) {
     if (holding == Holding::copied) {
@@ -75,13 +104,14 @@ void FileContents::copy_in(int fd, std::filesystem::path const& path,
         return;
     }
     platform::advise_sequential_reads(fd);
-    copy_ = std::make_unique_for_overwrite<std::byte[]>(size); // NOLINT(modernize-avoid-c-arrays)
-    copy_size_ = read_in_pieces(fd, {copy_.get(), size}, path, observe);
+    copy_ = PrivateMemory(size, path);
+    copy_size_ = read_in_pieces(fd, {copy_.data(), size}, path, observe);
 }
 
 std::span<std::byte const> FileContents::bytes() const noexcept {
     if (holding_ == Holding::copied) {
-        return {copy_.get(), copy_ ? copy_size_ : 0}; // a moved-from object keeps copy_size_
+        // A moved-from object keeps copy_size_ and no memory.
+        return {copy_.data(), copy_.data() != nullptr ? copy_size_ : 0};
     }
     return mapping_.bytes();
 }

@@ -91,6 +91,13 @@ inline constexpr bool mappings_block_replacement = false;
 // A read-only shared mapping of the first `size` bytes (size > 0), or nullptr with errno set.
 void* map_file(int fd, std::size_t size) noexcept;
 void unmap_file(void* address, std::size_t size) noexcept;
+// `size` bytes (size > 0) of private, writable memory for a copy of a file, or nullptr with errno
+// set; freed by release_private_memory with the same size. On Linux anonymous pages with
+// transparent huge pages asked for (madvise MADV_HUGEPAGE): a 1 GiB copy then faults 512 times
+// instead of 262,144, measured 4x faster to fill than operator new's pages. VirtualAlloc on
+// Windows.
+void* allocate_private_memory(std::size_t size) noexcept;
+void release_private_memory(void* address, std::size_t size) noexcept;
 // A read-once-in-order hint for a file read with read_some (posix_fadvise
 // POSIX_FADV_SEQUENTIAL; nothing on Windows); errors ignored.
 void advise_sequential_reads(int fd) noexcept;

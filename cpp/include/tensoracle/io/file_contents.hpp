@@ -17,7 +17,6 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
-#include <memory>
 #include <span>
 
 namespace tensoracle {
@@ -54,10 +53,26 @@ public:
 private:
     void copy_in(int fd, std::filesystem::path const& path, PieceObserver const& observe);
 
+    // Private memory for the copy, released by the destructor; moves leave the source empty.
+    class PrivateMemory {
+    public:
+        PrivateMemory() noexcept = default;
+        explicit PrivateMemory(std::size_t size, std::filesystem::path const& path);
+        PrivateMemory(PrivateMemory&& other) noexcept;
+        PrivateMemory& operator=(PrivateMemory&& other) noexcept;
+        PrivateMemory(PrivateMemory const&) = delete;
+        PrivateMemory& operator=(PrivateMemory const&) = delete;
+        ~PrivateMemory();
+        std::byte* data() const noexcept { return static_cast<std::byte*>(address_); }
+
+    private:
+        void* address_ = nullptr;
+        std::size_t size_ = 0;
+    };
+
     Holding holding_;
     MappedFile mapping_;
-    // Left uninitialized for the read to fill (a std::vector would write zeros over it first).
-    std::unique_ptr<std::byte[]> copy_; // NOLINT(modernize-avoid-c-arrays)
+    PrivateMemory copy_;
     std::size_t copy_size_ = 0;
 };
 

@@ -177,6 +177,20 @@ void unmap_file(void* address, std::size_t size) noexcept {
     ::munmap(address, size);
 }
 
+void* allocate_private_memory(std::size_t size) noexcept {
+    void* const address =
+        ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (address == MAP_FAILED) {
+        return nullptr;
+    }
+    (void)::madvise(address, size, MADV_HUGEPAGE); // a hint: kernels without THP ignore it
+    return address;
+}
+
+void release_private_memory(void* address, std::size_t size) noexcept {
+    ::munmap(address, size);
+}
+
 void advise_sequential(void* address, std::size_t size) noexcept {
     (void)::madvise(address, size, MADV_SEQUENTIAL);
 }

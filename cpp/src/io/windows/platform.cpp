@@ -462,6 +462,18 @@ void unmap_file(void* address, std::size_t /*size*/) noexcept {
     ::UnmapViewOfFile(address);
 }
 
+void* allocate_private_memory(std::size_t size) noexcept {
+    void* const address = ::VirtualAlloc(nullptr, size, MEM_COMMIT | MEM_RESERVE, PAGE_READWRITE);
+    if (address == nullptr) {
+        errno = ENOMEM;
+    }
+    return address;
+}
+
+void release_private_memory(void* address, std::size_t /*size*/) noexcept {
+    ::VirtualFree(address, 0, MEM_RELEASE);
+}
+
 void advise_sequential(void* /*address*/, std::size_t /*size*/) noexcept {}
 
 void advise_sequential_reads(int /*fd*/) noexcept {}
