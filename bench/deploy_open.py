@@ -138,7 +138,7 @@ def memory_figures(directory: Path, size: int) -> tuple[int, int]:
     """Peak extra resident bytes of an open of a `size`-byte plan, and of the baseline."""
     cache = directory / "memory-cache"
     store = _core.Store(str(cache))
-    recorded = conditions("memory", ["sm86", "sm89"])
+    recorded = conditions("bench", ["sm86", "sm89"])
     identity = _core.make_identity(json.dumps(recorded))
     path = Path(store.save(identity, "{}", np.full(size, 7, dtype=np.uint8)))
     manifest = directory / "memory.json"

@@ -12,6 +12,7 @@
 #include "tensoracle/text/json_excerpt.hpp"
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <utility>
 
@@ -107,6 +108,33 @@ FleetObject fleet_of(Json const& value, std::string const& where) {
     return fleet;
 }
 
+// The members of an entry that repeat one of its conditions, and the condition each repeats
+// (`tensoracle build --manifest` writes the recipe's name, which is the engine's name).
+struct Repeated {
+    char const* field;
+    char const* condition;
+};
+constexpr std::array kRepeated{
+    Repeated{"recipe", "name"},     Repeated{"graph_version", "graph_version"},
+    Repeated{"backend", "backend"}, Repeated{"backend_version", "backend_version"},
+    Repeated{"targets", "targets"}, Repeated{"hardware_compatibility", "hardware_compatibility"}};
+
+// Each member an entry repeats from its conditions must be the conditions' own (null where they
+// have none): the conditions are what the file name and the saved header vouch for, so an edited
+// manifest cannot route a recipe to another engine, an older graph version or other targets.
+void check_repeated(Fields const& fields, Json const& conditions) {
+    for (Repeated const& repeated : kRepeated) {
+        Json const& stated = fields.any(repeated.field);
+        auto const found = conditions.find(repeated.condition);
+        Json const recorded = found == conditions.end() ? Json(nullptr) : *found;
+        if (stated != recorded) {
+            throw InvalidArgument(fields.at(repeated.field) + " is " + shown(stated) +
+                                  ", but its conditions record " + repeated.condition + " " +
+                                  shown(recorded));
+        }
+    }
+}
+
 ManifestEntry entry_of(Json const& value, std::string const& where) {
     Fields const fields(value, where);
     ManifestEntry entry;
@@ -126,6 +154,7 @@ ManifestEntry entry_of(Json const& value, std::string const& where) {
         throw InvalidArgument(fields.at("file_name") + " is " + shown(entry.file_name) +
                               ", but the identity of its conditions is " + shown(identity_name));
     }
+    check_repeated(fields, entry.conditions);
     entry.io = fields.any("io");
     Fields const plan(fields.any("plan"), fields.at("plan"));
     entry.plan_size = plan.count("size");

@@ -6,6 +6,8 @@
 
 #include <fstream>
 #include <gtest/gtest.h>
+#include <string>
+#include <vector>
 
 namespace tensoracle::deploy {
 namespace {
@@ -127,6 +129,46 @@ TEST(DeployManifest, EachWrongFieldIsRefusedNamingFileFieldAndValue) {
     EXPECT_EQ(refusal(document), "deploy.json: entries is {}, expected an array");
 
     EXPECT_EQ(refusal(Json::array()), "deploy.json is [], expected an object");
+}
+
+// The members an entry repeats from its conditions are checked against them, never trusted: an
+// edited manifest cannot route a recipe to another engine, an older graph version, another
+// backend or other targets, and an entry that leaves one out is refused.
+TEST(DeployManifest, EveryMemberThatRepeatsAConditionMustAgreeWithIt) {
+    struct Edit {
+        char const* field;
+        Json value;
+        std::string expected;
+    };
+    std::vector<Edit> const edits{
+        {"recipe", "decoder",
+         "deploy.json: entries[0].recipe is \"decoder\", but its conditions record name "
+         "\"encoder\""},
+        {"graph_version", "2",
+         "deploy.json: entries[0].graph_version is \"2\", but its conditions record "
+         "graph_version \"3\""},
+        {"backend", "tensorrt",
+         "deploy.json: entries[0].backend is \"tensorrt\", but its conditions record backend "
+         "\"tensorrt_rtx\""},
+        {"backend_version", "1.6.0.1",
+         "deploy.json: entries[0].backend_version is \"1.6.0.1\", but its conditions record "
+         "backend_version \"1.7.1.116\""},
+        {"targets", Json::array({"sm90"}),
+         "deploy.json: entries[0].targets is [\"sm90\"], but its conditions record targets "
+         "[\"sm86\",\"sm89\",\"sm120\"]"},
+        {"hardware_compatibility", "ampere_plus",
+         "deploy.json: entries[0].hardware_compatibility is \"ampere_plus\", but its conditions "
+         "record hardware_compatibility null"},
+    };
+    for (Edit const& edit : edits) {
+        Json document = manifest();
+        document["entries"][0][edit.field] = edit.value;
+        EXPECT_EQ(refusal(document), edit.expected) << edit.field;
+        document = manifest();
+        document["entries"][0].erase(edit.field);
+        EXPECT_EQ(refusal(document),
+                  std::string("deploy.json: entries[0] has no member \"") + edit.field + "\"");
+    }
 }
 
 TEST(DeployManifest, AFileNameThatIsNotTheIdentityOfItsConditionsIsRefused) {

@@ -105,7 +105,7 @@ def entry(recipe: str, backend: str, backend_version: str, **runs_on: object) ->
         "conditions": conditions,
         "backend": backend,
         "backend_version": backend_version,
-        "targets": runs_on.get("targets", []),
+        "targets": runs_on.get("targets"),
         "hardware_compatibility": runs_on.get("hardware_compatibility"),
         "io": None,
         "plan": {"size": 1024, "xxh3_128": "0" * 32},
