@@ -10,6 +10,7 @@
 #include <limits>
 #include <set>
 #include <string_view>
+#include <utility>
 
 namespace tensoracle::deploy {
 namespace {
@@ -201,6 +202,12 @@ std::optional<std::string> unusable(EntryConditions const& conditions,
                        "; this application runs " + backend.name + " " + backend.version +
                        ", and an engine runs only on the version that built it");
     }
+    if ((conditions.os && *conditions.os != backend.os) ||
+        (conditions.arch && *conditions.arch != backend.arch)) {
+        return besides("it is built on " + conditions.os.value_or("an unrecorded system") + " " +
+                       conditions.arch.value_or("of an unrecorded architecture") +
+                       "; this application runs on " + backend.os + " " + backend.arch);
+    }
     return cannot_run(conditions, device);
 }
 
@@ -330,7 +337,9 @@ std::optional<std::size_t> choose_entry(std::vector<EntryConditions const*> cons
     bool tied = false;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
         EntryConditions const& conditions = *candidates[i];
-        if (conditions.backend != backend.name || conditions.backend_version != backend.version) {
+        if (conditions.backend != backend.name || conditions.backend_version != backend.version ||
+            (conditions.os && *conditions.os != backend.os) ||
+            (conditions.arch && *conditions.arch != backend.arch)) {
             continue;
         }
         bool const runs = conditions.backend == kTensorRtRtx
@@ -450,6 +459,13 @@ EntryConditions conditions_from_json(Json const& conditions, std::string const& 
     EntryConditions read;
     read.backend = string_member(conditions, where, "backend");
     read.backend_version = string_member(conditions, where, "backend_version");
+    for (auto [key, member] :
+         {std::pair{"os", &EntryConditions::os}, std::pair{"arch", &EntryConditions::arch}}) {
+        if (auto const found = conditions.find(key);
+            found != conditions.end() && !found->is_null()) {
+            read.*member = string_member(conditions, where, key);
+        }
+    }
     auto const level = conditions.find("hardware_compatibility");
     if (level != conditions.end() && !level->is_null()) {
         read.hardware_compatibility = string_member(conditions, where, "hardware_compatibility");

@@ -332,18 +332,68 @@ TEST(DeviceSelection, TwoEquallySpecificEntriesAreAmbiguousNotPickedAtRandom) {
                             "tensorrt_rtx 1.3.0.35: there are no candidates");
 }
 
+EntryConditions built_on(EntryConditions conditions, std::string os, std::string arch) {
+    conditions.os = std::move(os);
+    conditions.arch = std::move(arch);
+    return conditions;
+}
+
+TEST(DeviceSelection, TheRecordedPlatformMustBeTheApplications) {
+    RuntimeBackend const linux_x86{kTensorRt, "11.1.0.106", "linux", "x86_64"};
+    std::vector<Candidate> const candidates{
+        {"windows.engine",
+         built_on(tensorrt(sm86(), std::string(kAmperePlus)), "windows", "x86_64")},
+        {"arm.engine", built_on(tensorrt(sm86(), std::string(kAmperePlus)), "linux", "aarch64")},
+        {"linux.engine", built_on(tensorrt(sm86(), std::string(kAmperePlus)), "linux", "x86_64")},
+    };
+    // Three ampere_plus entries would be ambiguous; two are for other platforms.
+    Selection const chosen = select_entry(candidates, sm90(), linux_x86);
+    ASSERT_EQ(chosen.chosen, 2U);
+    ASSERT_EQ(chosen.rejected.size(), 2U);
+    EXPECT_EQ(chosen.rejected[0].reason,
+              "it is built on windows x86_64; this application runs on linux x86_64");
+    EXPECT_EQ(chosen.rejected[1].reason,
+              "it is built on linux aarch64; this application runs on linux x86_64");
+    std::vector<EntryConditions const*> conditions;
+    for (Candidate const& candidate : candidates) {
+        conditions.push_back(&candidate.conditions);
+    }
+    EXPECT_EQ(choose_entry(conditions, sm90(), linux_x86), 2U);
+    // For a Windows application only the Windows entry runs; and what the GPU says is told too.
+    RuntimeBackend const windows{kTensorRt, "11.1.0.106", "windows", "x86_64"};
+    EXPECT_EQ(select_entry(candidates, sm90(), windows).chosen, 0U);
+    Selection const refused = select_entry(candidates, sm75(), windows);
+    EXPECT_EQ(refused.chosen, std::nullopt);
+    EXPECT_NE(refused.refusal.find("  arm.engine: it is built on linux aarch64; this application "
+                                   "runs on windows x86_64; besides, "),
+              std::string::npos)
+        << refused.refusal;
+    // Conditions that record no platform are not judged by it.
+    EXPECT_EQ(
+        select_entry({{"any.engine", tensorrt(sm86(), std::string(kAmperePlus))}}, sm90(), windows)
+            .chosen,
+        0U);
+    // The default platform is the one this library was compiled for.
+    EXPECT_EQ(tensorrt_11_1().os, kHostOs);
+    EXPECT_EQ(tensorrt_11_1().arch, kHostArch);
+}
+
 TEST(DeviceSelection, ConditionsAndDevicesAreReadFromJson) {
     nlohmann::json const conditions = {{"name", "model"},
                                        {"backend", "tensorrt"},
                                        {"backend_version", "11.1.0.106"},
                                        {"targets", {"sm89"}},
                                        {"hardware_compatibility", "same_compute_capability"},
+                                       {"os", "linux"},
+                                       {"arch", "x86_64"},
                                        {"gpu", {{"compute_capability", "8.9"}}}};
     EntryConditions const read = conditions_from_json(conditions, "deploy.json: entries[0]");
     EXPECT_EQ(read.backend, "tensorrt");
     EXPECT_EQ(read.backend_version, "11.1.0.106");
     EXPECT_EQ(read.targets, std::vector<std::string>{"sm89"});
     EXPECT_EQ(read.hardware_compatibility, "same_compute_capability");
+    EXPECT_EQ(read.os, "linux");
+    EXPECT_EQ(read.arch, "x86_64");
     ASSERT_TRUE(read.gpu.has_value());
     EXPECT_EQ(cannot_run(read, sm89_laptop()), std::nullopt);
     EntryConditions const unset = conditions_from_json(
@@ -351,6 +401,8 @@ TEST(DeviceSelection, ConditionsAndDevicesAreReadFromJson) {
     EXPECT_FALSE(unset.gpu.has_value());
     EXPECT_TRUE(unset.targets.empty());
     EXPECT_FALSE(unset.hardware_compatibility.has_value());
+    EXPECT_FALSE(unset.os.has_value());
+    EXPECT_FALSE(unset.arch.has_value());
 
     auto const refusal = [](nlohmann::json const& value) {
         try {
@@ -362,6 +414,8 @@ TEST(DeviceSelection, ConditionsAndDevicesAreReadFromJson) {
     };
     EXPECT_EQ(refusal({{"backend", 7}}),
               "deploy.json: entries[0].conditions.backend is 7, expected a string");
+    EXPECT_EQ(refusal({{"arch", 64}}),
+              "deploy.json: entries[0].conditions.arch is 64, expected a string");
     EXPECT_EQ(refusal({{"targets", {"sm89", 86}}}),
               "deploy.json: entries[0].conditions.targets[1] is 86, expected a string");
     EXPECT_EQ(refusal({{"targets", "sm89"}}),
@@ -391,6 +445,8 @@ TEST(DeviceSelection, TheQuickChoiceIsTheFullSelectionsChoice) {
         {"same-cc.engine", tensorrt(sm90(), std::string(kSameComputeCapability))},
         {"exact.engine", tensorrt(sm90(), std::nullopt)},
         {"twin.engine", tensorrt(sm90(), std::nullopt)},
+        {"windows.engine",
+         built_on(tensorrt(sm86(), std::string(kAmperePlus)), "windows", "x86_64")},
     };
     std::vector<DeviceDescription> const devices{sm86(),
                                                  sm89(),
@@ -399,8 +455,10 @@ TEST(DeviceSelection, TheQuickChoiceIsTheFullSelectionsChoice) {
                                                  sm89_laptop(),
                                                  described("NVIDIA H100", "9.0"),
                                                  described("Tesla T4", "7.5")};
-    std::vector<RuntimeBackend> const backends{
-        tensorrt_11_1(), rtx_1_3(), {kTensorRt, "11.0.0.114"}};
+    std::vector<RuntimeBackend> const backends{tensorrt_11_1(),
+                                               rtx_1_3(),
+                                               {kTensorRt, "11.0.0.114"},
+                                               {kTensorRt, "11.1.0.106", "windows", "x86_64"}};
     // Every subset of the candidates that keeps their order, on every device and backend.
     std::size_t compared = 0;
     std::size_t chosen = 0;
@@ -426,7 +484,7 @@ TEST(DeviceSelection, TheQuickChoiceIsTheFullSelectionsChoice) {
             }
         }
     }
-    EXPECT_EQ(compared, 128U * 7U * 3U);
+    EXPECT_EQ(compared, 256U * 7U * 4U);
     EXPECT_GT(chosen, 0U);       // some choices made...
     EXPECT_LT(chosen, compared); // ...and some refused
 }

@@ -62,7 +62,7 @@ def deployed(engine_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     prepared = tensoracle.prepare_engine(
         make_graph(write_weights(tmp_path / "model.safetensors")),
         DECLARATION,
-        name="deployed",
+        name="encoder",
         graph_version="1",
         weights=[tmp_path / "model.safetensors"],
         io=IO,
@@ -192,10 +192,10 @@ def test_a_deployed_engine_runs_on_this_gpu(engine_cache: Path, tmp_path: Path):
     )  # fmt: skip
     manifest = tmp_path / "deploy.json"
     document = {"schema_version": 1, "spec": "tests:RECIPES", "remote": None,
-                "entries": [manifest_entry("encoder", prepared.path)]}  # fmt: skip
+                "entries": [manifest_entry("runs", prepared.path)]}  # fmt: skip
     manifest.write_text(json.dumps(document))
 
-    handle = tensoracle.open_deployed(manifest, "encoder")
+    handle = tensoracle.open_deployed(manifest, "runs")
     with handle.create_execution() as unit:
         unit.set_input_shapes({"features": (1, 4, 2)})
         stream = cp.cuda.Stream(non_blocking=True)
@@ -224,7 +224,7 @@ if how == "open_deployed":
     handle = tensoracle.open_deployed(manifest, "encoder")
 else:
     handle = tensoracle.open_engine(
-        make_graph(weights), DECLARATION, name="deployed", graph_version="1",
+        make_graph(weights), DECLARATION, name="encoder", graph_version="1",
         weights=[weights], io=IO,
     )
     assert not handle.built, "the saved engine was expected to be reused"
@@ -338,3 +338,52 @@ def test_a_verify_key_that_is_no_key_file_is_refused_at_once_naming_it(
     refused = open_in_child(deployed, str(key))
     assert refused.startswith(("OSError", "ValueError")), refused
     assert expected in refused
+
+
+@pytest.mark.backend
+@pytest.mark.parametrize(
+    ("field", "value", "recorded"),
+    [
+        ("recipe", "decoder", 'name "encoder"'),
+        ("graph_version", "0", 'graph_version "1"'),
+        ("targets", ["sm89", "sm90"], 'targets ["sm89"]'),
+    ],
+)
+def test_an_edited_manifest_member_is_refused_naming_it_and_its_condition(
+    deployed: Path, monkeypatch: pytest.MonkeyPatch, field: str, value: object, recorded: str
+):
+    monkeypatch.setenv("TENSORACLE_DESCRIBED_GPU", RTX_4090)
+    document = json.loads(deployed.read_text())
+    document["entries"][0][field] = value
+    deployed.write_text(json.dumps(document))
+    shown = json.dumps(value, separators=(",", ":"))
+    with pytest.raises(ValueError, match="but its conditions record") as refused:
+        tensoracle.open_deployed(deployed, str(document["entries"][0]["recipe"]))
+    assert f"{deployed}: entries[0].{field} is {shown}" in str(refused.value)
+    assert f"but its conditions record {recorded}" in str(refused.value)
+
+
+@pytest.mark.backend
+def test_an_entry_built_on_another_platform_is_not_selected_and_says_why(
+    deployed: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("TENSORACLE_DESCRIBED_GPU", RTX_4090)
+    document = json.loads(deployed.read_text())
+    entry = document["entries"][0]
+    assert entry["conditions"]["os"] == "linux"
+    windows = json.loads(json.dumps(entry))
+    windows["conditions"]["os"] = "windows"
+    windows["file_name"] = _core.make_identity(json.dumps(windows["conditions"])).file_name
+    document["entries"] = [windows]
+    deployed.write_text(json.dumps(document))
+    with pytest.raises(tensoracle.EngineTargetError) as refused:
+        tensoracle.open_deployed(deployed, "encoder")
+    arch = entry["conditions"]["arch"]
+    assert (
+        f"{windows['file_name']}: it is built on windows {arch}; this application runs on "
+        f"linux {arch}" in str(refused.value)
+    )
+    # Beside the entry of this platform it is passed over, not ambiguous.
+    document["entries"] = [windows, entry]
+    deployed.write_text(json.dumps(document))
+    assert tensoracle.open_deployed(deployed, "encoder").path.name == entry["file_name"]

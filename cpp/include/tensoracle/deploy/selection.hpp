@@ -59,6 +59,21 @@ std::vector<DeviceDescription> describe_gpus();
 // Throws tensoracle::InvalidArgument naming the value when it is not written MAJOR.MINOR.
 std::string target_of(DeviceDescription const& device);
 
+// The platform this library was compiled for, as identity conditions record it ("os": "linux" or
+// "windows"; "arch": "x86_64" or "aarch64"), the spellings of the Python package's identity.
+#if defined(_WIN32)
+inline constexpr char const* kHostOs = "windows";
+#elif defined(__APPLE__)
+inline constexpr char const* kHostOs = "darwin";
+#else
+inline constexpr char const* kHostOs = "linux";
+#endif
+#if defined(__aarch64__) || defined(_M_ARM64)
+inline constexpr char const* kHostArch = "aarch64";
+#else
+inline constexpr char const* kHostArch = "x86_64";
+#endif
+
 // What an entry's identity conditions record of where it runs.
 struct EntryConditions {
     std::string backend;         // "tensorrt_rtx" or "tensorrt"
@@ -66,6 +81,10 @@ struct EntryConditions {
     std::vector<std::string> targets;
     std::optional<std::string> hardware_compatibility; // absent: no level
     std::optional<DeviceDescription> gpu;              // absent: recorded as null
+    // The platform it was built on (absent when not recorded, and then not judged): an engine
+    // runs only where TensorRT's runtime of that platform reads it.
+    std::optional<std::string> os = std::nullopt;
+    std::optional<std::string> arch = std::nullopt;
 };
 
 // Why an entry with these conditions cannot run on `device`, or nothing when it can. The
@@ -74,10 +93,12 @@ struct EntryConditions {
 std::optional<std::string> cannot_run(EntryConditions const& conditions,
                                       DeviceDescription const& device);
 
-// The TensorRT an application runs engines with.
+// The TensorRT an application runs engines with, and the platform it runs on.
 struct RuntimeBackend {
     std::string name;    // "tensorrt_rtx" or "tensorrt"
     std::string version; // as the conditions record it, such as "11.1.0.106"
+    std::string os = kHostOs;
+    std::string arch = kHostArch;
 };
 
 // One entry to choose from.
@@ -101,7 +122,8 @@ struct Selection {
 };
 
 // Picks the one candidate that runs on `device` with `backend`. A candidate is usable when its
-// backend and backend version are the application's and cannot_run finds no reason. Among
+// backend and backend version are the application's, its recorded platform (os and arch) is
+// the application's, and cannot_run finds no reason. Among
 // usable candidates the most specific wins: one built for exactly this GPU's properties, then one
 // for its compute capability ("same_compute_capability"), then one for a list of targets or
 // "ampere_plus". Two usable candidates equally specific are refused as ambiguous rather than one
