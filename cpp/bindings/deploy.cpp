@@ -95,7 +95,8 @@ void bind_deploy(nb::module_& module) {
         [](std::filesystem::path const& manifest_path, std::string const& recipe,
            std::string const& device_json, std::string const& backend,
            std::string const& backend_version, std::optional<std::filesystem::path> cache_dir,
-           std::optional<std::filesystem::path> verify_key) {
+           std::optional<std::filesystem::path> verify_key,
+           std::optional<std::string> verify_key_pem, bool skip_signature_verification) {
             deploy::Manifest const manifest = deploy::read_manifest(manifest_path);
             auto const device =
                 deploy::device_from_json(parsed(device_json, "device_json"), "the GPU description");
@@ -111,15 +112,23 @@ void bind_deploy(nb::module_& module) {
             if (verify_key) {
                 options.verify_key = *verify_key;
             }
+            if (verify_key_pem) {
+                options.verify_key_pem = *verify_key_pem;
+            }
+            options.skip_signature_verification = skip_signature_verification;
             return OpenedDeployment{deploy::DeployedEngine::open(entry, options),
                                     found.selection.why};
         },
         nb::arg("manifest_path"), nb::arg("recipe"), nb::arg("device_json"), nb::arg("backend"),
         nb::arg("backend_version"), nb::arg("cache_dir").none(), nb::arg("verify_key").none(),
+        nb::arg("verify_key_pem").none() = nb::none(),
+        nb::arg("skip_signature_verification") = false,
         "Selects the entry of `recipe` in the manifest for the GPU described by `device_json` "
         "and the runtime `backend` `backend_version`, and opens it from `cache_dir` (the default "
         "cache folder when None), verified as tensoracle::deploy::DeployedEngine::open verifies "
-        "it (with `verify_key`, a PEM public key file, the manifest's signature is required). "
+        "it (with `verify_key`, a PEM public key file, or `verify_key_pem`, its text, the "
+        "manifest's signature is required; without either, an entry the manifest records a "
+        "signature for is refused unless `skip_signature_verification`). "
         "Raises EngineTargetError listing every candidate when none can run, ValueError for an "
         "unknown recipe or an invalid manifest, FileNotFoundError when the entry is not in the "
         "cache folder, CorruptEngineError, EngineConditionError, EngineIOError or "

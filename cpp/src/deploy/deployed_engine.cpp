@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <span>
+#include <string_view>
 #include <utility>
 
 namespace tensoracle::deploy {
@@ -183,7 +184,11 @@ OpenOptions options_from_environment() {
     OpenOptions options;
     options.cache_directory = default_cache_directory();
     if (char const* key = std::getenv(kVerifyKeyVariable); key != nullptr && *key != '\0') {
-        options.verify_key = key;
+        if (std::string_view(key).starts_with("-----BEGIN")) {
+            options.verify_key_pem = key;
+        } else {
+            options.verify_key = key;
+        }
     }
     return options;
 }
@@ -194,8 +199,25 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
     std::filesystem::path const path = folder / entry.file_name;
     // The key is read first: a key that cannot be used is the caller's error, whatever the file.
     std::optional<VerifyKey> trusted;
+    if (!options.verify_key.empty() && !options.verify_key_pem.empty()) {
+        throw InvalidArgument("OpenOptions: verify_key (a key file) and verify_key_pem (a key's "
+                              "text) are both set; set one");
+    }
     if (!options.verify_key.empty()) {
         trusted = VerifyKey::from_pem_file(options.verify_key);
+    } else if (!options.verify_key_pem.empty()) {
+        trusted = VerifyKey::from_pem(options.verify_key_pem, "verify_key_pem");
+    } else if (entry.fleet && entry.fleet->signature && !options.skip_signature_verification) {
+        throw UntrustedEngineError(
+            "deployed engine '" + path.string() +
+                "': the manifest records a signature for it (fleet.signature) but no verify key "
+                "is set, so it would be opened unverified: pass the key (OpenOptions::verify_key "
+                "or verify_key_pem, " +
+                kVerifyKeyVariable +
+                " with options_from_environment(), or open_deployed(verify_key=...) in Python), "
+                "or skip the check explicitly (OpenOptions::skip_signature_verification, "
+                "open_deployed(skip_signature_verification=True))",
+            path);
     }
     if (entry.plan_size > entry.engine_bytes) {
         throw InvalidArgument("manifest entry " + entry.file_name + ": plan.size " +

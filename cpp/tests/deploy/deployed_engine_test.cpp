@@ -221,6 +221,53 @@ TEST(DeployedEngine, WithAVerifyKeyOnlyTheKeysSignatureOpens) {
     EXPECT_NE(message.find("the file changed after signing"), std::string::npos) << message;
 }
 
+// Where the manifest records a signature, an open without a key does not fail open: it is
+// refused saying how to pass the key, unless the option that says it skips the check is set.
+TEST(DeployedEngine, ASignedEntryWithoutAKeyIsRefusedUnlessTheCheckIsSkippedByName) {
+    Keys const keys;
+    Deployment deployment;
+    deployment.sign(keys.signing);
+    std::string const message = message_of<UntrustedEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
+    EXPECT_NE(message.find("'" + deployment.path.string() +
+                           "': the manifest records a signature for it (fleet.signature) but no "
+                           "verify key is set"),
+              std::string::npos)
+        << message;
+    for (char const* remedy : {"OpenOptions::verify_key", "TENSORACLE_REMOTE_VERIFY_KEY",
+                               "OpenOptions::skip_signature_verification"}) {
+        EXPECT_NE(message.find(remedy), std::string::npos) << message;
+    }
+    OpenOptions skipping = deployment.options();
+    skipping.skip_signature_verification = true;
+    DeployedEngine const unverified = DeployedEngine::open(deployment.entry, skipping);
+    EXPECT_FALSE(unverified.signer().has_value());
+    EXPECT_EQ(unverified.plan_size(), deployment.plan.size());
+    // An unsigned entry opens without a key, as before.
+    Deployment const unsigned_deployment;
+    EXPECT_NO_THROW(
+        (void)DeployedEngine::open(unsigned_deployment.entry, unsigned_deployment.options()));
+}
+
+TEST(DeployedEngine, AVerifyKeyCanBeGivenAsItsPemText) {
+    Keys const keys;
+    Deployment deployment;
+    deployment.sign(keys.signing);
+    OpenOptions options = deployment.options();
+    options.verify_key_pem = keys.signing.public_key_pem();
+    EXPECT_EQ(DeployedEngine::open(deployment.entry, options).signer(), keys.fingerprint());
+    options.verify_key_pem = keys.stranger.public_key_pem();
+    EXPECT_NE(message_of<UntrustedEngineError>([&] {
+                  (void)DeployedEngine::open(deployment.entry, options);
+              }).find("does not accept"),
+              std::string::npos);
+    options.verify_key = keys.verify_key;
+    EXPECT_NE(message_of<InvalidArgument>([&] {
+                  (void)DeployedEngine::open(deployment.entry, options);
+              }).find("verify_key (a key file) and verify_key_pem (a key's text) are both set"),
+              std::string::npos);
+}
+
 TEST(DeployedEngine, AnUnreadableVerifyKeyIsTheCallersError) {
     Deployment const deployment;
     OpenOptions options = deployment.options();

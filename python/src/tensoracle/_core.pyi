@@ -333,9 +333,11 @@ def open_deployed(
     backend_version: str,
     cache_dir: str | os.PathLike | None,
     verify_key: str | os.PathLike | None,
+    verify_key_pem: str | None = None,
+    skip_signature_verification: bool = False,
 ) -> DeployedEngine:
     """
-    Selects the entry of `recipe` in the manifest for the GPU described by `device_json` and the runtime `backend` `backend_version`, and opens it from `cache_dir` (the default cache folder when None), verified as tensoracle::deploy::DeployedEngine::open verifies it (with `verify_key`, a PEM public key file, the manifest's signature is required). Raises EngineTargetError listing every candidate when none can run, ValueError for an unknown recipe or an invalid manifest, FileNotFoundError when the entry is not in the cache folder, CorruptEngineError, EngineConditionError, EngineIOError or UntrustedEngineError naming the file and field.
+    Selects the entry of `recipe` in the manifest for the GPU described by `device_json` and the runtime `backend` `backend_version`, and opens it from `cache_dir` (the default cache folder when None), verified as tensoracle::deploy::DeployedEngine::open verifies it (with `verify_key`, a PEM public key file, or `verify_key_pem`, its text, the manifest's signature is required; without either, an entry the manifest records a signature for is refused unless `skip_signature_verification`). Raises EngineTargetError listing every candidate when none can run, ValueError for an unknown recipe or an invalid manifest, FileNotFoundError when the entry is not in the cache folder, CorruptEngineError, EngineConditionError, EngineIOError or UntrustedEngineError naming the file and field.
     """
 
 def device_target(device_json: str) -> str:

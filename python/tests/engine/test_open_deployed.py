@@ -387,3 +387,59 @@ def test_an_entry_built_on_another_platform_is_not_selected_and_says_why(
     document["entries"] = [windows, entry]
     deployed.write_text(json.dumps(document))
     assert tensoracle.open_deployed(deployed, "encoder").path.name == entry["file_name"]
+
+
+@pytest.fixture
+def signed(deployed: Path, engine_cache: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """The deployed manifest with its entry signed as `tensoracle build --push` records it;
+    returns (manifest, verify key file)."""
+    from remote_support import make_keys
+
+    signing, verify = make_keys(tmp_path, "deploy")
+    document = json.loads(deployed.read_text())
+    entry = document["entries"][0]
+    data = (engine_cache / entry["file_name"]).read_bytes()
+    key = _core.SigningKey.from_pem_file(str(signing))
+    trailer = _core.signature_trailer(key, entry["file_name"], data)
+    entry["fleet"] = {
+        "key": "engines/" + entry["file_name"],
+        "url": "s3://b/engines/" + entry["file_name"],
+        "signed": True,
+        "signature": bytes(trailer[: _core.SIGNATURE_TRAILER_BYTES - 8]).hex(),
+    }
+    deployed.write_text(json.dumps(document))
+    return deployed, verify
+
+
+@pytest.mark.backend
+def test_a_signed_entry_without_a_key_is_refused_unless_the_check_is_skipped_by_name(
+    signed: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+):
+    manifest, _verify = signed
+    monkeypatch.setenv("TENSORACLE_DESCRIBED_GPU", RTX_4090)
+    monkeypatch.delenv("TENSORACLE_REMOTE_VERIFY_KEY", raising=False)
+    with pytest.raises(tensoracle.UntrustedEngineError) as refused:
+        tensoracle.open_deployed(manifest, "encoder")
+    message = str(refused.value)
+    assert "the manifest records a signature for it (fleet.signature) but no verify key" in message
+    assert "open_deployed(verify_key=...)" in message
+    assert "open_deployed(skip_signature_verification=True)" in message
+    handle = tensoracle.open_deployed(manifest, "encoder", skip_signature_verification=True)
+    assert handle.signer is None
+
+
+@pytest.mark.backend
+@pytest.mark.parametrize("passed", ["argument", "environment"])
+def test_a_verify_key_can_be_given_as_its_pem_text(
+    signed: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, passed: str
+):
+    manifest, verify = signed
+    monkeypatch.setenv("TENSORACLE_DESCRIBED_GPU", RTX_4090)
+    text = verify.read_text()
+    verify.unlink()  # only the text is left
+    if passed == "argument":
+        handle = tensoracle.open_deployed(manifest, "encoder", verify_key=text)
+    else:
+        monkeypatch.setenv("TENSORACLE_REMOTE_VERIFY_KEY", text)
+        handle = tensoracle.open_deployed(manifest, "encoder")
+    assert handle.signer == _core.VerifyKey.from_pem(text).fingerprint

@@ -39,14 +39,23 @@ struct OpenOptions {
     // ($XDG_CACHE_HOME/tensoracle when XDG_CACHE_HOME is set and not empty, else
     // ~/.cache/tensoracle; on Windows under %USERPROFILE%).
     std::filesystem::path cache_directory;
-    // An Ed25519 public key (PEM "PUBLIC KEY", as `openssl pkey -pubout` writes it); empty: no
-    // signature is required. When set, an entry the manifest records no signature for is refused.
+    // The file of an Ed25519 public key (PEM "PUBLIC KEY", as `openssl pkey -pubout` writes it):
+    // read without following a link, a regular file of at most 64 KiB. When a key is set (here or
+    // as verify_key_pem), an entry the manifest records no signature for is refused, and one it
+    // records a signature for must be that key's.
     std::filesystem::path verify_key;
+    // The same key given as its PEM text instead (set one of the two).
+    std::string verify_key_pem{};
+    // Without a key, an entry the manifest records a signature for is refused
+    // (UntrustedEngineError, saying how to pass the key): a key that was not passed through
+    // never means a silently unverified open. Set this to open such entries unverified anyway.
+    bool skip_signature_verification = false;
 };
 
-// The default folder, and the verify key named by TENSORACLE_REMOTE_VERIFY_KEY when it is set and
-// not empty. Throws InvalidArgument when no default folder can be found (neither XDG_CACHE_HOME
-// nor HOME is set).
+// The default folder, and the verify key TENSORACLE_REMOTE_VERIFY_KEY gives when it is set and
+// not empty: its PEM text when it starts with "-----BEGIN", else the path of the key file.
+// Throws InvalidArgument when no default folder can be found (neither XDG_CACHE_HOME nor HOME is
+// set).
 OpenOptions options_from_environment();
 
 // A verified deployed engine. Movable, not copyable; the plan stays valid while it lives.
@@ -56,12 +65,14 @@ public:
     // - FileError when the entry is not in the cache folder (ENOENT: pull it first, with
     //   `tensoracle cache pull --manifest`), or cannot be read;
     // - UntrustedEngineError when a verify key is set and the manifest records no signature for
-    //   the entry, or the key does not accept it;
+    //   the entry, or the key does not accept it; or when no key is set, the manifest records a
+    //   signature for the entry, and skip_signature_verification is not set;
     // - CorruptEngineError when the file is damaged, truncated, a link or not a regular file, or
     //   its plan size, checksum or file size differ from the manifest's;
     // - EngineConditionError when the header's conditions are not the entry's;
     // - EngineIOError when the header's IO signature differs from the manifest's;
-    // - InvalidArgument or FileError when the verify key cannot be read.
+    // - InvalidArgument or FileError when the verify key cannot be read, or both verify_key and
+    //   verify_key_pem are set.
     static DeployedEngine open(ManifestEntry const& entry, OpenOptions const& options);
 
     DeployedEngine(DeployedEngine&& other) noexcept;

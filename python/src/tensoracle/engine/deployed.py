@@ -155,13 +155,16 @@ def open_deployed(
     verify_key: str | os.PathLike[str] | None = None,
     plugins: Iterable[str | os.PathLike[str]] = (),
     logger: Any = None,
+    skip_signature_verification: bool = False,
 ) -> DeployedEngineHandle:
     """The deployed engine of ``recipe`` in the deployment manifest ``manifest`` for this
     machine's GPU and backend, opened from ``cache_dir`` (the default cache folder when None).
 
-    ``verify_key`` (default: ``TENSORACLE_REMOTE_VERIFY_KEY``) names an Ed25519 public key: the
-    entry must then carry the manifest's signature by it. ``plugins`` are loaded before the
-    engine is deserialized.
+    ``verify_key`` (default: ``TENSORACLE_REMOTE_VERIFY_KEY``) is an Ed25519 public key, as the
+    path of its PEM file or as its PEM text (a string starting with ``-----BEGIN``): the entry
+    must then carry the manifest's signature by it. Without a key, an entry the manifest records
+    a signature for is refused (UntrustedEngineError) unless ``skip_signature_verification`` is
+    True. ``plugins`` are loaded before the engine is deserialized.
 
     Raises:
         EngineTargetError: No GPU is present, or no entry of the recipe can run on it with this
@@ -180,6 +183,7 @@ def open_deployed(
         )
     if verify_key is None:
         verify_key = os.environ.get(VERIFY_KEY_VARIABLE) or None
+    key_text = isinstance(verify_key, str) and verify_key.startswith("-----BEGIN")
     opened = _core.open_deployed(
         str(manifest),
         recipe,
@@ -187,7 +191,9 @@ def open_deployed(
         chosen.name,
         chosen.version,
         None if cache_dir is None else str(cache_dir),
-        None if verify_key is None else str(verify_key),
+        None if verify_key is None or key_text else str(verify_key),
+        str(verify_key) if key_text else None,
+        skip_signature_verification,
     )
     load_plugins(plugins, chosen, logger)
     return DeployedEngineHandle(opened, chosen, logger)
