@@ -366,6 +366,10 @@ std::optional<std::size_t> choose_entry(std::vector<EntryConditions const*> cons
 
 Selection select_entry(std::vector<Candidate> const& candidates, DeviceDescription const& device,
                        RuntimeBackend const& backend) {
+    // How many candidates a refusal lists with their reasons, and how many others an
+    // ambiguous one names: the rest are counted, so that a refusal stays short.
+    constexpr std::size_t kListedCandidates = 10;
+    constexpr std::size_t kNamedOthers = 3;
     std::string const here = device_text(device) + " with " + backend.name + " " + backend.version;
     Selection selection;
     std::vector<std::size_t> usable;
@@ -401,13 +405,22 @@ Selection select_entry(std::vector<Candidate> const& candidates, DeviceDescripti
                                        : std::string("entries that are")) +
                      " built more specifically for this GPU";
         } else {
+            // A few of the others by name, then their count: each reason stays short however
+            // many entries tie (1,000 tied entries made a refusal of 83 MB when all were named).
             std::vector<std::string> others;
             for (std::size_t const other : usable) {
+                if (others.size() == kNamedOthers) {
+                    break;
+                }
                 if (other != i) {
                     others.push_back(candidates[other].name);
                 }
             }
+            std::size_t const unnamed = usable.size() - 1 - others.size();
             reason = "it can run here, and so can " + joined(others, ", ") +
+                     (unnamed == 0 ? std::string()
+                                   : " and " + std::to_string(unnamed) + " more entr" +
+                                         (unnamed == 1 ? "y" : "ies")) +
                      ", built as specifically: which one to use is ambiguous";
         }
         selection.rejected.push_back({i, std::move(reason)});
@@ -421,9 +434,17 @@ Selection select_entry(std::vector<Candidate> const& candidates, DeviceDescripti
     }
     selection.refusal = usable.empty() ? "no entry can run on " + here + ":"
                                        : "more than one entry can run on " + here + ":";
+    std::size_t listed = 0;
     for (Rejection const& rejection : selection.rejected) {
+        if (listed == kListedCandidates) {
+            std::size_t const rest = selection.rejected.size() - listed;
+            selection.refusal += "\n  and " + std::to_string(rest) + " more entr" +
+                                 (rest == 1 ? "y" : "ies") + ", not listed";
+            break;
+        }
         selection.refusal +=
             "\n  " + candidates[rejection.candidate].name + ": " + rejection.reason;
+        ++listed;
     }
     return selection;
 }

@@ -378,6 +378,35 @@ TEST(DeviceSelection, TheRecordedPlatformMustBeTheApplications) {
     EXPECT_EQ(tensorrt_11_1().arch, kHostArch);
 }
 
+// However many entries tie or cannot run, a refusal names a few in full and counts the rest:
+// its size stays bounded (1,000 tied entries once made an 83 MB message).
+TEST(DeviceSelection, ARefusalNamesAFewCandidatesInFullThenACount) {
+    std::vector<Candidate> tied;
+    for (int i = 0; i < 15; ++i) {
+        tied.push_back({"tied-" + std::to_string(i) + ".engine", rtx({"sm89"})});
+    }
+    Selection const ambiguous = select_entry(tied, sm89(), rtx_1_3());
+    EXPECT_EQ(ambiguous.chosen, std::nullopt);
+    ASSERT_EQ(ambiguous.rejected.size(), 15U); // every one, for an application that wants them
+    EXPECT_EQ(ambiguous.rejected[0].reason,
+              "it can run here, and so can tied-1.engine, tied-2.engine, tied-3.engine and 11 "
+              "more entries, built as specifically: which one to use is ambiguous");
+    EXPECT_EQ(ambiguous.rejected[2].reason,
+              "it can run here, and so can tied-0.engine, tied-1.engine, tied-3.engine and 11 "
+              "more entries, built as specifically: which one to use is ambiguous");
+    EXPECT_NE(ambiguous.refusal.find("\n  tied-9.engine: "), std::string::npos);
+    EXPECT_EQ(ambiguous.refusal.find("tied-10.engine: "), std::string::npos);
+    EXPECT_TRUE(ambiguous.refusal.ends_with("\n  and 5 more entries, not listed"))
+        << ambiguous.refusal;
+    std::vector<Candidate> const two_tied(tied.begin(), tied.begin() + 2);
+    EXPECT_EQ(select_entry(two_tied, sm89(), rtx_1_3()).rejected[1].reason,
+              "it can run here, and so can tied-0.engine, built as specifically: which one to "
+              "use is ambiguous");
+    // 10,000 tied entries: a refusal of a few kilobytes.
+    std::vector<Candidate> many(10'000, tied[0]);
+    EXPECT_LT(select_entry(many, sm89(), rtx_1_3()).refusal.size(), 4096U);
+}
+
 TEST(DeviceSelection, ConditionsAndDevicesAreReadFromJson) {
     nlohmann::json const conditions = {{"name", "model"},
                                        {"backend", "tensorrt"},

@@ -112,8 +112,9 @@ struct Rejection {
     std::string reason;
 };
 
-// The outcome of select_entry: the chosen candidate and why, or none and a refusal that lists
-// every candidate with the reason it cannot be used on the device.
+// The outcome of select_entry: the chosen candidate and why, or none and a refusal that lists the
+// candidates with the reason each cannot be used on the device (the first 10 in full, then how
+// many more; `rejected` holds every one).
 struct Selection {
     std::optional<std::size_t> chosen; // index into the candidates
     std::string why;                   // why it was chosen (empty when none was)
