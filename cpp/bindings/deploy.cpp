@@ -36,6 +36,33 @@ struct OpenedDeployment {
     std::string why;
 };
 
+// The entries of a manifest as the Python package uses them (read_deploy_manifest).
+nb::list manifest_entries(deploy::Manifest const& manifest) {
+    nb::list entries;
+    for (deploy::ManifestEntry const& entry : manifest.entries) {
+        nb::dict item;
+        item["recipe"] = entry.recipe;
+        item["graph_version"] = entry.graph_version;
+        item["file_name"] = entry.file_name;
+        item["conditions_json"] = canonical_json(entry.conditions);
+        item["backend"] = entry.runs_on.backend;
+        item["backend_version"] = entry.runs_on.backend_version;
+        nb::list targets;
+        for (std::string const& target : entry.runs_on.targets) {
+            targets.append(target);
+        }
+        item["targets"] = targets;
+        item["plan_size"] = entry.plan_size;
+        item["plan_xxh3_128"] = entry.plan_xxh3_128;
+        item["engine_bytes"] = entry.engine_bytes;
+        item["fleet_key"] = entry.fleet ? nb::cast(entry.fleet->key) : nb::none();
+        item["fleet_signature"] =
+            entry.fleet && entry.fleet->signature ? nb::cast(*entry.fleet->signature) : nb::none();
+        entries.append(item);
+    }
+    return entries;
+}
+
 } // namespace
 
 void bind_deploy(nb::module_& module) {
@@ -159,33 +186,27 @@ void bind_deploy(nb::module_& module) {
     module.def(
         "read_deploy_manifest",
         [](std::filesystem::path const& path) {
-            deploy::Manifest const manifest = deploy::read_manifest(path);
-            nb::list entries;
-            for (deploy::ManifestEntry const& entry : manifest.entries) {
-                nb::dict item;
-                item["recipe"] = entry.recipe;
-                item["graph_version"] = entry.graph_version;
-                item["file_name"] = entry.file_name;
-                item["backend"] = entry.runs_on.backend;
-                item["backend_version"] = entry.runs_on.backend_version;
-                nb::list targets;
-                for (std::string const& target : entry.runs_on.targets) {
-                    targets.append(target);
-                }
-                item["targets"] = targets;
-                item["plan_size"] = entry.plan_size;
-                item["plan_xxh3_128"] = entry.plan_xxh3_128;
-                item["engine_bytes"] = entry.engine_bytes;
-                item["fleet_key"] = entry.fleet ? nb::cast(entry.fleet->key) : nb::none();
-                entries.append(item);
-            }
-            return entries;
+            return manifest_entries(deploy::read_manifest(path));
         },
         nb::arg("path"),
         "The entries of the deployment manifest at `path` as the C++ library reads them (dicts "
-        "of recipe, graph_version, file_name, backend, backend_version, targets, plan_size, "
-        "plan_xxh3_128, engine_bytes, fleet_key). Raises ValueError naming the file, field and "
-        "value of what it refuses, OSError when the file cannot be read.");
+        "of recipe, graph_version, file_name, conditions_json (canonical), backend, "
+        "backend_version, targets, plan_size, plan_xxh3_128, engine_bytes, fleet_key, "
+        "fleet_signature (hex, or None)). Raises ValueError naming the file, field and value of "
+        "what it refuses, OSError when the file cannot be read.");
+    module.def(
+        "read_deploy_manifest_document",
+        [](std::filesystem::path const& path) {
+            deploy::Manifest const manifest = deploy::read_manifest(path);
+            nb::dict document;
+            document["spec"] = manifest.spec;
+            document["remote"] = manifest.remote ? nb::cast(*manifest.remote) : nb::none();
+            document["entries"] = manifest_entries(manifest);
+            return document;
+        },
+        nb::arg("path"),
+        "The deployment manifest at `path`, read once: a dict of spec, remote (or None) and "
+        "entries (as read_deploy_manifest gives them). Errors as read_deploy_manifest.");
 }
 
 } // namespace tensoracle::bindings

@@ -87,6 +87,14 @@ void bind_store(nb::module_& module) {
         nb::arg("conditions_json"),
         "Identity of the JSON object `conditions_json` (needs a non-empty string \"name\"; "
         "floating point numbers are refused).");
+    module.def(
+        "recorded_identity",
+        [](std::string const& conditions_json) {
+            return recorded_identity(parse_json_object(conditions_json, "conditions_json"));
+        },
+        nb::arg("conditions_json"),
+        "Identity of conditions exactly as a saved header records them (targets neither sorted "
+        "nor checked): what the name of a saved file, and a manifest entry's file_name, are.");
 
     nb::class_<FileLock>(module, "FileLock",
                          "A held cross-process lock on one identity; a context manager.")

@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace tensoracle::deploy {
@@ -172,9 +174,15 @@ ManifestEntry entry_of(Json const& value, std::string const& where) {
 } // namespace
 
 Manifest parse_manifest(std::string_view text, std::string const& name) {
+    // As Python's json reads a text: a byte order mark is not JSON (build writes none).
+    if (text.starts_with("\xEF\xBB\xBF")) {
+        throw InvalidArgument(name + " is not a deployment manifest: it starts with a UTF-8 byte "
+                                     "order mark (write it without one)");
+    }
     Json document;
     try {
-        document = parse_bounded_json(text, {.max_bytes = kMaxManifestFileBytes});
+        document = parse_bounded_json(
+            text, {.max_bytes = kMaxManifestFileBytes, .max_values = kMaxManifestValues});
     } catch (JsonLimitError const& error) { // JsonSyntaxError too
         throw InvalidArgument(name + " is not a deployment manifest: " + error.what());
     }
@@ -245,15 +253,18 @@ ManifestEntry const& select_for_device(Manifest const& manifest, std::string_vie
 ManifestEntry const& selected_entry(Manifest const& manifest, std::string_view recipe,
                                     RecipeSelection const& found) {
     if (found.indices.empty()) {
-        std::vector<std::string> recipes;
+        // The recipes in the manifest's order, each once (a set keeps this linear in the
+        // entries), the first few by name and then their count.
+        constexpr std::size_t kNamedRecipes = 10;
+        std::set<std::string_view> seen;
+        std::string held;
         for (ManifestEntry const& entry : manifest.entries) {
-            if (std::find(recipes.begin(), recipes.end(), entry.recipe) == recipes.end()) {
-                recipes.push_back(entry.recipe);
+            if (seen.insert(entry.recipe).second && seen.size() <= kNamedRecipes) {
+                held += (held.empty() ? "" : ", ") + shown(entry.recipe);
             }
         }
-        std::string held;
-        for (std::string const& name : recipes) {
-            held += (held.empty() ? "" : ", ") + shown(name);
+        if (seen.size() > kNamedRecipes) {
+            held += " and " + std::to_string(seen.size() - kNamedRecipes) + " more";
         }
         throw InvalidArgument("the manifest (" + manifest.spec + ") has no entry of recipe " +
                               shown(std::string(recipe)) + "; its recipes are " +

@@ -331,6 +331,12 @@ nlohmann::json parse_bounded_json(std::string_view text, JsonLimits limits) {
                              " bytes exceeds the limit of " + std::to_string(limits.max_bytes) +
                              " bytes");
     }
+    // nlohmann's lexer takes a NUL byte for the end of the input and would accept what precedes
+    // it; JSON text holds none (not even in a string, where it must be escaped).
+    if (auto const nul = text.find('\0'); nul != std::string_view::npos) {
+        throw JsonSyntaxError(
+            "a NUL byte at offset " + std::to_string(nul) + ": JSON text holds none", nul);
+    }
     // Refuses a text past a limit before anything is built.
     prescan(text, limits);
     BoundedDomBuilder builder(limits);

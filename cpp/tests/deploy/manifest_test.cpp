@@ -58,6 +58,16 @@ std::string refusal(Json const& document) {
     return {};
 }
 
+std::string refusal_of_text(std::string const& text) {
+    try {
+        (void)parse_manifest(text, "deploy.json");
+    } catch (InvalidArgument const& error) {
+        return error.what();
+    }
+    ADD_FAILURE() << "accepted";
+    return {};
+}
+
 TEST(DeployManifest, AManifestAsBuildWritesItIsReadWhole) {
     Manifest const read = parse_manifest(manifest().dump(), "deploy.json");
     EXPECT_EQ(read.spec, "mymodel:RECIPES");
@@ -184,6 +194,61 @@ TEST(DeployManifest, AFileNameThatIsNotTheIdentityOfItsConditionsIsRefused) {
     document = manifest();
     document["entries"][0]["conditions"]["targets"] = {86};
     EXPECT_NE(refusal(document).find("deploy.json: entries[0].conditions"), std::string::npos);
+}
+
+TEST(DeployManifest, AByteOrderMarkOrANulByteIsNotAManifest) {
+    // As Python's json reads a text: neither is accepted (nlohmann's lexer alone would stop at
+    // the NUL and accept what precedes it).
+    std::string const text = manifest().dump();
+    EXPECT_EQ(refusal_of_text("\xEF\xBB\xBF" + text),
+              "deploy.json is not a deployment manifest: it starts with a UTF-8 byte order mark "
+              "(write it without one)");
+    EXPECT_EQ(refusal_of_text(text + std::string(1, '\0') + "anything"),
+              "deploy.json is not a deployment manifest: a NUL byte at offset " +
+                  std::to_string(text.size()) + ": JSON text holds none");
+}
+
+TEST(DeployManifest, AnUnknownRecipeNamesAFewRecipesThenACount) {
+    Json document = manifest();
+    Json const entry = document["entries"][0];
+    document["entries"] = Json::array();
+    for (int i = 0; i < 12; ++i) {
+        Json named = entry;
+        named["recipe"] = "r" + std::to_string(i);
+        named["conditions"]["name"] = named["recipe"];
+        named["file_name"] = recorded_identity(named["conditions"]).file_name;
+        document["entries"].push_back(named);
+        document["entries"].push_back(named); // twice: each recipe is named once
+    }
+    Manifest const read = parse_manifest(document.dump(), "deploy.json");
+    DeviceDescription const device{
+        {{"name", std::string("GPU")}, {"compute_capability", std::string("8.9")}}};
+    try {
+        (void)select_for_device(read, "decoder", device, {kTensorRtRtx, "1.7.1.116"});
+        ADD_FAILURE() << "selected";
+    } catch (InvalidArgument const& error) {
+        EXPECT_EQ(std::string(error.what()),
+                  "the manifest (mymodel:RECIPES) has no entry of recipe \"decoder\"; its "
+                  "recipes are \"r0\", \"r1\", \"r2\", \"r3\", \"r4\", \"r5\", \"r6\", "
+                  "\"r7\", \"r8\", \"r9\" and 2 more");
+    }
+}
+
+// The costliest shape per byte (an array of empty objects, ~180 bytes of memory each once built)
+// is refused by its count of values before anything is built.
+TEST(DeployManifest, MoreValuesThanTheLimitAreRefusedBeforeTheDocumentIsBuilt) {
+    std::string text = manifest().dump();
+    std::string objects = "[{}";
+    for (std::size_t i = 1; i < kMaxManifestValues; ++i) {
+        objects += ",{}";
+    }
+    objects += "]";
+    auto const at = text.find("{\"x\":{\"mode\":\"input\"}}");
+    ASSERT_NE(at, std::string::npos) << text;
+    text.replace(at, std::string("{\"x\":{\"mode\":\"input\"}}").size(), objects);
+    EXPECT_EQ(refusal_of_text(text),
+              "deploy.json is not a deployment manifest: the JSON text holds more values than "
+              "the limit of 2097152");
 }
 
 TEST(DeployManifest, TextThatIsNotJsonWithinLimitsIsRefused) {

@@ -30,6 +30,11 @@ def make_identity(conditions_json: str) -> EngineIdentity:
     Identity of the JSON object `conditions_json` (needs a non-empty string "name"; floating point numbers are refused).
     """
 
+def recorded_identity(conditions_json: str) -> EngineIdentity:
+    """
+    Identity of conditions exactly as a saved header records them (targets neither sorted nor checked): what the name of a saved file, and a manifest entry's file_name, are.
+    """
+
 class FileLock:
     """A held cross-process lock on one identity; a context manager."""
 
@@ -352,5 +357,10 @@ def cannot_run_json(conditions_json: str, device_json: str) -> str | None:
 
 def read_deploy_manifest(path: str | os.PathLike) -> list:
     """
-    The entries of the deployment manifest at `path` as the C++ library reads them (dicts of recipe, graph_version, file_name, backend, backend_version, targets, plan_size, plan_xxh3_128, engine_bytes, fleet_key). Raises ValueError naming the file, field and value of what it refuses, OSError when the file cannot be read.
+    The entries of the deployment manifest at `path` as the C++ library reads them (dicts of recipe, graph_version, file_name, conditions_json (canonical), backend, backend_version, targets, plan_size, plan_xxh3_128, engine_bytes, fleet_key, fleet_signature (hex, or None)). Raises ValueError naming the file, field and value of what it refuses, OSError when the file cannot be read.
+    """
+
+def read_deploy_manifest_document(path: str | os.PathLike) -> dict:
+    """
+    The deployment manifest at `path`, read once: a dict of spec, remote (or None) and entries (as read_deploy_manifest gives them). Errors as read_deploy_manifest.
     """

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from cache_cli import run
 from docs_examples import REPO
-from engine_files import engine_file_bytes
+from engine_files import engine_file_bytes, plan_checksum_hex
 from remote_support import Fleet, make_keys, store_files
 from test_build_command import write_package
 
@@ -304,3 +304,42 @@ def test_the_provisioning_guide_runs(s3_server, tmp_path: Path, packages: Path):
     assert pulled.returncode == 0, pulled.stderr
     assert sorted(names(report(pulled)["pulled"])) == sorted(names(entries))
     assert store_files(fleet.cache("node")) == sorted(names(entries))
+
+
+def test_an_entry_whose_targets_were_saved_unsorted_is_pulled_under_its_recorded_name(
+    s3_server, tmp_path: Path
+):
+    # An entry saved before targets were sorted keeps the name its header's conditions give: the
+    # C++ reader judges the manifest by that name, and the pull (which once computed the sorted
+    # identity in Python and said "changed while it was read") expects the same.
+    fleet = Fleet(s3_server, tmp_path)
+    conditions = {
+        "name": "old",
+        "graph_version": "1",
+        "backend": "tensorrt_rtx",
+        "backend_version": "1.7.1.116",
+        "gpu": None,
+        "targets": ["sm89", "sm86"],
+    }
+    recorded = _core.recorded_identity(json.dumps(conditions))
+    assert recorded.file_name != _core.make_identity(json.dumps(conditions)).file_name
+    plan = bytes(range(256)) * 16
+    engine = engine_file_bytes(conditions, {}, plan)
+    fleet.replace(f"engines/{recorded.file_name}", engine)
+    manifest = tmp_path / "deploy.json"
+    manifest.write_text(json.dumps({
+        "schema_version": 1, "spec": "old:RECIPES", "remote": fleet.url,
+        "entries": [{
+            "recipe": "old", "graph_version": "1", "file_name": recorded.file_name,
+            "conditions": conditions, "backend": "tensorrt_rtx", "backend_version": "1.7.1.116",
+            "targets": ["sm89", "sm86"], "hardware_compatibility": None, "io": None,
+            "plan": {"size": len(plan), "xxh3_128": plan_checksum_hex(plan)},
+            "engine_bytes": len(engine), "fleet": None,
+        }],
+    }))  # fmt: skip
+
+    pulled = run("cache", "pull", "--manifest", str(manifest), env=node_environment(fleet, "n"))
+
+    assert pulled.returncode == 0, pulled.stderr
+    assert names(report(pulled)["pulled"]) == [recorded.file_name]
+    assert (fleet.cache("n") / recorded.file_name).read_bytes() == engine

@@ -5,6 +5,7 @@
 
 #include "tensoracle/deploy/selection.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,11 @@ namespace tensoracle::deploy {
 inline constexpr int kManifestSchemaVersion = 1;
 // A manifest holds a few kilobytes per entry: 64 MiB is far beyond any real one.
 inline constexpr std::uint64_t kMaxManifestFileBytes = std::uint64_t{64} << 20U;
+// JSON values in all (an entry as build writes it holds 30 to 60): about 40,000 entries. The
+// parsed document costs up to ~180 bytes per value whatever the text's shape (an array of empty
+// objects is the costliest), so this bounds a parsed manifest to a few hundred MB; without it a
+// 64 MiB text of empty objects took 4 GB.
+inline constexpr std::size_t kMaxManifestValues = std::size_t{1} << 21U;
 
 // Where a published entry lies in the remote cache.
 struct FleetObject {
@@ -71,7 +77,8 @@ ManifestEntry const& select_for_device(Manifest const& manifest, std::string_vie
 // The same, returning the selection (candidates are the recipe's entries, in the manifest's
 // order, as indices into manifest.entries in `indices`), without throwing for a refusal. When an
 // entry is chosen only `chosen` and `why` are set (no reason is made for the others, which keeps
-// a choice among 10,000 entries well under a millisecond); a refusal lists every candidate.
+// a choice among 10,000 entries well under a millisecond); a refusal has a reason for every
+// candidate (its message lists the first ten).
 struct RecipeSelection {
     std::vector<std::size_t> indices; // the recipe's entries: indices into manifest.entries
     Selection selection;              // over those entries, in that order

@@ -2,15 +2,15 @@
 (docs/deploy.md) is the one the build recorded, whether it comes from the remote cache or is
 already saved locally.
 
-The manifest is read by the C++ library (``_core.read_deploy_manifest``, the reader an
-application uses), so Python and C++ accept and refuse the same files, each refusal naming the
-file, the field and the value. A download is judged as it arrives (``ManifestReceiver`` wraps the
-store's streamed receiver): its size against ``engine_bytes`` (plus the signature trailer) before
-any of its body is read, its header against the entry's conditions, ``plan.size`` and
-``plan.xxh3_128`` before the plan arrives, and, where the manifest records the object's
-signature, its trailer against that signature before the object is saved. A saved entry is read
-from its header and judged the same way. Every refusal names the object or file and the
-manifest's field (``deploy.json: entries[0].plan.xxh3_128``).
+The manifest is read once, by the C++ library (``_core.read_deploy_manifest_document``, the reader
+an application uses), so Python and C++ accept and refuse the same files and compute the same
+identities, each refusal naming the file, the field and the value. A download is judged as it
+arrives (``ManifestReceiver`` wraps the store's streamed receiver): its size against
+``engine_bytes`` (plus the signature trailer) before any of its body is read, its header against
+the entry's conditions, ``plan.size`` and ``plan.xxh3_128`` before the plan arrives, and, where the
+manifest records the object's signature, its trailer against that signature before the object is
+saved. A saved entry is read from its header and judged the same way. Every refusal names the
+object or file and the manifest's field (``deploy.json: entries[0].plan.xxh3_128``).
 """
 
 from __future__ import annotations
@@ -46,54 +46,25 @@ class Manifest:
 
 
 def read(path: Path) -> Manifest:
-    """The manifest at ``path``: ``ValueError`` naming the file, field and value when it is not
-    a valid deployment manifest, ``OSError`` when it cannot be read."""
-    entries = _core.read_deploy_manifest(path)  # the C++ reader: every field checked
-    # The conditions, the remote and the signature are not returned by the binding: read the
-    # same file here, and make sure it is the one the reader checked (the same entries).
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path}: is not a deployment manifest: {error}") from error
-    listed = document.get("entries") if isinstance(document, dict) else None
-    if not isinstance(listed, list) or len(listed) != len(entries):
-        raise ValueError(f"{path}: changed while it was read; read it again")
+    """The manifest at ``path``, read once by the C++ library (every field checked, the entries'
+    identities those of their conditions as recorded): ``ValueError`` naming the file, field and
+    value when it is not a valid deployment manifest, ``OSError`` when it cannot be read."""
+    document = _core.read_deploy_manifest_document(path)
     expected = []
-    for index, (checked, raw) in enumerate(zip(entries, listed, strict=True)):
-        where = f"{path}: entries[{index}]"
-        if not isinstance(raw, dict):
-            raise ValueError(f"{path}: changed while it was read; read it again")
-        identity = _core.make_identity(json.dumps(raw.get("conditions")))
-        if identity.file_name != checked["file_name"] or raw.get("file_name") != identity.file_name:
-            raise ValueError(f"{path}: changed while it was read; read it again")
-        fleet = raw.get("fleet")
-        signature = fleet.get("signature") if isinstance(fleet, dict) else None
-        if signature is not None:
-            if not (
-                isinstance(signature, str)
-                and len(signature) == 2 * deploy_manifest.SIGNATURE_BYTES
-                and all(digit in "0123456789abcdef" for digit in signature)
-            ):
-                raise ValueError(
-                    f"{where}.fleet.signature is {signature!r}, expected 128 lowercase hex "
-                    "digits or null"
-                )
-            signature = bytes.fromhex(signature)
+    for index, checked in enumerate(document["entries"]):
+        signature = checked["fleet_signature"]
         expected.append(
             Expected(
-                where,
+                f"{path}: entries[{index}]",
                 checked["file_name"],
-                identity,
+                _core.recorded_identity(checked["conditions_json"]),
                 checked["plan_size"],
                 checked["plan_xxh3_128"],
                 checked["engine_bytes"],
-                signature,
+                None if signature is None else bytes.fromhex(signature),
             )
         )
-    remote = document.get("remote")
-    if remote is not None and not isinstance(remote, str):
-        raise ValueError(f"{path}: remote is {remote!r}, expected a string or null")
-    return Manifest(path, remote, expected)
+    return Manifest(path, document["remote"], expected)
 
 
 def _difference(

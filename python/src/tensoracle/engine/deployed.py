@@ -3,7 +3,7 @@ package's graph code: the same selection and verification as a C++ application's
 ``tensoracle::deploy`` (the C++ library does both; this module only adds TensorRT).
 
 ``open_deployed("deploy.json", "encoder")`` picks the recipe's entry for this machine's GPU and
-backend (``EngineTargetError`` listing every candidate and why when none can run), opens it from
+backend (``EngineTargetError`` listing the candidates and why when none can run), opens it from
 the cache folder and checks it against the manifest (size, plan checksum, conditions, IO
 signature; with a verify key its signature) before TensorRT sees a byte. The engine is
 deserialized on first use of ``handle.engine`` and its IO compared with the manifest's.
@@ -168,7 +168,7 @@ def open_deployed(
 
     Raises:
         EngineTargetError: No GPU is present, or no entry of the recipe can run on it with this
-            backend (the message lists every candidate and why).
+            backend (the message lists the candidates and why: the first ten in full).
         ValueError: The manifest is invalid (naming the file and field), or has no such recipe.
         FileNotFoundError: The selected entry is not in the cache folder (pull it with
             ``tensoracle cache pull --manifest``).
