@@ -816,3 +816,33 @@ def test_a_manifest_that_cannot_be_written_fails_the_build_naming_it(
     assert built.returncode == 1
     assert f"tensoracle build: --manifest: cannot write the manifest {missing}" in built.stderr
     assert not missing.parent.exists()
+    # Refused before anything was built.
+    assert not list((tmp_path / "farm").rglob("*.engine"))
+    assert "(graph_version" not in built.stderr, built.stderr
+
+    fifo = tmp_path / "deploy.fifo"
+    os.mkfifo(fifo)
+    for value, problem in [
+        ("", "it is not a file name"),
+        (str(tmp_path), "it is a directory"),
+        (str(fifo), "it is not a regular file (a FIFO, socket or device)"),
+        (str(tmp_path / ("m" * 256)), "its name is longer than the 255 bytes allowed"),
+    ]:
+        refused = run("build", "tinymodel:RECIPES", "--targets", "sm89", "--manifest", value,
+                      env=environment)  # fmt: skip
+        assert refused.returncode == 1, (value, refused.stderr)
+        assert problem in refused.stderr, (value, refused.stderr)
+    assert not list((tmp_path / "farm").rglob("*.engine"))
+
+
+@pytest.mark.slow
+@pytest.mark.backend
+def test_a_manifest_may_have_the_longest_name_the_file_system_allows(
+    tmp_path: Path, packages: Path
+):
+    longest = tmp_path / ("m" * 250 + ".json")  # 255 bytes
+    built = run("build", "tinymodel:RECIPES", "--targets", "sm89", "--manifest", str(longest),
+                env=local_environment(tmp_path, "farm"))  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    assert len(json.loads(longest.read_text())["entries"]) == 2
+    assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".manifest-")] == []

@@ -294,6 +294,12 @@ def _build(args: list[str], prog: str) -> int:
     except FormatError as error:
         raise UsageError(str(error)) from error
     targets = _targets(options.targets)
+    if options.manifest is not None:  # before anything is built, not after
+        try:
+            deploy_manifest.check_writable(options.manifest)
+        except OSError as error:
+            print(f"{prog}: --manifest: {error}", file=sys.stderr)
+            return EXIT_FAILURE
     publisher = None if options.push is None else _publisher(options.push)
     recipes = _load(options.spec, prog)
     if recipes is None:

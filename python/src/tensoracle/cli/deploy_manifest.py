@@ -88,6 +88,29 @@ def entry(
     }
 
 
+def check_writable(path: Path) -> None:
+    """Refuses, before anything is built, a manifest path that ``write`` could not replace:
+    ``OSError`` naming it when it is no file name (``--manifest ""``), a name longer than the
+    file system allows, a directory or another non-regular file, or in a folder that does not
+    exist or cannot be written."""
+    folder = path.parent if str(path.parent) else Path(".")
+    problem = None
+    if path.name in ("", ".", ".."):
+        problem = "it is not a file name"
+    elif folder.is_dir() and len(os.fsencode(path.name)) > os.pathconf(folder, "PC_NAME_MAX"):
+        problem = f"its name is longer than the {os.pathconf(folder, 'PC_NAME_MAX')} bytes allowed"
+    elif path.is_dir():
+        problem = "it is a directory"
+    elif path.exists() and not path.is_file():
+        problem = "it is not a regular file (a FIFO, socket or device)"
+    elif not folder.is_dir():
+        problem = f"its folder {folder} does not exist"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        problem = f"its folder {folder} is not writable"
+    if problem is not None:
+        raise OSError(f"cannot write the manifest {path}: {problem}")
+
+
 def write(path: Path, spec: str, remote: str | None, entries: list[dict[str, Any]]) -> None:
     """Writes the manifest to ``path`` atomically (a temporary file in its folder, flushed, then
     renamed over it); ``OSError`` naming the file when it cannot be written."""
@@ -100,7 +123,8 @@ def write(path: Path, spec: str, remote: str | None, entries: list[dict[str, Any
     text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     folder = path.parent if str(path.parent) else Path(".")
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+        # A short name of its own: the manifest's name may be as long as the system allows.
+        handle, temporary = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=folder)
     except OSError as error:
         raise OSError(f"cannot write the manifest {path}: {error}") from error
     try:
