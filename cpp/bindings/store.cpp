@@ -173,6 +173,14 @@ void bind_store(nb::module_& module) {
             "Blocks (without holding the GIL) until the lock of the entry `file_name` is granted: "
             "the same lock as lock(identity) for the identity whose file name it is. Raises "
             "ValueError when `file_name` is not the plain file name of an engine entry.")
+        .def(
+            "remove_abandoned_temporaries",
+            [](Store const& store, std::string const& file_name) {
+                return store.remove_abandoned_temporaries(file_name);
+            },
+            nb::arg("file_name"), nb::call_guard<nb::gil_scoped_release>(),
+            "Removes the temporary files that killed writers of the entry `file_name` left (their "
+            "process is gone); call it holding the entry's exclusive lock. Returns how many.")
         .def("read", &Store::read, nb::arg("identity"), nb::call_guard<nb::gil_scoped_release>(),
              "The verified entry, or None when there is none. Raises CorruptEngineError, "
              "EngineConditionError or OSError.")

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <set>
+#include <system_error>
 
 namespace tensoracle {
 namespace {
@@ -212,6 +213,29 @@ std::optional<SavedEngine> Store::read(EngineIdentity const& identity) const {
     // cache must not turn a good read into a failure, so errors are ignored.
     (void)platform::touch(file.get());
     return SavedEngine(path, std::move(decoded.header), std::move(contents), decoded.plan_offset);
+}
+
+std::size_t Store::remove_abandoned_temporaries(std::string_view file_name) const {
+    std::size_t removed = 0;
+    std::error_code error;
+    std::filesystem::directory_iterator found(directory_, error);
+    for (; !error && found != std::filesystem::directory_iterator(); found.increment(error)) {
+        std::filesystem::path const& path = found->path();
+        std::string const name = path.filename().string();
+        if (temporary_target_name(name) != file_name) {
+            continue;
+        }
+        auto const writer = temporary_writer_pid(name);
+        auto const status = platform::status(path, platform::Follow::no_links);
+        if (!writer || platform::process_alive(*writer) || !status ||
+            status->kind != platform::FileKind::regular) {
+            continue;
+        }
+        if (platform::remove_file(path) == 0) {
+            ++removed;
+        }
+    }
+    return removed;
 }
 
 std::filesystem::path Store::save(EngineIdentity const& identity, nlohmann::json references,

@@ -1,6 +1,7 @@
 // `tensoracle cache prune`: selection (pure), removal under identity locks with races injected
 // through the before-removal hook, and the JSON plan and result.
 #include "support/cache_test_support.hpp"
+#include "support/this_process.hpp"
 #include "tensoracle/cache/cache_pruning.hpp"
 #include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
@@ -71,14 +72,6 @@ std::vector<std::string> excluded_names(std::vector<ExcludedEntry> const& entrie
         names.push_back(entry.name);
     }
     return names;
-}
-
-long long platform_pid() {
-#ifdef _WIN32
-    return static_cast<long long>(::GetCurrentProcessId());
-#else
-    return static_cast<long long>(::getpid());
-#endif
 }
 
 // The store's file name of the engine whose conditions are {"name": name}.
@@ -406,7 +399,7 @@ TEST_F(ExecutePrune, ATemporaryFileIsAbandonedOnlyWhenItsWriterIsGoneItIsOldAndU
     std::int64_t const old = now - kAbandonedTemporaryAgeNs - 1;
     std::string const target = named("m");
     std::string const gone = target + ".tmp-" + std::to_string(kGonePid) + "-ab";
-    std::string const mine = target + ".tmp-" + std::to_string(platform_pid()) + "-cd";
+    std::string const mine = target + ".tmp-" + std::to_string(testing::this_process_id()) + "-cd";
     std::string const recent = target + ".tmp-" + std::to_string(kGonePid) + "-ef";
     testing::write_file(path(gone), "left by a killed save", old);
     testing::write_file(path(mine), "being written", old);
@@ -438,7 +431,7 @@ TEST_F(ExecutePrune, RemovesAbandonedTemporariesWhateverTheCriterionAndReportsTh
     std::int64_t const now = 100 * kAbandonedTemporaryAgeNs;
     std::string const target = named("m");
     std::string const gone = target + ".tmp-" + std::to_string(kGonePid) + "-ab";
-    std::string const mine = target + ".tmp-" + std::to_string(platform_pid()) + "-cd";
+    std::string const mine = target + ".tmp-" + std::to_string(testing::this_process_id()) + "-cd";
     testing::write_file(path(gone), std::string(48, 't'), 1'000);
     testing::write_file(path(mine), std::string(10, 'u'), 1'000);
     testing::write_engine(path(named("kept")), {{"name", "kept"}}, {}, 100, now);

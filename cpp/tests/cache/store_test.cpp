@@ -1,6 +1,7 @@
 // Tests of the engine cache store: directory, saves, verified reads, conditions, timestamps.
 #include "support/cache_test_support.hpp"
 #include "support/test_support.hpp"
+#include "support/this_process.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
@@ -213,6 +214,29 @@ TEST(Store, AWriteIntoOrATruncationOfTheFileAfterTheReadLeavesThePlanUnchanged) 
     ASSERT_EQ(std::filesystem::file_size(path), 0U);
     ASSERT_EQ(saved->plan().size(), plan.size());
     EXPECT_TRUE(std::equal(plan.begin(), plan.end(), saved->plan().begin()));
+}
+
+// A killed writer's temporary file of the entry is removed by the next writer (which holds the
+// entry's lock); a live writer's, another entry's and a directory are left.
+TEST(Store, TheTemporariesAKilledWriterLeftAreRemoved) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path());
+    auto const id = identity();
+    std::string const dead = id.file_name + ".tmp-999999999-a1b2c3"; // beyond any pid_max
+    std::string const live =
+        id.file_name + ".tmp-" + std::to_string(testing::this_process_id()) + "-d4e5f6";
+    std::string const other = "other-" + id.file_name + ".tmp-999999999-a1b2c3";
+    for (std::string const& name : {dead, live, other}) {
+        testing::write_all(dir.path() / name, testing::random_bytes(100, 5));
+    }
+    std::string const folder = id.file_name + ".tmp-999999998-000000";
+    std::filesystem::create_directory(dir.path() / folder);
+    EXPECT_EQ(store.remove_abandoned_temporaries(id.file_name), 1U);
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / dead));
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / live));
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / other));
+    EXPECT_TRUE(std::filesystem::is_directory(dir.path() / folder));
+    EXPECT_EQ(store.remove_abandoned_temporaries(id.file_name), 0U);
 }
 
 TEST(Store, WrongChecksumIsCorrupt) {

@@ -1,5 +1,6 @@
 // Tests of atomic file replacement.
 #include "support/test_support.hpp"
+#include "support/this_process.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
 
@@ -12,14 +13,6 @@
 
 namespace tensoracle {
 namespace {
-
-long long process_id() {
-#ifdef _WIN32
-    return static_cast<long long>(::GetCurrentProcessId());
-#else
-    return static_cast<long long>(::getpid());
-#endif
-}
 
 TEST(AtomicFile, CommitPublishesTheWholeFileWithPrivatePermissions) {
     testing::TemporaryDirectory dir;
@@ -52,7 +45,7 @@ TEST(AtomicFile, TemporaryNameFollowsTheConvention) {
     testing::TemporaryDirectory dir;
     AtomicFile file(dir.path() / "e.engine");
     auto const name = file.temporary_path().filename().string();
-    std::string const prefix = "e.engine.tmp-" + std::to_string(process_id()) + "-";
+    std::string const prefix = "e.engine.tmp-" + std::to_string(testing::this_process_id()) + "-";
     EXPECT_EQ(name.substr(0, prefix.size()), prefix);
     EXPECT_EQ(name.size(), prefix.size() + 16);
     EXPECT_TRUE(is_temporary_name(name));

@@ -91,6 +91,11 @@ class Store:
         Blocks (without holding the GIL) until the lock of the entry `file_name` is granted: the same lock as lock(identity) for the identity whose file name it is. Raises ValueError when `file_name` is not the plain file name of an engine entry.
         """
 
+    def remove_abandoned_temporaries(self, file_name: str) -> int:
+        """
+        Removes the temporary files that killed writers of the entry `file_name` left (their process is gone); call it holding the entry's exclusive lock. Returns how many.
+        """
+
     def read(self, identity: EngineIdentity) -> SavedEngine | None:
         """
         The verified entry, or None when there is none. Raises CorruptEngineError, EngineConditionError or OSError.

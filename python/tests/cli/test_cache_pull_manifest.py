@@ -306,7 +306,7 @@ def test_the_provisioning_guide_runs(s3_server, tmp_path: Path, packages: Path):
     assert store_files(fleet.cache("node")) == sorted(names(entries))
 
 
-def test_an_entry_whose_targets_were_saved_unsorted_is_pulled_under_its_recorded_name(
+def test_an_entry_saved_with_unsorted_targets_is_pulled_under_its_name_and_old_temporaries_go(
     s3_server, tmp_path: Path
 ):
     # An entry saved before targets were sorted keeps the name its header's conditions give: the
@@ -338,8 +338,15 @@ def test_an_entry_whose_targets_were_saved_unsorted_is_pulled_under_its_recorded
         }],
     }))  # fmt: skip
 
+    # A pull killed before (SIGTERM) left its temporary file; the next pull removes it.
+    cache = fleet.cache("n")
+    cache.mkdir(parents=True)
+    killed = cache / f"{recorded.file_name}.tmp-999999999-abcdef"
+    killed.write_bytes(engine[:100])
+
     pulled = run("cache", "pull", "--manifest", str(manifest), env=node_environment(fleet, "n"))
 
     assert pulled.returncode == 0, pulled.stderr
     assert names(report(pulled)["pulled"]) == [recorded.file_name]
-    assert (fleet.cache("n") / recorded.file_name).read_bytes() == engine
+    assert (cache / recorded.file_name).read_bytes() == engine
+    assert not killed.exists()

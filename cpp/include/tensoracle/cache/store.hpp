@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <optional>
 #include <span>
+#include <string_view>
 
 namespace tensoracle {
 
@@ -95,6 +96,13 @@ public:
     // here) and plan as the entry for `identity`; returns its path.
     std::filesystem::path save(EngineIdentity const& identity, nlohmann::json references,
                                std::span<std::byte const> plan) const;
+
+    // Removes the temporary files an earlier writer of the entry `file_name` left when it was
+    // killed (a pull ended by SIGTERM, a build killed while saving): regular files named
+    // "<file_name>.tmp-<pid>-..." whose process does not run. Call it holding the entry's
+    // exclusive lock, which every writer holds while it writes. Returns how many were removed;
+    // a file that cannot be removed is left to `cache prune`.
+    std::size_t remove_abandoned_temporaries(std::string_view file_name) const;
 
 private:
     std::filesystem::path directory_;

@@ -137,6 +137,7 @@ def _pull_manifest(
         path = directory / name
         if not path.exists():
             with store.lock_entry(name, True):
+                store.remove_abandoned_temporaries(name)  # left by a pull that was killed
                 # else saved by another process meanwhile: judged below, as a saved entry
                 outcome = None if path.exists() else _fetch(expected, objects, verify, store)
             if outcome is not None:
@@ -193,6 +194,7 @@ def _pull(args: list[str], prog: str) -> int:
             present.append({"file_name": name})
             continue
         with store.lock_entry(name, True):
+            store.remove_abandoned_temporaries(name)  # left by a pull that was killed
             if (directory / name).exists():  # saved by another process meanwhile
                 present.append({"file_name": name})
                 continue
