@@ -24,7 +24,8 @@ if [ $# -ne 1 ]; then
     exit 2
 fi
 build_dir=$1
-targets=(fuzz_engine_header fuzz_weight_record fuzz_bundle_manifest fuzz_cubin_elf fuzz_size_text)
+targets=(fuzz_engine_header fuzz_weight_record fuzz_bundle_manifest fuzz_cubin_elf fuzz_size_text
+    fuzz_deploy_manifest)
 kept=$(cd "$(dirname "$0")" && pwd)/corpus
 total=${FUZZ_SECONDS:-60}
 per_target=$(( total / ${#targets[@]} ))
@@ -150,6 +151,40 @@ seeds = {
         "broken_before_limit": b'{"schema_version":1,"entries":[,' + b"[" * 100 + b"]" * 100 + b"]}",
     },
 }
+def deploy_entry(name, targets, os_name="linux", **changes):
+    """A deployment manifest's entry as tensoracle build writes it, its file not cached."""
+    conditions = {"name": name, "graph_version": "1", "backend": "tensorrt_rtx",
+                  "backend_version": "1.7.1.116", "gpu": None, "targets": targets,
+                  "os": os_name, "arch": "x86_64"}
+    digest = hashlib.sha256(canonical(conditions).encode()).hexdigest()
+    entry = {"recipe": name, "graph_version": "1", "file_name": f"{name}-{digest}.engine",
+             "conditions": conditions, "backend": "tensorrt_rtx",
+             "backend_version": "1.7.1.116", "targets": targets, "hardware_compatibility": None,
+             "io": {"tensors": [{"name": "x", "mode": "INPUT", "dtype": "FLOAT",
+                                 "shape": [1, -1]}]},
+             "plan": {"size": 1024, "xxh3_128": "0" * 32}, "engine_bytes": 1500, "fleet": None}
+    entry.update(changes)
+    return entry
+
+def deploy_manifest(entries):
+    return json.dumps({"schema_version": 1, "spec": "m:RECIPES", "remote": None,
+                       "entries": entries}).encode()
+
+seeds["deploy"] = {
+    "valid": deploy_manifest([deploy_entry("encoder", ["sm86", "sm89"]),
+                              deploy_entry("decoder", ["sm89", "sm120"])]),
+    "tied": deploy_manifest([deploy_entry("e", ["sm89"], graph_version="1")] +
+                            [dict(deploy_entry("e", ["sm89", f"sm{100 + i}"]))
+                             for i in range(200)]),
+    "other_platform": deploy_manifest([deploy_entry("e", ["sm89"], "windows"),
+                                       deploy_entry("e", ["sm89"])]),
+    "edited_recipe": deploy_manifest([deploy_entry("encoder", ["sm89"], recipe="decoder")]),
+    "byte_order_mark": b"\xef\xbb\xbf" + deploy_manifest([deploy_entry("e", ["sm89"])]),
+    "nul_after": deploy_manifest([deploy_entry("e", ["sm89"])]) + b"\x00garbage",
+    "io_of_objects": deploy_manifest([deploy_entry("e", ["sm89"], io="IO")]).replace(
+        b'"IO"', objects(100_000)),
+    "many_recipes": deploy_manifest([deploy_entry(f"r{i}", ["sm89"]) for i in range(300)]),
+}
 for kind, files in seeds.items():
     os.makedirs(os.path.join(work, "seeds", kind), exist_ok=True)
     for name, data in files.items():
@@ -169,6 +204,7 @@ for target in "${targets[@]}"; do
         fuzz_engine_header) seeds+=("$work/seeds/engine") ;;
         fuzz_weight_record) seeds+=("$work/seeds/weight") ;;
         fuzz_bundle_manifest) seeds+=("$work/seeds/manifest") ;;
+        fuzz_deploy_manifest) seeds+=("$work/seeds/deploy") ;;
     esac
     if [ -d "$kept/$target" ]; then seeds+=("$kept/$target"); fi
     corpus=$work/corpus/$target
