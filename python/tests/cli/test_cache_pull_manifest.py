@@ -6,6 +6,7 @@ no file; a saved entry is judged from its header; the documented provisioning ru
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from pathlib import Path
@@ -350,3 +351,52 @@ def test_an_entry_saved_with_unsorted_targets_is_pulled_under_its_name_and_old_t
     assert names(report(pulled)["pulled"]) == [recorded.file_name]
     assert (cache / recorded.file_name).read_bytes() == engine
     assert not killed.exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link", "dangling link", "directory"])
+def test_a_fifo_link_or_folder_at_an_entry_s_name_is_refused_at_once_naming_it(
+    s3_server, tmp_path: Path, kind: str
+):
+    # A FIFO there once hung the pull, and a link was followed and reported already present.
+    fleet = Fleet(s3_server, tmp_path)
+    conditions = {"name": "e", "graph_version": "1", "backend": "tensorrt_rtx",
+                  "backend_version": "1.7.1.116", "gpu": None, "targets": ["sm89"]}  # fmt: skip
+    identity = _core.recorded_identity(json.dumps(conditions))
+    plan = bytes(range(256)) * 4
+    engine = engine_file_bytes(conditions, {}, plan)
+    fleet.replace(f"engines/{identity.file_name}", engine)
+    manifest = tmp_path / "deploy.json"
+    manifest.write_text(json.dumps({
+        "schema_version": 1, "spec": "e:RECIPES", "remote": fleet.url,
+        "entries": [{
+            "recipe": "e", "graph_version": "1", "file_name": identity.file_name,
+            "conditions": conditions, "backend": "tensorrt_rtx", "backend_version": "1.7.1.116",
+            "targets": ["sm89"], "hardware_compatibility": None, "io": None,
+            "plan": {"size": len(plan), "xxh3_128": plan_checksum_hex(plan)},
+            "engine_bytes": len(engine), "fleet": None,
+        }],
+    }))  # fmt: skip
+    cache = fleet.cache("n")
+    cache.mkdir(parents=True)
+    planted = cache / identity.file_name
+    real = tmp_path / "elsewhere.engine"
+    real.write_bytes(engine)  # the very entry, outside the cache folder
+    if kind == "fifo":
+        os.mkfifo(planted)
+        expected = f"'{planted}' is not a regular file (a FIFO, socket or device)"
+    elif kind == "directory":
+        planted.mkdir()
+        expected = f"'{planted}' is a directory, not a saved engine file"
+    else:
+        planted.symlink_to(real if kind == "link" else tmp_path / "nothing")
+        expected = f"'{planted}' is a symbolic link; tensoracle does not follow links"
+
+    pulled = run("cache", "pull", "--manifest", str(manifest), env=node_environment(fleet, "n"))
+
+    assert pulled.returncode == 1, pulled.stderr
+    result = report(pulled)
+    assert (result["pulled"], result["already_present"]) == ([], [])
+    [refused] = result["refused"]
+    assert refused["file_name"] == identity.file_name
+    assert expected in refused["reason"]
+    assert real.read_bytes() == engine  # nothing written through the link

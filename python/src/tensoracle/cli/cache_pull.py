@@ -135,7 +135,7 @@ def _pull_manifest(
     for expected in manifest.entries:
         name = expected.file_name
         path = directory / name
-        if not path.exists():
+        if not os.path.lexists(path):  # a link (even a dangling one) is judged, never followed
             with store.lock_entry(name, True):
                 store.remove_abandoned_temporaries(name)  # left by a pull that was killed
                 # else saved by another process meanwhile: judged below, as a saved entry

@@ -15,25 +15,67 @@ atomically: a reader sees the old manifest or the new one, never a part.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from tensoracle import _core
 from tensoracle.cache.remote.objects import RemoteObjects, RemoteUnavailable
+from tensoracle.errors import CorruptEngineError
 
 SCHEMA_VERSION = 1
 # The Ed25519 signature that opens a signature trailer (remote_object.hpp).
 SIGNATURE_BYTES = _core.SIGNATURE_TRAILER_BYTES - _core.SIGNATURE_MAGIC_BYTES
 
 
-def saved_header(path: Path) -> bytes:
-    """The first bytes of a saved engine file: its preamble and its header."""
-    with path.open("rb") as file:
+def saved_prefix(path: Path) -> tuple[bytes, int]:
+    """The first bytes of the saved engine file at ``path`` (its preamble and its header) and the
+    file's size. The file is opened as the core opens a cache folder's files: a symbolic link is
+    not followed and anything but a regular file (a FIFO, a device) is refused at once, never
+    waited on, with ``CorruptEngineError`` naming it."""
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    if not hasattr(os, "O_NOFOLLOW") and stat.S_ISLNK(os.lstat(path).st_mode):
+        raise CorruptEngineError(_link_refusal(path))
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise CorruptEngineError(_link_refusal(path)) from error
+        raise
+    try:
+        info = os.fstat(descriptor)
+        if stat.S_ISDIR(info.st_mode):
+            raise CorruptEngineError(
+                f"'{path}' is a directory, not a saved engine file (remove it)"
+            )
+        if not stat.S_ISREG(info.st_mode):
+            raise CorruptEngineError(
+                f"'{path}' is not a regular file (a FIFO, socket or device), not a saved engine "
+                "file (remove it)"
+            )
+    except BaseException:
+        os.close(descriptor)
+        raise
+    with os.fdopen(descriptor, "rb") as file:
         prefix = file.read(_core.ENGINE_PREAMBLE_BYTES)
-        return prefix + file.read(_core.engine_prefix_bytes(prefix) - len(prefix))
+        return prefix + file.read(_core.engine_prefix_bytes(prefix) - len(prefix)), info.st_size
+
+
+def _link_refusal(path: Path) -> str:
+    return (
+        f"'{path}' is a symbolic link; tensoracle does not follow links inside its cache "
+        "directory (remove the link)"
+    )
+
+
+def saved_header(path: Path) -> bytes:
+    """The first bytes of a saved engine file: its preamble and its header (``saved_prefix``)."""
+    return saved_prefix(path)[0]
 
 
 def published_signature(objects: RemoteObjects, key: str) -> bytes | None:

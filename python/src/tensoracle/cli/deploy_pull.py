@@ -100,9 +100,9 @@ def _difference(
 def check_saved(path: Path, expected: Expected) -> None:
     """Judges the saved entry at ``path`` from its header: ``EngineConditionError`` naming the
     field that differs from ``expected``, ``CorruptEngineError``/``OSError`` when it cannot be
-    read. The file is only read."""
-    header = deploy_manifest.saved_header(path)
-    size = path.stat().st_size
+    read (a link or anything but a regular file is refused, never followed or waited on). The
+    file is only read."""
+    header, size = deploy_manifest.saved_prefix(path)
     conditions_json, _references, _offset = _core.decode_engine_header(header, size, str(path))
     _difference(
         expected,
