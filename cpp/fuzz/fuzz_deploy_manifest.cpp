@@ -30,9 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
             std::abort(); // an entry the reader should have refused
         }
     }
-    deploy::DeviceDescription const device{
-        {{"name", std::string("NVIDIA GeForce RTX 4090")},
-         {"compute_capability", std::string("8.9")}}};
+    deploy::DeviceDescription const device{{{"name", std::string("NVIDIA GeForce RTX 4090")},
+                                            {"compute_capability", std::string("8.9")}}};
     for (deploy::RuntimeBackend const& backend :
          {deploy::RuntimeBackend{deploy::kTensorRtRtx, "1.7.1.116"},
           deploy::RuntimeBackend{deploy::kTensorRt, "11.1.0.106"}}) {
