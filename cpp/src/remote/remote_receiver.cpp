@@ -175,13 +175,11 @@ ReceivedEngine RemoteReceiver::verify_and_commit() {
     if (!result.is_signed) { // the held-back bytes end the engine
         write_engine(tail_, object_size_ - tail_.size());
     }
-    std::string engine_sha256; // of the bytes received, when a signature is checked
     if (trusted_ != nullptr) {
         std::span<std::byte const> const trailer =
             result.is_signed ? std::span<std::byte const>(tail_) : std::span<std::byte const>{};
-        engine_sha256 = engine_sha256_->hex_digest();
-        result.signer =
-            check_remote_signature(trailer, engine_sha256, object_name_, file_name_, *trusted_);
+        result.signer = check_remote_signature(trailer, engine_sha256_->hex_digest(), object_name_,
+                                               file_name_, *trusted_);
     }
     if (prefix_.size() > result.engine_bytes) {
         refuse(object_name_, "truncated: its header needs " + std::to_string(prefix_.size()) +
@@ -223,32 +221,14 @@ ReceivedEngine RemoteReceiver::verify_and_commit() {
     if (!file.valid()) {
         throw_file_error("cannot open", temporary, errno);
     }
-    // Read back into this process's memory before the rename, hashed as it is read: what is
-    // handed on is that copy, and it must be the bytes that were received and verified (the
-    // temporary file is this user's, and another of this user's processes could write into it).
-    Sha256 copy_sha256;
-    PlanChecksum copy_plan;
-    std::uint64_t at = 0;
-    FileContents contents(file.get(), target_, [&](std::span<std::byte const> piece) {
-        if (trusted_ != nullptr) {
-            copy_sha256.update(piece);
-        }
-        if (at + piece.size() > decoded.plan_offset) {
-            std::uint64_t const skip = decoded.plan_offset > at ? decoded.plan_offset - at : 0;
-            copy_plan.update(piece.subspan(static_cast<std::size_t>(skip)));
-        }
-        at += piece.size();
-    });
-    if (contents.bytes().size() != result.engine_bytes ||
-        copy_plan.hex_digest() != decoded.header.plan_xxh3_128 ||
-        (trusted_ != nullptr && copy_sha256.hex_digest() != engine_sha256)) {
+    // Held before the rename, mapped and untouched: a pull hands nothing on and so holds none of
+    // the object in memory (bench/remote_pull_memory.py). A caller that hands the plan to
+    // TensorRT reads the committed entry again with Store::read, into a verified copy of its own.
+    FileContents contents(file.get(), target_, Holding::mapped);
+    if (contents.bytes().size() != result.engine_bytes) {
         throw FileError("'" + temporary.string() + "' holds " +
                             std::to_string(contents.bytes().size()) + " bytes after receiving " +
-                            std::to_string(result.engine_bytes) +
-                            (contents.bytes().size() == result.engine_bytes
-                                 ? std::string(", other than the bytes received: it was "
-                                               "changed by another process; nothing was saved")
-                                 : std::string{}),
+                            std::to_string(result.engine_bytes),
                         temporary);
     }
     file_->commit();

@@ -43,8 +43,9 @@
 
 namespace tensoracle {
 
-// A received object: what verification found, and the saved entry (held as FileContents: read
-// back once into this process's memory before the rename, and checked to be the bytes received).
+// A received object: what verification found, and the saved entry (held as FileContents mapped
+// before the rename and never touched, so that a pull holds none of it in memory; read the
+// entry again with Store::read for a verified copy to hand to TensorRT).
 struct ReceivedEngine {
     RemoteEngine verified;
     SavedEngine saved;

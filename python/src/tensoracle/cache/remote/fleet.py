@@ -12,9 +12,9 @@ Under the identity's local exclusive lock, after the local store missed:
    header byte of an unsigned object is decoded), then exactly as a local file is verified
    (format, header, plan checksum, conditions); then the temporary file is renamed over the
    entry as the store's atomic save does (fsync, rename, fsync of the directory), and the entry
-   is returned, read back into this process's memory and checked to be the bytes received: the
-   graph is not called. A refused object (damaged, truncated,
-   other conditions, unsigned, wrongly signed) is reported with its key in one
+   is read again from the cache folder into this process's memory and verified as a local entry
+   is (Store.read), and that copy is returned: the graph is not called. A refused object
+   (damaged, truncated, other conditions, unsigned, wrongly signed) is reported with its key in one
    RemoteCacheWarning; its temporary file is removed, nothing is saved locally and the object is
    never overwritten; the node builds.
 2. Missing: take the entry's build lease (lease.py) and build, or wait for the holder's object,
@@ -215,8 +215,18 @@ class FleetSession:
                 if self._lease is not None:  # published between our GET and our lease
                     self._lease.release()
                     self._lease = None
-                verified, saved = received
+                verified, _mapped = received
                 references = json.loads(verified.references_json)
+                # What TensorRT reads is a verified copy in this process's memory, as for a local
+                # entry; the receiver's own view of the file is a mapping, never handed on.
+                try:
+                    saved = self._store.read(self._identity)
+                except EngineCacheError as error:
+                    self._refused = True
+                    self._warn(f"the fetched entry {file_name} changed after it was saved: {error}")
+                    return None
+                if saved is None:
+                    return None
                 return Fetched(Path(saved.path), saved.plan, saved, references)
             if self._lease is not None:
                 return None
