@@ -10,6 +10,7 @@ import os
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cache_cli import run
@@ -307,6 +308,29 @@ def test_the_provisioning_guide_runs(s3_server, tmp_path: Path, packages: Path):
     assert store_files(fleet.cache("node")) == sorted(names(entries))
 
 
+def published_entry(
+    fleet: Fleet, manifest: Path, name: str, targets: list[str], plan: bytes
+) -> tuple[Any, bytes]:
+    """An RTX entry whose header records `targets` as given (unsorted too), published to the
+    fleet, and the manifest naming it by its recorded identity: (identity, engine file bytes)."""
+    conditions = {"name": name, "graph_version": "1", "backend": "tensorrt_rtx",
+                  "backend_version": "1.7.1.116", "gpu": None, "targets": targets}  # fmt: skip
+    identity = _core.recorded_identity(json.dumps(conditions))
+    engine = engine_file_bytes(conditions, {}, plan)
+    fleet.replace(f"engines/{identity.file_name}", engine)
+    manifest.write_text(json.dumps({
+        "schema_version": 1, "spec": f"{name}:RECIPES", "remote": fleet.url,
+        "entries": [{
+            "recipe": name, "graph_version": "1", "file_name": identity.file_name,
+            "conditions": conditions, "backend": "tensorrt_rtx", "backend_version": "1.7.1.116",
+            "targets": targets, "hardware_compatibility": None, "io": None,
+            "plan": {"size": len(plan), "xxh3_128": plan_checksum_hex(plan)},
+            "engine_bytes": len(engine), "fleet": None,
+        }],
+    }))  # fmt: skip
+    return identity, engine
+
+
 def test_an_entry_saved_with_unsorted_targets_is_pulled_under_its_name_and_old_temporaries_go(
     s3_server, tmp_path: Path
 ):
@@ -314,30 +338,11 @@ def test_an_entry_saved_with_unsorted_targets_is_pulled_under_its_name_and_old_t
     # C++ reader judges the manifest by that name, and the pull (which once computed the sorted
     # identity in Python and said "changed while it was read") expects the same.
     fleet = Fleet(s3_server, tmp_path)
-    conditions = {
-        "name": "old",
-        "graph_version": "1",
-        "backend": "tensorrt_rtx",
-        "backend_version": "1.7.1.116",
-        "gpu": None,
-        "targets": ["sm89", "sm86"],
-    }
-    recorded = _core.recorded_identity(json.dumps(conditions))
-    assert recorded.file_name != _core.make_identity(json.dumps(conditions)).file_name
-    plan = bytes(range(256)) * 16
-    engine = engine_file_bytes(conditions, {}, plan)
-    fleet.replace(f"engines/{recorded.file_name}", engine)
     manifest = tmp_path / "deploy.json"
-    manifest.write_text(json.dumps({
-        "schema_version": 1, "spec": "old:RECIPES", "remote": fleet.url,
-        "entries": [{
-            "recipe": "old", "graph_version": "1", "file_name": recorded.file_name,
-            "conditions": conditions, "backend": "tensorrt_rtx", "backend_version": "1.7.1.116",
-            "targets": ["sm89", "sm86"], "hardware_compatibility": None, "io": None,
-            "plan": {"size": len(plan), "xxh3_128": plan_checksum_hex(plan)},
-            "engine_bytes": len(engine), "fleet": None,
-        }],
-    }))  # fmt: skip
+    recorded, engine = published_entry(
+        fleet, manifest, "old", ["sm89", "sm86"], bytes(range(256)) * 16
+    )
+    assert recorded.file_name != _core.make_identity(recorded.conditions_json).file_name
 
     # A pull killed before (SIGTERM) left its temporary file; the next pull removes it.
     cache = fleet.cache("n")
@@ -359,23 +364,8 @@ def test_a_fifo_link_or_folder_at_an_entry_s_name_is_refused_at_once_naming_it(
 ):
     # A FIFO there once hung the pull, and a link was followed and reported already present.
     fleet = Fleet(s3_server, tmp_path)
-    conditions = {"name": "e", "graph_version": "1", "backend": "tensorrt_rtx",
-                  "backend_version": "1.7.1.116", "gpu": None, "targets": ["sm89"]}  # fmt: skip
-    identity = _core.recorded_identity(json.dumps(conditions))
-    plan = bytes(range(256)) * 4
-    engine = engine_file_bytes(conditions, {}, plan)
-    fleet.replace(f"engines/{identity.file_name}", engine)
     manifest = tmp_path / "deploy.json"
-    manifest.write_text(json.dumps({
-        "schema_version": 1, "spec": "e:RECIPES", "remote": fleet.url,
-        "entries": [{
-            "recipe": "e", "graph_version": "1", "file_name": identity.file_name,
-            "conditions": conditions, "backend": "tensorrt_rtx", "backend_version": "1.7.1.116",
-            "targets": ["sm89"], "hardware_compatibility": None, "io": None,
-            "plan": {"size": len(plan), "xxh3_128": plan_checksum_hex(plan)},
-            "engine_bytes": len(engine), "fleet": None,
-        }],
-    }))  # fmt: skip
+    identity, engine = published_entry(fleet, manifest, "e", ["sm89"], bytes(range(256)) * 4)
     cache = fleet.cache("n")
     cache.mkdir(parents=True)
     planted = cache / identity.file_name
