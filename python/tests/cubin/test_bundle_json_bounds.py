@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from cache_cli import tensoracle_executable
 
-import tensoracle.bundle as bundle_module
+import tensoracle.bundle.inspection as bundle_module
 from tensoracle import _core
 from tensoracle.bundle import BundleError, inspect_bundle
 

@@ -19,7 +19,7 @@ from typing import Any
 import bundle_fixtures as fx
 import pytest
 
-import tensoracle.wheel_archive as wheel_archive
+import tensoracle.bundle.wheel_archive as wheel_archive
 from tensoracle.bundle import (
     BundleError,
     CorruptCubinError,
@@ -27,7 +27,7 @@ from tensoracle.bundle import (
     PluginBundleMismatchError,
     inspect_wheel,
 )
-from tensoracle.wheel_archive import WheelArchiveError
+from tensoracle.bundle.wheel_archive import WheelArchiveError
 
 MiB = 1 << 20
 

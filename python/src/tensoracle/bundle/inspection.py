@@ -1,21 +1,9 @@
-"""Inspection of tensoracle 1.x cubin bundles and of the plugin libraries (or wheels) built from
-them.
+"""The checks behind :mod:`tensoracle.bundle`: a bundle's ``bundle.json`` and cubins, a plugin
+library built from it, and a wheel holding one (read through :mod:`.wheel_archive`).
 
-A bundle is a directory holding ``bundle.json`` (``schema_version`` 1, one entry per SM and
-kernel) and the cubins its entries name. The checks run in the C++ core, in the order of the 1.x
-format (``tensoracle bundle inspect`` runs the same code); each failure raises its own subclass
-of :class:`BundleError`, itself a ``ValueError``.
-
-Besides the 1.x names in ``__all__``, :func:`inspect_bundle_report` returns the core's detailed
-report: ``{"ok", "directory", "bundle_sha256", "schema_version", "producer": {"triton",
-"ptxas"}, "plugin", "entries": [...]}``, one entry per manifest entry with ``index``, ``id``,
-``kernel``, ``target_sm``, ``file``, ``bytes``, ``sha256``, ``entry_symbol``,
-``embedded_symbol``, ``signature`` (``name``, ``type``, ``divisibility``), ``params``,
-``registers_per_thread``, ``compiled_shared_memory_bytes``,
-``launch_dynamic_shared_memory_bytes``, ``source_sha256`` and ``in_plugin`` (``None`` without a
-plugin).
-
-Importing this module loads neither TensorRT, Triton, torch nor a GPU library.
+The checks run in the C++ core, in the order of the 1.x format (``tensoracle bundle inspect`` runs
+the same code); each failure raises its own subclass of :class:`BundleError`, itself a
+``ValueError``. Importing this module loads neither TensorRT, Triton, torch nor a GPU library.
 """
 
 from __future__ import annotations
@@ -33,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tensoracle import _core
+from tensoracle.bundle.wheel_archive import WheelArchive
 from tensoracle.errors import (
     BundleError,
     CorruptCubinError,
@@ -40,7 +29,6 @@ from tensoracle.errors import (
     MissingCubinError,
     PluginBundleMismatchError,
 )
-from tensoracle.wheel_archive import WheelArchive
 
 __all__ = [
     "BundleError",
@@ -213,12 +201,12 @@ def inspect_wheel(path: Path, *, plugin: str | None = None) -> str:
 
     Only ``bundle.json``, the cubins its entries name and ``plugin`` are taken out of the
     archive, into a temporary directory removed on every path, within the limits of
-    :mod:`tensoracle.wheel_archive` (each member's size by its role, the sum, the compression
+    :mod:`tensoracle.bundle.wheel_archive` (each member's size by its role, the sum, the compression
     ratio; declared sizes judged before inflating, inflated bytes counted while reading).
 
     Raises:
         zipfile.BadZipFile: ``path`` is not a zip archive, or a member cannot be read from it (a
-            :class:`~tensoracle.wheel_archive.WheelArchiveError`, also a ``BundleError``).
+            :class:`~tensoracle.bundle.wheel_archive.WheelArchiveError`, also a ``BundleError``).
         BundleError: A member name is not a safe relative path, is too long or too deep, is in
             the archive twice or is both a file and a folder ("wheel contains an invalid path"),
             the wheel holds no or several ``bundle.json``, ``plugin`` is not a safe relative path
