@@ -109,14 +109,18 @@ def test_diff_names_each_differing_condition(cache: Path):
     assert run("cache", "diff", a.name, "nope.engine", "--cache-dir", str(cache)).returncode == 1
 
 
-def test_doctor_reports_backends_driver_gpus_and_cache(tmp_path: Path):
+def _doctor(home: Path, *args: str):
+    completed = run("doctor", *args, env={**os.environ, "XDG_CACHE_HOME": str(home)})
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout
+
+
+def test_doctor_reports_backends_driver_gpus_and_cache_as_json(tmp_path: Path):
     home = tmp_path / "xdg"
     directory = home / "tensoracle"
     directory.mkdir(parents=True)
     write_engine(directory, _conditions(), plan=b"p" * 50)
-    completed = run("doctor", env={**os.environ, "XDG_CACHE_HOME": str(home)})
-    assert completed.returncode == 0, completed.stderr
-    report = json.loads(completed.stdout)
+    report = json.loads(_doctor(home, "--format", "json"))
     rtx = next(entry for entry in report["backends"] if entry["name"] == "tensorrt_rtx")
     assert rtx["found"]
     assert rtx["version"].startswith("1.7")
@@ -128,11 +132,76 @@ def test_doctor_reports_backends_driver_gpus_and_cache(tmp_path: Path):
         assert all("tensorrt_rtx" in gpu["backends"] for gpu in report["gpus"])
     else:
         assert report["gpu_summary"].startswith("no GPU")
-    table = run("doctor", "--format", "table", env={**os.environ, "XDG_CACHE_HOME": str(home)})
-    assert table.returncode == 0
-    for section in ("Backends", "Driver", "GPUs", "Cache", "Producer tools"):
-        assert section in table.stdout
     assert run("doctor", "--format", "yaml").returncode == 2
+
+
+def test_doctor_speaks_to_a_person_by_default(tmp_path: Path):
+    home = tmp_path / "xdg"
+    directory = home / "tensoracle"
+    directory.mkdir(parents=True)
+    write_engine(directory, _conditions(), plan=b"p" * 50)
+    size = sum(p.stat().st_size for p in directory.iterdir())
+    text = _doctor(home)
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text)
+    assert text == _doctor(home, "--format", "table")
+    lines = text.splitlines()
+    headings = [line for line in lines if line and not line.startswith(" ")]
+    assert headings[1:] == ["Backends", "Driver", "GPUs", "Cache", "Producer tools"]
+    cache = lines[lines.index("Cache") + 1 : lines.index("Cache") + 3]
+    assert cache == [f"  {directory}", f"  1 entries, {size} bytes"]
+    report = json.loads(_doctor(home, "--format", "json"))
+    rtx = next(entry for entry in report["backends"] if entry["name"] == "tensorrt_rtx")
+    assert any(line.split()[:2] == ["tensorrt_rtx", rtx["version"]] for line in lines), text
+
+
+def test_doctor_shows_a_cache_folder_named_with_control_characters_inert(tmp_path: Path):
+    home = tmp_path / "x\x1b]0;owned\x07\x1b[31m"
+    (home / "tensoracle").mkdir(parents=True)
+    text = _doctor(home)
+    assert "\x1b" not in text
+    assert "\x07" not in text
+    assert str(tmp_path / "x\\x1b]0;owned\\x07\\x1b[31m" / "tensoracle") in text
+    assert json.loads(_doctor(home, "--format", "json"))["cache"]["directory"] == str(
+        home / "tensoracle"
+    )
+
+
+def test_doctor_says_a_missing_cache_folder_is_not_created_yet(tmp_path: Path):
+    lines = _doctor(tmp_path / "nothing-here").splitlines()
+    assert lines[lines.index("Cache") + 2] == "  not created yet"
+
+
+def _documented_sample() -> list[str]:
+    """The sample output of docs/doctor.md: the indented lines after ``$ tensoracle doctor``."""
+    text = (Path(__file__).parents[3] / "docs" / "doctor.md").read_text()
+    block = text.split("    $ tensoracle doctor\n", 1)[1]
+    sample = []
+    for line in block.splitlines():
+        if line and not line.startswith("    "):
+            break
+        sample.append(line[4:])
+    return sample
+
+
+def _rows(lines: list[str], heading: str) -> list[str]:
+    """The rows of one section, up to the blank line that ends it."""
+    rows = lines[lines.index(heading) + 1 :]
+    return rows[: rows.index("")] if "" in rows else rows
+
+
+def test_the_documented_doctor_output_has_the_sections_and_rows_doctor_prints(tmp_path: Path):
+    sample = _documented_sample()
+    printed = _doctor(tmp_path / "xdg").splitlines()
+    assert sample[0].split()[0] == printed[0].split()[0] == "tensoracle"
+
+    def headings(lines: list[str]) -> list[str]:
+        return [line for line in lines[1:] if line and not line.startswith(" ")]
+
+    assert headings(sample) == headings(printed)
+    for heading, label_words in (("Backends", 1), ("Driver", 2), ("Producer tools", 1)):
+        documented = [row.split()[:label_words] for row in _rows(sample, heading)]
+        assert documented == [row.split()[:label_words] for row in _rows(printed, heading)]
 
 
 def test_doctor_states_what_runs_where():

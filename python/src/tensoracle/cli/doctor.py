@@ -2,7 +2,8 @@
 
 Reports the backends and their versions, the NVIDIA driver and CUDA driver API versions, each GPU
 with its compute capability and whether each backend can run engines on it, the cache directory,
-and the producer tools. Meant to be pasted into a bug report; JSON by default.
+and the producer tools. Meant to be read by a person and pasted into a bug report: a readable
+report by default, one JSON object with ``--format json``.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tensoracle.cli.output_format import JSON, TABLE, add_format_option, chosen_format
+from tensoracle.cli.output_format import JSON, TABLE, add_format_option, chosen_format, one_line
 from tensoracle.engine.backends.tensorrt_rtx import KNOWN_TARGETS
 from tensoracle.gpu import driver_library
+from tensoracle.terminal_text import terminal_text
 
 # Compute capabilities TensorRT-RTX 1.7 can target ("sm89" -> "8.9"); 9.0 (Hopper: H100, H200)
 # is refused at run time with UNSUPPORTED_CC (observed on an H200 with TensorRT-RTX 1.7.1.116).
@@ -194,42 +196,63 @@ def report() -> dict[str, Any]:
     }
 
 
+def _say(value: object) -> str:
+    """A reported value as a person reads it: ``-`` for none, anything else made inert for a
+    terminal (a GPU, path or error text is not ours to let a terminal act on)."""
+    return "-" if value is None else terminal_text(str(value))
+
+
 def table(data: dict[str, Any]) -> str:
-    """The report as short aligned sections for people."""
+    """The report as short aligned sections for people (``tensoracle doctor``'s default)."""
     lines = [
-        f"tensoracle {data['tensoracle_version']}  python {data['python']}  {data['platform']}",
+        f"tensoracle {_say(data['tensoracle_version'])}  python {_say(data['python'])}  "
+        f"{_say(data['platform'])}",
         "",
         "Backends",
     ]
     for entry in data["backends"]:
-        state = entry.get("version") if entry["found"] else f"not found ({entry['install']})"
+        if entry["found"]:
+            state = _say(entry.get("version"))
+        else:
+            state = f"not found ({_say(entry['install'])})"
         mark = "  (selected)" if entry["selected"] else ""
-        lines.append(f"  {entry['name']:<14}{state}{mark}")
+        lines.append(f"  {_say(entry['name']):<14}{state}{mark}")
     driver = data["driver"]
     lines += [
         "",
         "Driver",
-        f"  NVIDIA driver     {driver['nvidia_driver_version'] or '-'}",
-        f"  CUDA driver API   {driver['cuda_driver_api_version'] or '-'}",
+        f"  NVIDIA driver     {_say(driver['nvidia_driver_version'])}",
+        f"  CUDA driver API   {_say(driver['cuda_driver_api_version'])}",
         "",
         "GPUs",
     ]
     if not data["gpus"]:
-        lines.append(f"  {data['gpu_summary']}")
+        lines.append(f"  {_say(data['gpu_summary'])}")
     for gpu in data["gpus"]:
         lines.append(
-            f"  {gpu['index']}: {gpu['name']}  compute capability {gpu['compute_capability']}"
+            f"  {gpu['index']}: {_say(gpu['name'])}  compute capability "
+            f"{_say(gpu['compute_capability'])}"
         )
         for name, verdict in gpu["backends"].items():
-            lines.append(f"     {name:<14}{verdict['verdict']:<9}{verdict['basis']}")
+            lines.append(
+                f"     {_say(name):<14}{_say(verdict['verdict']):<9}{_say(verdict['basis'])}"
+            )
     cache = data["cache"]
-    lines += ["", "Cache", f"  {cache.get('directory')}"]
+    lines += ["", "Cache", f"  {_say(cache.get('directory'))}"]
     if cache.get("directory"):
-        lines.append(f"  {cache['entries']} entries, {cache['size_bytes']} bytes")
+        state = f"{cache['entries']} entries, {cache['size_bytes']} bytes"
+        lines.append(f"  {state}" if cache["exists"] else "  not created yet")
+    else:
+        lines.append(f"  {_say(cache.get('problem'))}")
     lines += ["", "Producer tools"]
     for tool in data["producer_tools"]:
-        state = (tool.get("version") or tool.get("path")) if tool["found"] else "not found"
-        lines.append(f"  {tool['name']:<14}{state}")
+        if tool["found"]:
+            state = _say(tool.get("version") or tool.get("path"))
+        elif tool.get("problem"):
+            state = f"not found: {_say(one_line(tool['problem']))}"
+        else:
+            state = "not found"
+        lines.append(f"  {_say(tool['name']):<14}{state}")
     return "\n".join(lines) + "\n"
 
 
@@ -240,14 +263,14 @@ def main(args: list[str], prog: str) -> int:
         description="Report the backends, NVIDIA driver, GPUs (and whether each backend can run "
         "engines on them), the engine cache and the producer tools of this machine.",
     )
-    add_format_option(parser, JSON)
+    add_format_option(parser, TABLE)
     try:
         options = parser.parse_args(args)
     except SystemExit as exit_request:
         return 0 if exit_request.code == 0 else 2
     data = report()
-    if chosen_format(options, prog) == TABLE:
-        sys.stdout.write(table(data))
-    else:
+    if chosen_format(options, prog) == JSON:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        sys.stdout.write(table(data))
     return 0
