@@ -77,6 +77,15 @@ public:
     using Error::Error;
 };
 
+// TensorRT refused what the library asked of it (a runtime, an execution context, a shape, an
+// address, an enqueue), as opposed to a refusal of the library's own checks: the message quotes
+// the errors TensorRT logged where it logged any. Raised by the header-only TensorRT adapter
+// (tensoracle/deploy/tensorrt.hpp); the Python package raises RuntimeError for these, as 1.x.
+class TensorRtError : public Error {
+public:
+    using Error::Error;
+};
+
 // Base of the cubin bundle errors: a bundle directory, its cubins or a plugin library that cannot
 // be trusted as they are (Python: tensoracle.BundleError, a ValueError). Carries the path.
 class BundleError : public Error {

@@ -57,6 +57,7 @@ GpuQuery query_gpu_properties() {
         }
         GpuQuery query;
         query.properties = describe(driver, device);
+        query.device = device;
         return query;
     } catch (CubinRuntimeError const& error) {
         return absent(error.what());

@@ -582,9 +582,9 @@ void ExecutionContract::reject_input_shape(std::string const& name, Shape const&
     std::string const allowed = index == tensors_.size()
                                     ? std::string()
                                     : " (profile 0 allows " + profile_range(tensors_[index]) + ")";
-    throw Error("TensorRT rejected the shape " + shape_text(shape) + " of input " + named(name) +
-                allowed + ": " + reason +
-                "; input shapes stay incomplete until set_input_shapes succeeds");
+    throw TensorRtError("TensorRT rejected the shape " + shape_text(shape) + " of input " +
+                        named(name) + allowed + ": " + reason +
+                        "; input shapes stay incomplete until set_input_shapes succeeds");
 }
 
 void ExecutionContract::resolve_output_shapes(std::vector<NamedShape> const& inputs,
@@ -711,10 +711,10 @@ ExecutionContract::bind_addresses(std::vector<TensorAddress> const& addresses) {
 void ExecutionContract::reject_address(std::string const& name, void const* address) {
     check_open();
     bound_ = false;
-    throw Error("TensorRT refused the address " + address_text(address) + " for tensor " +
-                named(name) +
-                " (misaligned or otherwise unusable; see the TensorRT log); no addresses are "
-                "bound until bind_addresses succeeds");
+    throw TensorRtError(
+        "TensorRT refused the address " + address_text(address) + " for tensor " + named(name) +
+        " (misaligned or otherwise unusable; see the TensorRT log); no addresses are "
+        "bound until bind_addresses succeeds");
 }
 
 void ExecutionContract::check_enqueue() const {

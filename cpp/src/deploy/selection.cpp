@@ -255,6 +255,22 @@ std::vector<DeviceDescription> describe_gpus() {
     return devices;
 }
 
+CurrentGpu describe_current_gpu() {
+    GpuQuery const query = query_gpu_properties();
+    if (!query.properties) {
+        throw Error("no GPU can be described in this thread: " + query.absent_reason);
+    }
+    return CurrentGpu{query.device, describe(*query.properties)};
+}
+
+std::optional<int> current_gpu_ordinal() {
+    GpuQuery const query = query_gpu_properties();
+    if (!query.properties) {
+        return std::nullopt;
+    }
+    return query.device;
+}
+
 std::string target_of(DeviceDescription const& device) {
     auto const [major, minor] = capability_parts(device);
     return "sm" + major + minor;

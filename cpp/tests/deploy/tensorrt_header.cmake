@@ -16,6 +16,16 @@ find_path(TENSORACLE_CUDA_RUNTIME_INCLUDE NAMES cuda_runtime_api.h
     PATHS /usr/local/cuda/include
     DOC "Folder of CUDA's cuda_runtime_api.h, for compiling against TensorRT's headers")
 
+# TensorRT's library, for the tests below that reach the adapter's defaults (createInferRuntime,
+# getInferLibVersion): the 11.4 lean runtime of the tensorrt-lean-cu13-libs wheel, which
+# python/requirements-test.txt installs into .venv. The tests link it so that those functions
+# resolve; they stand in for TensorRT's objects and never call it.
+file(GLOB tensorrt_library_hints
+    "${PROJECT_SOURCE_DIR}/../.venv/lib/*/site-packages/tensorrt_lean_libs")
+find_library(TENSORACLE_TENSORRT_LIBRARY NAMES nvinfer_lean libnvinfer_lean.so.11
+    HINTS ${tensorrt_library_hints}
+    DOC "A TensorRT 11 library (libnvinfer or the lean runtime) for the adapter's tests to link")
+
 set(tensorrt_versions)
 if(TENSORACLE_TENSORRT_HEADERS)
     file(GLOB tensorrt_headers "${TENSORACLE_TENSORRT_HEADERS}/*/include/NvInferRuntime.h")
@@ -27,18 +37,30 @@ if(TENSORACLE_TENSORRT_HEADERS)
     endforeach()
 endif()
 
+# Without the headers folder the adapter's tests are skipped, saying why (a build of the core
+# alone needs no TensorRT). With it, a missing part is a broken set-up and fails the configure:
+# `make test` passes the folder, and its tests must run.
 set(skip_reason)
 if(NOT TENSORACLE_TENSORRT_HEADERS)
     set(skip_reason "TENSORACLE_TENSORRT_HEADERS is not set (a folder of <version>/include with "
         "TensorRT's headers, such as build/tensorrt-headers from make tensorrt-11-headers)")
-elseif(NOT tensorrt_versions)
-    set(skip_reason "no <version>/include/NvInferRuntime.h under TENSORACLE_TENSORRT_HEADERS "
-        "(${TENSORACLE_TENSORRT_HEADERS})")
-elseif(NOT TENSORACLE_CUDA_RUNTIME_INCLUDE)
-    set(skip_reason "CUDA's cuda_runtime_api.h, which TensorRT's headers include, was not found: "
-        "set TENSORACLE_CUDA_RUNTIME_INCLUDE")
 elseif(MSVC)
     set(skip_reason "the check compiles with GCC or Clang options")
+elseif(NOT tensorrt_versions)
+    message(FATAL_ERROR "TENSORACLE_TENSORRT_HEADERS is ${TENSORACLE_TENSORRT_HEADERS}, but no "
+        "<version>/include/NvInferRuntime.h is under it: give the folder that make "
+        "tensorrt-11-headers fills (build/tensorrt-headers), or leave the variable unset to skip "
+        "the TensorRT adapter's tests")
+elseif(NOT TENSORACLE_CUDA_RUNTIME_INCLUDE)
+    message(FATAL_ERROR "CUDA's cuda_runtime_api.h, which TensorRT's headers include, was not "
+        "found (looked in the nvidia/cu13 wheel of .venv, $CUDAToolkit_ROOT, $CUDA_HOME and "
+        "/usr/local/cuda): set TENSORACLE_CUDA_RUNTIME_INCLUDE to its folder, or leave "
+        "TENSORACLE_TENSORRT_HEADERS unset to skip the TensorRT adapter's tests")
+elseif(NOT TENSORACLE_TENSORRT_LIBRARY)
+    message(FATAL_ERROR "no TensorRT 11 library was found for the TensorRT adapter's tests "
+        "(looked for the lean runtime of the tensorrt-lean-cu13-libs wheel in .venv): set "
+        "TENSORACLE_TENSORRT_LIBRARY to libnvinfer.so or libnvinfer_lean.so.11, or leave "
+        "TENSORACLE_TENSORRT_HEADERS unset to skip those tests")
 endif()
 
 if(skip_reason)
@@ -78,7 +100,12 @@ endforeach()
 # tensorrt_runtime_test: the adapter's parts that need no TensorRT library, built against the
 # newest version's headers (no TensorRT is linked): an entry of another backend never reaches
 # deserializeCudaEngine (a recording IRuntime whose every call fails the test), the backend
-# version check, shapes to Dims and back.
+# version check, shapes to Dims and back. tensorrt_execution_test: the calls an execution unit
+# makes, through recording stand-ins of TensorRT's interfaces (deploy/tensorrt_stand_ins.hpp).
+# tensorrt_lifetime_test: what the adapter returns keeps alive what it depends on, every order of
+# letting go checked under AddressSanitizer and UndefinedBehaviorSanitizer; its one test of a
+# failed runtime creation, which leaves that runtime to the process on purpose, runs without
+# leak detection.
 list(GET tensorrt_versions -1 newest_tensorrt)
 add_executable(tensorrt_runtime_test ${CMAKE_CURRENT_SOURCE_DIR}/deploy/tensorrt_runtime_check.cpp)
 target_include_directories(tensorrt_runtime_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
@@ -90,3 +117,35 @@ tensoracle_warnings(tensorrt_runtime_test)
 add_test(NAME tensorrt_runtime_test COMMAND tensorrt_runtime_test)
 set_tests_properties(tensorrt_runtime_test PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120
     LABELS deploy)
+
+function(tensoracle_tensorrt_test name source)
+    add_executable(${name} ${CMAKE_CURRENT_SOURCE_DIR}/deploy/${source})
+    target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+    target_include_directories(${name} SYSTEM PRIVATE
+        ${TENSORACLE_TENSORRT_HEADERS}/${newest_tensorrt}/include
+        ${TENSORACLE_CUDA_RUNTIME_INCLUDE})
+    target_link_libraries(${name} PRIVATE tensoracle_deploy tensoracle_core
+        tensoracle_test_main GTest::gtest Threads::Threads ${TENSORACLE_TENSORRT_LIBRARY})
+    tensoracle_warnings(${name})
+endfunction()
+
+tensoracle_tensorrt_test(tensorrt_execution_test tensorrt_execution_check.cpp)
+add_test(NAME tensorrt_execution_test COMMAND tensorrt_execution_test)
+set_tests_properties(tensorrt_execution_test PROPERTIES TIMEOUT 120 LABELS deploy)
+
+tensoracle_tensorrt_test(tensorrt_lifetime_test tensorrt_lifetime_check.cpp)
+if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang" AND NOT WIN32)
+    set(sanitizers -fsanitize=address,undefined -fno-sanitize-recover=all
+        -fno-omit-frame-pointer)
+    target_compile_options(tensorrt_lifetime_test PRIVATE ${sanitizers})
+    target_link_options(tensorrt_lifetime_test PRIVATE ${sanitizers})
+endif()
+set(failed_creation TensorRtLifetime.AFailedRuntimeCreationLeavesNothingDangling)
+add_test(NAME tensorrt_lifetime_test
+    COMMAND tensorrt_lifetime_test --gtest_filter=-${failed_creation})
+add_test(NAME tensorrt_lifetime_failed_creation_test
+    COMMAND tensorrt_lifetime_test --gtest_filter=${failed_creation})
+set_tests_properties(tensorrt_lifetime_test tensorrt_lifetime_failed_creation_test PROPERTIES
+    TIMEOUT 300 LABELS deploy)
+set_tests_properties(tensorrt_lifetime_failed_creation_test PROPERTIES
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")

@@ -28,7 +28,8 @@ static_assert(!std::is_copy_constructible_v<tt::Execution>);
 // Every entry point, taken by address so that each is compiled as an application would use it.
 [[maybe_unused]] auto const kRuntimeBackend = &tt::runtime_backend;
 [[maybe_unused]] auto const kBackendForLibrary = &tt::backend_for_library;
-[[maybe_unused]] auto const kCheckIo = &tt::check_io;
+[[maybe_unused]] std::vector<tensoracle::deploy::TensorDescription> (*const kCheckIo)(
+    nvinfer1::ICudaEngine const&, tensoracle::deploy::DeployedEngine const&) = &tt::check_io;
 [[maybe_unused]] auto const kDescribeIo = &tt::describe_io;
 [[maybe_unused]] auto const kShapeOf = &tt::shape_of;
 [[maybe_unused]] auto const kDimsOf = &tt::dims_of;
@@ -44,4 +45,20 @@ static_assert(!std::is_copy_constructible_v<tt::Execution>);
     [[maybe_unused]] auto const bytes = unit.bytes("y");
     tt::Execution moved = std::move(unit);
     moved.close();
+}
+
+// The short path, and the owned runtime it uses.
+[[maybe_unused]] void use_short_path(cudaStream_t stream) {
+    tt::Engine const engine = tt::open_engine("deploy.json", "encoder");
+    tt::Execution unit = engine.create_execution();
+    unit.set_input_shapes({{"x", {2, 3}}});
+    unit.enqueue({{"x", nullptr}, {"y", nullptr}}, stream);
+    std::shared_ptr<tt::Runtime> const runtime =
+        tt::Runtime::create(std::make_shared<tt::StderrLogger>(nvinfer1::ILogger::Severity::kINFO));
+    tt::EngineOptions options;
+    options.runtime = runtime;
+    tensoracle::deploy::Manifest const manifest = tensoracle::deploy::read_manifest("deploy.json");
+    tt::Engine const other = tt::open_engine_for(
+        manifest, "encoder", tensoracle::deploy::describe_current_gpu(), options);
+    [[maybe_unused]] std::shared_ptr<nvinfer1::ICudaEngine> const shared = other.shared();
 }

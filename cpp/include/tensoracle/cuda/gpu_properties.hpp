@@ -31,6 +31,9 @@ struct GpuProperties {
 struct GpuQuery {
     std::optional<GpuProperties> properties;
     std::string absent_reason; // empty when properties holds a value
+    // The CUDA ordinal of the device described (the device cudaGetDevice reports in the calling
+    // thread), when properties holds a value.
+    int device = 0;
 };
 
 // Loads libcuda.so.1 with dlopen on first use, so programs linking the core run without a driver.

@@ -128,7 +128,7 @@ public:
     // once, each of its rank with every dimension within profile 0. Returns the shapes in the
     // engine's order; throws InvalidArgument naming every problem, leaving the state unchanged.
     std::vector<NamedShape> check_input_shapes(std::vector<NamedShape> const& shapes) const;
-    // TensorRT refused the shape of `name` (`reason` says what TensorRT said): throws Error
+    // TensorRT refused the shape of `name` (`reason` says what TensorRT said): throws TensorRtError
     // naming it; shape queries and enqueue are refused until set_input_shapes succeeds.
     [[noreturn]] void reject_input_shape(std::string const& name, Shape const& shape,
                                          std::string const& reason);
@@ -153,8 +153,8 @@ public:
     // Addresses stay bound across set_input_shapes calls, as TensorRT keeps them: bind again when
     // new shapes need other buffers (the contract does not know the buffers' sizes).
     std::vector<TensorAddress> bind_addresses(std::vector<TensorAddress> const& addresses);
-    // TensorRT refused the address of `name`: throws Error naming it; the unit has no addresses
-    // until a later bind_addresses call.
+    // TensorRT refused the address of `name`: throws TensorRtError naming it; the unit has no
+    // addresses until a later bind_addresses call.
     [[noreturn]] void reject_address(std::string const& name, void const* address);
     bool addresses_bound() const noexcept { return bound_ && !closed_; }
     // Throws Error unless an enqueue may be made now: open, shapes set, every address bound.

@@ -55,6 +55,19 @@ DeviceDescription describe(GpuProperties const& gpu);
 // driver library, no device, a driver error).
 std::vector<DeviceDescription> describe_gpus();
 
+// The GPU TensorRT deserializes on when called from this thread: the device of the thread's
+// current CUDA context, device 0 when none is current (as cudaGetDevice reports it; cudaSetDevice
+// makes its device's context current), with its CUDA ordinal. Throws tensoracle::Error with the
+// reason when it cannot be described (no driver library, no device, a driver error).
+struct CurrentGpu {
+    int ordinal = 0;
+    DeviceDescription description;
+};
+CurrentGpu describe_current_gpu();
+// The CUDA ordinal of the device current in this thread, as describe_current_gpu finds it, or
+// nothing when no driver or device can tell.
+std::optional<int> current_gpu_ordinal();
+
 // The GPU's compute capability as a build target: "8.9" gives "sm89", "12.0" gives "sm120".
 // Throws tensoracle::InvalidArgument naming the value when it is not written MAJOR.MINOR.
 std::string target_of(DeviceDescription const& device);

@@ -3,33 +3,40 @@
 // tensoracle itself links no TensorRT; an application that includes this header links its
 // TensorRT (libnvinfer) as it would without tensoracle.
 //
-//   using namespace tensoracle::deploy;
-//   auto const manifest = read_manifest("deploy.json");
-//   auto const& entry = select_for_device(manifest, "encoder", device,
-//   tensorrt::runtime_backend()); auto const deployed = DeployedEngine::open(entry,
-//   options_from_environment()); std::shared_ptr<nvinfer1::ICudaEngine> engine =
-//   tensorrt::deserialize(*runtime, deployed); tensorrt::Execution unit(engine, deployed);     //
-//   checks the engine's IO, creates a context unit.set_input_shapes({{"x", {2, 3, 224, 224}}}); //
-//   every ranged input, once unit.bind({{"x", x_device}, {"y", y_device}});  // caller-owned device
-//   memory unit.enqueue(stream);                           // the caller synchronizes the stream
+// The short path, on the thread and with the CUDA device current that will run the engine:
 //
-// Only a DeployedEngine, whose bytes were verified against the manifest when it was opened, can
-// reach deserializeCudaEngine. Every check of an execution unit is ExecutionContract's
+//   namespace trt = tensoracle::deploy::tensorrt;
+//   trt::Engine const engine = trt::open_engine("deploy.json", "encoder"); // select, verify, load
+//   trt::Execution unit = engine.create_execution();         // IO checked, context created
+//   unit.set_input_shapes({{"x", {2, 3, 224, 224}}});        // every ranged input, once
+//   unit.bind({{"x", x_device}, {"y", y_device}});           // the caller's device memory
+//   unit.enqueue(stream);                                    // the caller synchronizes
+//
+// The same steps one by one, for an application that wants them: read_manifest, select_recipe
+// (or select_for_device) for a described GPU, DeployedEngine::open, Runtime::create, deserialize,
+// Execution. Only a DeployedEngine, whose bytes were verified against the manifest when it was
+// opened, can reach deserializeCudaEngine. What the library returns keeps alive what it depends
+// on: an Engine (or the engine deserialize returns) holds the Runtime and its logger, an
+// Execution holds the engine. Every check of an execution unit is ExecutionContract's
 // (execution_contract.hpp), made before the TensorRT call it guards; the calls themselves are
 // thin: setInputShape, getTensorShape (outputs), setTensorAddress and enqueueV3 on the caller's
-// stream. Nothing here allocates device memory, copies or synchronizes. This header compiles as
-// C++17.
+// stream. Nothing here allocates device memory, copies or synchronizes. A refusal by TensorRT is
+// a tensoracle::TensorRtError; the library's own checks throw its other errors. This header
+// compiles as C++17.
 #pragma once
 
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/execution_contract.hpp"
+#include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/deploy/selection.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <NvInferRuntime.h>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -187,67 +194,152 @@ inline nvinfer1::Dims dims_of(Shape const& shape) {
     return dims;
 }
 
-// ---- the runtime -----------------------------------------------------------------------------
+// ---- the logger ------------------------------------------------------------------------------
 
-// A TensorRT runtime that tells when TensorRT failed. createInferRuntime can return a runtime
-// although it logged an error, such as a CUDA driver too old for the CUDA TensorRT was built with
-// (cudaError 35) or no usable GPU, and deserializing with that runtime then crashes the process.
-// This class passes every message to the application's logger and remembers those logged as
-// errors, so that creation fails instead (tensoracle::Error quoting them) and a refused
-// deserialization names TensorRT's reason. Not movable: TensorRT keeps the logger's address.
-// (Seen with the TensorRT 11.4 lean runtime on a machine without a CUDA driver: the runtime it
-// returned crashed in deserializeCudaEngine and in its destructor.)
-class Runtime {
+// TensorRT's messages of `reported` severity or worse (warnings and errors by default) on stderr,
+// each on a line of its own after "TensorRT: ": the logger of a Runtime made without one.
+class StderrLogger final : public nvinfer1::ILogger {
 public:
-    explicit Runtime(nvinfer1::ILogger& logger) : forwarder_(logger) {
-        runtime_.reset(nvinfer1::createInferRuntime(forwarder_));
-        std::string const errors = take_errors();
-        if (!runtime_ || !errors.empty()) {
-            // Not destroyed: the runtime TensorRT 11.4 returns after such an error crashes when
-            // deleted as well as when used. Its memory is left to the process.
-            (void)runtime_.release(); // NOLINT(bugprone-unused-return-value)
-            throw Error("TensorRT could not create a usable runtime" +
-                        (errors.empty() ? std::string(" (it returned none)") : ": " + errors));
+    explicit StderrLogger(Severity reported = Severity::kWARNING) noexcept : reported_(reported) {}
+    void log(Severity severity, char const* message) noexcept override {
+        if (severity <= reported_ && message != nullptr) {
+            std::string line = "TensorRT: ";
+            try {
+                line += message;
+                line += '\n';
+            } catch (...) { // NOLINT(bugprone-empty-catch): a message lost, never an exception
+                return;
+            }
+            (void)std::fwrite(line.data(), 1, line.size(), stderr);
         }
     }
+
+private:
+    Severity reported_;
+};
+
+// ---- the runtime -----------------------------------------------------------------------------
+
+// How a Runtime gets TensorRT's runtime: nvinfer1::createInferRuntime by default. An application
+// that loads TensorRT itself (dlopen) passes a function that calls its own.
+using RuntimeCreator = std::function<nvinfer1::IRuntime*(nvinfer1::ILogger&)>;
+
+// What a Runtime remembers of the errors TensorRT logged since they were last taken: the first
+// kRememberedErrors messages, each cut to kRememberedErrorBytes, and how many more there were,
+// so that a long-running server that never takes them holds a few kilobytes.
+inline constexpr std::size_t kRememberedErrors = 16;
+inline constexpr std::size_t kRememberedErrorBytes = 2048;
+
+// TensorRT's runtime together with what it depends on, shared by everything made from it. TensorRT
+// requires its logger to outlive the runtime and every object the runtime creates, and the
+// runtime to outlive its engines: a Runtime owns the logger (held by shared_ptr), and each engine
+// deserialize(std::shared_ptr<Runtime>, ...) returns holds the Runtime, so that no order in which
+// an application lets go of them is unsafe.
+//
+// createInferRuntime can return a runtime although it logged an error, such as a CUDA driver too
+// old for the CUDA TensorRT was built with (cudaError 35) or no usable GPU, and deserializing with
+// that runtime then crashes the process. Every message goes to the application's logger, and those
+// logged as errors are remembered, so that create() fails instead (tensoracle::TensorRtError
+// quoting them) and a refused deserialization names TensorRT's reason. (Seen with the TensorRT
+// 11.4 lean runtime on a machine without a CUDA driver: the runtime it returned crashed in
+// deserializeCudaEngine and in its destructor.)
+class Runtime {
+    struct Passkey {}; // only create() makes one
+
+public:
+    // TensorRT's runtime, reporting to `logger` (null: a StderrLogger), made by `creator` (null:
+    // createInferRuntime). Throws TensorRtError quoting TensorRT when it returns none or logs an
+    // error while creating it. Such a runtime is never destroyed (the one TensorRT 11.4 returns
+    // after such an error crashes when deleted as well as when used) and neither is the logger it
+    // reports to: both are left to the process, so that a later message from it reaches a live
+    // logger.
+    static std::shared_ptr<Runtime> create(std::shared_ptr<nvinfer1::ILogger> logger = nullptr,
+                                           RuntimeCreator const& creator = nullptr) {
+        if (!logger) {
+            logger = std::make_shared<StderrLogger>();
+        }
+        auto made = std::make_shared<Runtime>(Passkey{}, std::move(logger));
+        nvinfer1::IRuntime* const runtime =
+            creator ? creator(*made->forwarder_) : nvinfer1::createInferRuntime(*made->forwarder_);
+        std::string const errors = made->take_errors();
+        if (runtime == nullptr || !errors.empty()) {
+            if (runtime != nullptr) {
+                // Kept with the runtime for the rest of the process: it may still log through it.
+                auto kept = std::make_unique<std::shared_ptr<Forwarder>>(made->forwarder_);
+                (void)kept.release(); // NOLINT(bugprone-unused-return-value): left on purpose
+            }
+            throw TensorRtError(
+                "TensorRT could not create a usable runtime" +
+                (errors.empty() ? std::string(" (it returned none)") : ": " + errors));
+        }
+        made->runtime_.reset(runtime);
+        return made;
+    }
+
+    Runtime(Passkey /*only create()*/, std::shared_ptr<nvinfer1::ILogger> logger)
+        : forwarder_(std::make_shared<Forwarder>(std::move(logger))) {}
     Runtime(Runtime const&) = delete;
     Runtime& operator=(Runtime const&) = delete;
     Runtime(Runtime&&) = delete;
     Runtime& operator=(Runtime&&) = delete;
-    ~Runtime() = default;
+    ~Runtime() = default; // the runtime first (declared last), then the logger
 
     nvinfer1::IRuntime& get() noexcept { return *runtime_; }
+    std::shared_ptr<nvinfer1::ILogger> const& logger() const noexcept {
+        return forwarder_->target();
+    }
 
-    // The messages TensorRT logged as errors since the last call, joined by "; " (empty: none).
-    std::string take_errors() { return forwarder_.take(); }
+    // The errors TensorRT logged since the last call, joined by "; " (empty: none), with how many
+    // more there were beyond the kRememberedErrors remembered.
+    std::string take_errors() { return forwarder_->take(); }
 
 private:
     class Forwarder final : public nvinfer1::ILogger {
     public:
-        explicit Forwarder(nvinfer1::ILogger& target) : target_(target) {}
+        explicit Forwarder(std::shared_ptr<nvinfer1::ILogger> target)
+            : target_(std::move(target)) {}
         void log(Severity severity, char const* message) noexcept override {
-            target_.log(severity, message);
+            target_->log(severity, message);
             if (severity > Severity::kERROR || message == nullptr) {
                 return;
             }
             try {
                 std::lock_guard<std::mutex> const hold(mutex_);
-                errors_ += (errors_.empty() ? "" : "; ") + std::string(message);
+                if (errors_.size() < kRememberedErrors) {
+                    std::string_view const text(message);
+                    errors_.emplace_back(text.substr(0, kRememberedErrorBytes));
+                    if (text.size() > kRememberedErrorBytes) {
+                        errors_.back() += "...";
+                    }
+                } else {
+                    ++more_;
+                }
             } catch (...) { // NOLINT(bugprone-empty-catch): a message lost, never an exception
             }
         }
         std::string take() {
             std::lock_guard<std::mutex> const hold(mutex_);
-            return std::exchange(errors_, std::string());
+            std::string joined;
+            for (std::string const& error : errors_) {
+                joined += (joined.empty() ? "" : "; ") + error;
+            }
+            if (more_ > 0) {
+                joined += "; and " + std::to_string(more_) + " more";
+            }
+            errors_.clear();
+            more_ = 0;
+            return joined;
         }
+        std::shared_ptr<nvinfer1::ILogger> const& target() const noexcept { return target_; }
 
     private:
-        nvinfer1::ILogger& target_;
+        std::shared_ptr<nvinfer1::ILogger> target_;
         std::mutex mutex_;
-        std::string errors_;
+        std::vector<std::string> errors_;
+        std::size_t more_ = 0;
     };
 
-    Forwarder forwarder_;
+    std::shared_ptr<Forwarder> forwarder_;
     std::unique_ptr<nvinfer1::IRuntime> runtime_;
 };
 
@@ -281,14 +373,21 @@ inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize(nvinfer1::IRuntime& ru
     return engine;
 }
 
-// The same with a Runtime: a refusal quotes the errors TensorRT logged while deserializing.
-inline std::unique_ptr<nvinfer1::ICudaEngine>
-deserialize(Runtime& runtime, DeployedEngine const& deployed, RuntimeBackend const& backend) {
-    (void)runtime.take_errors(); // only what this deserialization logs
+// The same with a Runtime: the engine holds the Runtime (and so its logger) until the engine is
+// destroyed, and a refusal quotes the errors TensorRT logged while deserializing. InvalidArgument
+// for a null runtime.
+inline std::shared_ptr<nvinfer1::ICudaEngine> deserialize(std::shared_ptr<Runtime> const& runtime,
+                                                          DeployedEngine const& deployed,
+                                                          RuntimeBackend const& backend) {
+    if (!runtime) {
+        throw InvalidArgument("deserialize needs a Runtime, not null");
+    }
+    (void)runtime->take_errors(); // only what this deserialization logs
+    std::unique_ptr<nvinfer1::ICudaEngine> engine;
     try {
-        return deserialize(runtime.get(), deployed, backend);
+        engine = deserialize(runtime->get(), deployed, backend);
     } catch (CorruptEngineError const& error) {
-        std::string const errors = runtime.take_errors();
+        std::string const errors = runtime->take_errors();
         if (errors.empty()) {
             throw;
         }
@@ -298,6 +397,9 @@ deserialize(Runtime& runtime, DeployedEngine const& deployed, RuntimeBackend con
                                      " bytes, verified against its manifest entry): " + errors,
                                  deployed.path());
     }
+    // The deleter holds the runtime: TensorRT's engine is destroyed first, then the hold.
+    return std::shared_ptr<nvinfer1::ICudaEngine>(
+        engine.release(), [hold = runtime](nvinfer1::ICudaEngine* destroyed) { delete destroyed; });
 }
 
 // The same with the backend this application runs (runtime_backend()).
@@ -323,8 +425,8 @@ inline LoadedEngine load(nvinfer1::IRuntime& runtime, ManifestEntry const& entry
     return LoadedEngine{std::move(deployed), std::move(engine)};
 }
 
-inline LoadedEngine load(Runtime& runtime, ManifestEntry const& entry, OpenOptions const& options,
-                         RuntimeBackend const& backend) {
+inline LoadedEngine load(std::shared_ptr<Runtime> const& runtime, ManifestEntry const& entry,
+                         OpenOptions const& options, RuntimeBackend const& backend) {
     DeployedEngine deployed = DeployedEngine::open(entry, options);
     std::shared_ptr<nvinfer1::ICudaEngine> engine = deserialize(runtime, deployed, backend);
     return LoadedEngine{std::move(deployed), std::move(engine)};
@@ -379,14 +481,21 @@ inline std::vector<TensorDescription> describe_io(nvinfer1::ICudaEngine const& e
 
 // Checks the IO `engine` reports against the manifest entry's IO signature (check_engine_io:
 // EngineIOError naming the tensor, the field, the observed and the expected value; InvalidArgument
-// naming the field when the entry's io is not an IO signature). Returns the engine's IO.
+// naming the field when the entry's io is not an IO signature). `path` is the entry's file, which
+// messages name. Returns the engine's IO.
+inline std::vector<TensorDescription> check_io(nvinfer1::ICudaEngine const& engine,
+                                               ManifestEntry const& entry,
+                                               std::filesystem::path const& path) {
+    std::vector<TensorDescription> described = describe_io(engine, path);
+    std::vector<TensorDescription> const recorded =
+        io_from_json(entry.io, entry.file_name + ": io");
+    check_engine_io(described, recorded, path);
+    return described;
+}
+
 inline std::vector<TensorDescription> check_io(nvinfer1::ICudaEngine const& engine,
                                                DeployedEngine const& deployed) {
-    std::vector<TensorDescription> described = describe_io(engine, deployed.path());
-    std::vector<TensorDescription> const recorded =
-        io_from_json(deployed.entry().io, deployed.entry().file_name + ": io");
-    check_engine_io(described, recorded, deployed.path());
-    return described;
+    return check_io(engine, deployed.entry(), deployed.path());
 }
 
 // ---- execution -------------------------------------------------------------------------------
@@ -399,25 +508,31 @@ public:
     // Checks the engine's IO against the manifest entry (check_io), then what an execution unit
     // can run (ExecutionContract: EngineIOError naming each HOST tensor, shape tensor, format
     // other than LINEAR), all before the context exists; creates the context, sets every input
-    // to its creation shape and refuses outputs whose sizes depend on tensor values. Throws
-    // Error when TensorRT creates no context or refuses a creation shape.
-    Execution(std::shared_ptr<nvinfer1::ICudaEngine> engine, DeployedEngine const& deployed)
-        : engine_(std::move(engine)),
-          contract_(check_io(checked(engine_), deployed), deployed.path()) {
+    // to its creation shape and refuses outputs whose sizes depend on tensor values (`path`, the
+    // entry's file, names the engine in messages). Throws TensorRtError when TensorRT creates no
+    // context or refuses a creation shape.
+    Execution(std::shared_ptr<nvinfer1::ICudaEngine> engine, ManifestEntry const& entry,
+              std::filesystem::path const& path)
+        : engine_(std::move(engine)), contract_(check_io(checked(engine_), entry, path), path) {
         context_.reset(engine_->createExecutionContext());
         if (!context_) {
-            throw Error("TensorRT could not create an execution context for the engine '" +
-                        deployed.path().string() + "' (see the TensorRT log for the reason)");
+            throw TensorRtError("TensorRT could not create an execution context for the engine '" +
+                                path.string() + "' (see the TensorRT log for the reason)");
         }
         for (auto const& [name, shape] : contract_.creation_shapes()) {
             if (!context_->setInputShape(name.c_str(), dims_of(shape))) {
-                throw Error("TensorRT rejected the shape " + shape_text(shape) + " of input '" +
-                            name + "' when creating the execution unit of the engine '" +
-                            deployed.path().string() + "' (see the TensorRT log)");
+                throw TensorRtError("TensorRT rejected the shape " + shape_text(shape) +
+                                    " of input '" + name +
+                                    "' when creating the execution unit of the engine '" +
+                                    path.string() + "' (see the TensorRT log)");
             }
         }
         contract_.check_creation_output_shapes(output_shapes());
     }
+
+    // The same for the entry `deployed` was opened from.
+    Execution(std::shared_ptr<nvinfer1::ICudaEngine> engine, DeployedEngine const& deployed)
+        : Execution(std::move(engine), deployed.entry(), deployed.path()) {}
 
     Execution(Execution&& other) noexcept
         : engine_(std::move(other.engine_)), context_(std::move(other.context_)),
@@ -454,8 +569,9 @@ public:
     }
 
     // Sets every ranged input's shape at once, checked first (ExecutionContract::
-    // check_input_shapes: InvalidArgument, nothing changed); then Error when TensorRT refuses one
-    // or leaves an output unresolved, after which enqueue is refused until a later call succeeds.
+    // check_input_shapes: InvalidArgument, nothing changed); then TensorRtError when TensorRT
+    // refuses one, Error when it leaves an output unresolved, after which enqueue is refused until
+    // a later call succeeds.
     void set_input_shapes(std::vector<NamedShape> const& shapes) {
         std::vector<NamedShape> const checked = contract_.check_input_shapes(shapes);
         for (auto const& [name, shape] : checked) {
@@ -468,8 +584,8 @@ public:
     }
 
     // Binds one device address per tensor (ExecutionContract::bind_addresses: InvalidArgument
-    // naming every problem); Error naming the tensor when TensorRT refuses an address. After a
-    // refusal nothing counts as bound until a later call succeeds.
+    // naming every problem); TensorRtError naming the tensor when TensorRT refuses an address.
+    // After a refusal nothing counts as bound until a later call succeeds.
     void bind(std::vector<TensorAddress> const& addresses) {
         for (auto const& [name, address] : contract_.bind_addresses(addresses)) {
             if (!context_->setTensorAddress(name.c_str(), address)) {
@@ -480,12 +596,12 @@ public:
 
     // Enqueues the inference on the caller's stream (enqueueV3) and returns once TensorRT has
     // queued it; the caller synchronizes. Error unless shapes are set and every address is bound
-    // (ExecutionContract::check_enqueue), or when TensorRT reports failure.
+    // (ExecutionContract::check_enqueue), TensorRtError when TensorRT reports failure.
     void enqueue(cudaStream_t stream) {
         contract_.check_enqueue();
         if (!context_->enqueueV3(stream)) {
-            throw Error("enqueue failed: TensorRT enqueueV3 reported failure (see the TensorRT log "
-                        "for the reason)");
+            throw TensorRtError("enqueue failed: TensorRT enqueueV3 reported failure (see the "
+                                "TensorRT log for the reason)");
         }
     }
 
@@ -534,5 +650,109 @@ private:
     std::unique_ptr<nvinfer1::IExecutionContext> context_;
     ExecutionContract contract_;
 };
+
+// ---- the short path: from a manifest to an execution unit --------------------------------------
+
+// What open_engine needs besides the manifest and the recipe; every member has a default.
+struct EngineOptions {
+    // The cache folder and the verify key; unset: options_from_environment().
+    std::optional<OpenOptions> open = std::nullopt;
+    // The runtime to deserialize with; null: Runtime::create() (TensorRT's warnings and errors on
+    // stderr). Share one among the engines of an application.
+    std::shared_ptr<Runtime> runtime = nullptr;
+    // The TensorRT the application runs; unset: runtime_backend(), the library loaded.
+    std::optional<RuntimeBackend> backend = std::nullopt;
+};
+
+// An engine selected from a manifest for a CUDA device, verified and deserialized there, with
+// what it depends on: it holds TensorRT's engine, which holds the Runtime and its logger, and
+// every Execution it creates holds the engine in turn, so the application may let go of them in
+// any order. The verified plan is not kept: TensorRT needs it only while deserializing. Movable,
+// not copyable.
+class Engine {
+public:
+    Engine(std::shared_ptr<nvinfer1::ICudaEngine> engine, DeployedEngine const& deployed,
+           int device, std::string why)
+        : engine_(std::move(engine)), entry_(deployed.entry()), path_(deployed.path()),
+          signer_(deployed.signer()), plan_size_(deployed.plan_size()), device_(device),
+          why_(std::move(why)) {}
+
+    nvinfer1::ICudaEngine& get() const noexcept { return *engine_; }
+    std::shared_ptr<nvinfer1::ICudaEngine> const& shared() const noexcept { return engine_; }
+    // The manifest entry selected, and its file in the cache folder.
+    ManifestEntry const& entry() const noexcept { return entry_; }
+    std::filesystem::path const& path() const noexcept { return path_; }
+    // The fingerprint of the key that accepted its signature (absent: opened without a key).
+    std::optional<std::string> const& signer() const noexcept { return signer_; }
+    std::size_t plan_size() const noexcept { return plan_size_; }
+    // The CUDA device (ordinal) it was selected for and deserialized on.
+    int device() const noexcept { return device_; }
+    // Why selection chose this entry for that device (Selection::why).
+    std::string const& why() const noexcept { return why_; }
+
+    // A new execution unit (Execution) over this engine, on the device it was deserialized on:
+    // EngineTargetError when another device is current in the calling thread (TensorRT runs an
+    // engine only on its own device), then Execution's checks.
+    Execution create_execution() const {
+        check_device(device_, current_gpu_ordinal(), path_);
+        return Execution(engine_, entry_, path_);
+    }
+
+    // The rule of create_execution: nothing when `current` is `device` or unknown (no driver can
+    // tell: TensorRT then reports its own error), else EngineTargetError naming both.
+    static void check_device(int device, std::optional<int> current,
+                             std::filesystem::path const& path) {
+        if (current && *current != device) {
+            throw EngineTargetError(
+                "the engine '" + path.string() +
+                "' was selected for and deserialized on CUDA "
+                "device " +
+                std::to_string(device) + ", but device " + std::to_string(*current) +
+                " is current in this thread: TensorRT runs an engine only on the device it was "
+                "deserialized on; make device " +
+                std::to_string(device) +
+                " current (cudaSetDevice) before creating an execution unit");
+        }
+    }
+
+private:
+    std::shared_ptr<nvinfer1::ICudaEngine> engine_;
+    ManifestEntry entry_;
+    std::filesystem::path path_;
+    std::optional<std::string> signer_;
+    std::size_t plan_size_ = 0;
+    int device_ = 0;
+    std::string why_;
+};
+
+// The entry of `recipe` in `manifest` that runs on `gpu` with the application's TensorRT
+// (select_recipe's rule; EngineTargetError with every candidate's reason when none can,
+// InvalidArgument naming the recipes when the manifest has none of `recipe`), opened from the
+// cache folder and verified (DeployedEngine::open: nothing of it reaches TensorRT before), then
+// deserialized (deserialize: the backend checked first). For an application that reads the
+// manifest or describes the GPU itself; open_engine below does both.
+inline Engine open_engine_for(Manifest const& manifest, std::string_view recipe,
+                              CurrentGpu const& gpu, EngineOptions const& options = {}) {
+    RuntimeBackend const backend = options.backend ? *options.backend : runtime_backend();
+    RecipeSelection const found = select_recipe(manifest, recipe, gpu.description, backend);
+    ManifestEntry const& entry = selected_entry(manifest, recipe, found);
+    DeployedEngine const deployed =
+        DeployedEngine::open(entry, options.open ? *options.open : options_from_environment());
+    std::shared_ptr<Runtime> const runtime = options.runtime ? options.runtime : Runtime::create();
+    std::shared_ptr<nvinfer1::ICudaEngine> engine = deserialize(runtime, deployed, backend);
+    return Engine(std::move(engine), deployed, gpu.ordinal, found.selection.why);
+}
+
+// The short path: the manifest at `manifest` read (read_manifest), the GPU current in the calling
+// thread described (describe_current_gpu: Error when there is none), then open_engine_for. Call
+// it on the thread, with the device current, that runs the engine.
+//
+//   auto const engine = tensoracle::deploy::tensorrt::open_engine("deploy.json", "encoder");
+//   auto unit = engine.create_execution();
+inline Engine open_engine(std::filesystem::path const& manifest, std::string_view recipe,
+                          EngineOptions const& options = {}) {
+    Manifest const read = read_manifest(manifest);
+    return open_engine_for(read, recipe, describe_current_gpu(), options);
+}
 
 } // namespace tensoracle::deploy::tensorrt

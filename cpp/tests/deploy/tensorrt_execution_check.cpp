@@ -1,0 +1,258 @@
+// Which TensorRT calls an execution unit (tensorrt::Execution) makes, in which order and with which
+// arguments: the engine's IO queried and checked before a context exists, creation shapes set,
+// every later shape and address checked before TensorRT sees it, the caller's exact pointers and
+// stream passed through, nothing allocated or synchronized, and nothing called after a refusal or
+// a close. TensorRT is stood in for by the recording stand-ins of tensorrt_stand_ins.hpp; they
+// prove our calls, never what TensorRT does with them (engine execution itself runs only on a
+// GPU with TensorRT: python/tests/engine, marked gpu).
+#include "deploy/tensorrt_deployment.hpp"
+#include "deploy/tensorrt_stand_ins.hpp"
+#include "tensoracle/deploy/tensorrt.hpp"
+#include "tensoracle/errors.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <gtest/gtest.h>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tensoracle::deploy {
+namespace {
+
+using testing::TensorRtDeployment;
+using testing::stand_in::Behaviour;
+using testing::stand_in::Events;
+using testing::stand_in::RecordingLogger;
+using testing::stand_in::Tensor;
+
+void* address(std::uintptr_t value) {
+    return reinterpret_cast<void*>(value); // NOLINT(performance-no-int-to-ptr): never dereferenced
+}
+
+cudaStream_t stream(std::uintptr_t value) {
+    return reinterpret_cast<cudaStream_t>(value); // NOLINT(performance-no-int-to-ptr)
+}
+
+std::string text(void const* pointer) {
+    return testing::stand_in::pointer_text(pointer);
+}
+
+// An engine of `tensors` opened through the stand-in runtime; `events` records every call.
+struct Opened {
+    TensorRtDeployment deployment;
+    std::shared_ptr<Events> events = std::make_shared<Events>();
+    std::optional<tensorrt::Engine> engine;
+
+    explicit Opened(std::vector<Tensor> tensors = testing::ranged_io(), Behaviour behaviour = {})
+        : deployment(std::move(tensors)) {
+        auto const options = deployment.options(std::make_shared<RecordingLogger>(events), events,
+                                                nullptr, std::move(behaviour));
+        engine.emplace(
+            tensorrt::open_engine_for(deployment.manifest, "encoder", deployment.gpu, options));
+    }
+
+    // The calls made since the last call of this function.
+    std::vector<std::string> calls() {
+        std::vector<std::string> made = std::move(events->calls);
+        events->calls.clear();
+        return made;
+    }
+};
+
+bool is_query(std::string const& call) {
+    return call.rfind("get", 0) == 0 || call.rfind("isShapeInferenceIO", 0) == 0;
+}
+
+TEST(TensorRtExecution, CreationQueriesTheEngineThenCreatesOneContextAndSetsTheOptimum) {
+    Opened opened;
+    (void)opened.calls();
+    tensorrt::Execution const unit = opened.engine->create_execution();
+    std::vector<std::string> const calls = opened.calls();
+    auto const created = std::find(calls.begin(), calls.end(), "createExecutionContext 0");
+    ASSERT_NE(created, calls.end()); // kSTATIC: TensorRT allocates the context's memory
+    EXPECT_TRUE(std::all_of(calls.begin(), created, is_query));
+    for (char const* query :
+         {"getNbIOTensors", "getIOTensorName 0", "getTensorIOMode x", "getTensorDataType y",
+          "getTensorLocation x", "getTensorFormat y", "isShapeInferenceIO x",
+          "getProfileShape x 0 0", "getProfileShape x 0 1", "getProfileShape x 0 2"}) {
+        EXPECT_NE(std::find(calls.begin(), created, query), created) << query;
+    }
+    EXPECT_EQ(std::vector<std::string>(created + 1, calls.end()),
+              (std::vector<std::string>{"setInputShape x [1, 4]", "getTensorShape y"}));
+    EXPECT_EQ(unit.ranged_input_names(), std::vector<std::string>{"x"});
+}
+
+TEST(TensorRtExecution, ShapesAreCheckedBeforeTensorRtSeesThem) {
+    Opened opened;
+    tensorrt::Execution unit = opened.engine->create_execution();
+    (void)opened.calls();
+    EXPECT_THROW(unit.set_input_shapes({{"x", {1, 9}}}), InvalidArgument); // beyond [1, 8]
+    EXPECT_THROW(unit.set_input_shapes({{"x", {2, 4}}}), InvalidArgument); // a fixed axis
+    EXPECT_THROW(unit.set_input_shapes({{"z", {1, 4}}}), InvalidArgument); // no such input
+    EXPECT_THROW(unit.set_input_shapes({}), InvalidArgument);              // x missing
+    EXPECT_TRUE(opened.calls().empty());
+    unit.set_input_shapes({{"x", {1, 6}}});
+    EXPECT_EQ(opened.calls(),
+              (std::vector<std::string>{"setInputShape x [1, 6]", "getTensorShape y"}));
+    EXPECT_EQ(unit.shape("y"), (Shape{1, 6}));
+    EXPECT_EQ(unit.bytes("y"), 24U);
+}
+
+TEST(TensorRtExecution, TheCallersExactAddressesAndStreamArePassedAndNothingElseIsCalled) {
+    Opened opened;
+    tensorrt::Execution unit = opened.engine->create_execution();
+    unit.set_input_shapes({{"x", {1, 8}}});
+    (void)opened.calls();
+    unit.bind({{"y", address(0x7f0000020000)}, {"x", address(0x7f0000010000)}});
+    unit.enqueue(stream(0x5a5a00));
+    // Inputs first, in the engine's order; then the one enqueue: no allocation, no copy, no sync.
+    EXPECT_EQ(opened.calls(),
+              (std::vector<std::string>{"setTensorAddress x " + text(address(0x7f0000010000)),
+                                        "setTensorAddress y " + text(address(0x7f0000020000)),
+                                        "enqueueV3 " + text(stream(0x5a5a00))}));
+    unit.enqueue(stream(0x5a5b00)); // addresses stay bound
+    EXPECT_EQ(opened.calls(), std::vector<std::string>{"enqueueV3 " + text(stream(0x5a5b00))});
+}
+
+TEST(TensorRtExecution, AddressesAreCheckedBeforeTensorRtSeesThem) {
+    Opened opened;
+    tensorrt::Execution unit = opened.engine->create_execution();
+    unit.set_input_shapes({{"x", {1, 8}}});
+    (void)opened.calls();
+    EXPECT_THROW(unit.bind({{"x", address(0x7f0000010004)}, {"y", address(0x7f0000020000)}}),
+                 InvalidArgument); // not 256-byte aligned
+    EXPECT_THROW(unit.bind({{"x", nullptr}, {"y", address(0x7f0000020000)}}), InvalidArgument);
+    EXPECT_THROW(unit.bind({{"x", address(0x7f0000010000)}}), InvalidArgument); // y missing
+    EXPECT_THROW(unit.enqueue(stream(0x5a5a00)), Error);                        // nothing bound
+    EXPECT_TRUE(opened.calls().empty());
+}
+
+TEST(TensorRtExecution, EnqueueBeforeShapesAreSetIsRefusedWithoutCallingTensorRt) {
+    Opened opened;
+    tensorrt::Execution unit = opened.engine->create_execution();
+    // Addresses may be bound first (TensorRT keeps them across shape changes), but x is ranged:
+    // its shape must be chosen before an enqueue.
+    unit.bind({{"x", address(0x7f0000010000)}, {"y", address(0x7f0000020000)}});
+    (void)opened.calls();
+    EXPECT_THROW(unit.enqueue(stream(0x5a5a00)), Error);
+    EXPECT_TRUE(opened.calls().empty());
+    unit.set_input_shapes({{"x", {1, 2}}});
+    unit.enqueue(stream(0x5a5a00));
+    EXPECT_EQ(opened.calls().back(), "enqueueV3 " + text(stream(0x5a5a00)));
+}
+
+TEST(TensorRtExecution, ARefusalByTensorRtIsATensorRtErrorAndBlocksEnqueue) {
+    Behaviour behaviour;
+    behaviour.refused_addresses = {"y"};
+    Opened opened(testing::ranged_io(), behaviour);
+    tensorrt::Execution unit = opened.engine->create_execution();
+    unit.set_input_shapes({{"x", {1, 8}}});
+    (void)opened.calls();
+    try {
+        unit.bind({{"x", address(0x7f0000010000)}, {"y", address(0x7f0000020000)}});
+        FAIL() << "a refused address was accepted";
+    } catch (TensorRtError const& error) {
+        EXPECT_NE(std::string(error.what()).find("'y'"), std::string::npos) << error.what();
+    }
+    EXPECT_EQ(opened.calls().size(), 2U); // x, then y, which TensorRT refused
+    EXPECT_THROW(unit.enqueue(stream(0x5a5a00)), Error);
+    EXPECT_TRUE(opened.calls().empty());
+}
+
+TEST(TensorRtExecution, ARefusedShapeIsATensorRtErrorAndBlocksEnqueue) {
+    Behaviour behaviour;
+    behaviour.refused_shapes = {"x"};
+    testing::TensorRtDeployment const deployment;
+    auto events = std::make_shared<Events>();
+    auto const options =
+        deployment.options(std::make_shared<RecordingLogger>(events), events, nullptr, behaviour);
+    tensorrt::Engine const engine =
+        tensorrt::open_engine_for(deployment.manifest, "encoder", deployment.gpu, options);
+    // The creation shape is refused already: no unit.
+    EXPECT_THROW((void)engine.create_execution(), TensorRtError);
+    EXPECT_FALSE(events->context_alive);
+}
+
+TEST(TensorRtExecution, AFailedEnqueueIsATensorRtError) {
+    Behaviour behaviour;
+    behaviour.enqueue_succeeds = false;
+    Opened opened(testing::ranged_io(), behaviour);
+    tensorrt::Execution unit = opened.engine->create_execution();
+    unit.set_input_shapes({{"x", {1, 8}}});
+    unit.bind({{"x", address(0x7f0000010000)}, {"y", address(0x7f0000020000)}});
+    EXPECT_THROW(unit.enqueue(stream(0x5a5a00)), TensorRtError);
+}
+
+TEST(TensorRtExecution, NoContextIsATensorRtErrorAndNothingFollows) {
+    Behaviour behaviour;
+    behaviour.context_created = false;
+    Opened opened(testing::ranged_io(), behaviour);
+    (void)opened.calls();
+    EXPECT_THROW((void)opened.engine->create_execution(), TensorRtError);
+    std::vector<std::string> const calls = opened.calls();
+    ASSERT_FALSE(calls.empty());
+    EXPECT_EQ(calls.back(), "createExecutionContext 0");
+}
+
+TEST(TensorRtExecution, WhatAUnitCannotRunIsRefusedBeforeAContextExists) {
+    for (auto const& [change, field] : std::vector<std::pair<void (*)(Tensor&), std::string>>{
+             {[](Tensor& x) { x.location = nvinfer1::TensorLocation::kHOST; }, "HOST"},
+             {[](Tensor& x) { x.format = nvinfer1::TensorFormat::kCHW32; }, "CHW32"}}) {
+        std::vector<Tensor> tensors = testing::ranged_io();
+        change(tensors.front());
+        Opened opened(tensors);
+        (void)opened.calls();
+        try {
+            (void)opened.engine->create_execution();
+            FAIL() << "an engine with a " << field << " input was accepted";
+        } catch (EngineIOError const& error) {
+            EXPECT_NE(std::string(error.what()).find(field), std::string::npos) << error.what();
+        }
+        std::vector<std::string> const calls = opened.calls();
+        EXPECT_TRUE(std::all_of(calls.begin(), calls.end(), is_query));
+    }
+}
+
+TEST(TensorRtExecution, AnOutputWhoseSizeDependsOnValuesIsRefusedAndItsContextReleased) {
+    std::vector<Tensor> tensors = testing::ranged_io();
+    tensors.back().data_dependent = true;
+    Opened opened(tensors);
+    EXPECT_THROW((void)opened.engine->create_execution(), EngineIOError);
+    EXPECT_FALSE(opened.events->context_alive);
+}
+
+TEST(TensorRtExecution, AClosedUnitCallsNothing) {
+    Opened opened;
+    tensorrt::Execution unit = opened.engine->create_execution();
+    unit.set_input_shapes({{"x", {1, 8}}});
+    unit.close();
+    EXPECT_FALSE(opened.events->context_alive);
+    (void)opened.calls();
+    EXPECT_THROW(unit.set_input_shapes({{"x", {1, 8}}}), Error);
+    EXPECT_THROW(unit.bind({{"x", address(0x7f0000010000)}, {"y", address(0x7f0000020000)}}),
+                 Error);
+    EXPECT_THROW(unit.enqueue(stream(0x5a5a00)), Error);
+    EXPECT_TRUE(opened.calls().empty());
+    EXPECT_TRUE(unit.closed());
+}
+
+TEST(TensorRtExecution, AUnitIsCreatedOnlyOnTheDeviceItsEngineWasDeserializedOn) {
+    std::filesystem::path const path = "/cache/encoder.engine";
+    EXPECT_NO_THROW(tensorrt::Engine::check_device(1, 1, path));
+    EXPECT_NO_THROW(tensorrt::Engine::check_device(1, std::nullopt, path)); // no driver to ask
+    try {
+        tensorrt::Engine::check_device(0, 1, path);
+        FAIL() << "another device was accepted";
+    } catch (EngineTargetError const& error) {
+        EXPECT_EQ(std::string(error.what()),
+                  "the engine '/cache/encoder.engine' was selected for and deserialized on CUDA "
+                  "device 0, but device 1 is current in this thread: TensorRT runs an engine only "
+                  "on the device it was deserialized on; make device 0 current (cudaSetDevice) "
+                  "before creating an execution unit");
+    }
+}
+
+} // namespace
+} // namespace tensoracle::deploy
