@@ -7,10 +7,12 @@
 - `deploy-tensorrt.json`: a manifest holding that entry, so that on an sm90 GPU the example selects
   it, opens and verifies it, and hands it to TensorRT, which must refuse it (reported, exit 1);
 - `deploy-rtx.json`: a manifest of one TensorRT-RTX entry for sm86, sm89 and sm120, which the
-  example must refuse on an sm90 GPU naming sm90 and the targets.
+  example must refuse on an sm90 GPU naming sm90 and the targets;
+- `inputs/x.bin` and `expected/y.bin`: the example's input and expected output (8 float32 each).
 Then, on the GPU machine, with the example built against the TensorRT 11.4 lean runtime:
-  XDG_CACHE_HOME=DIR/cache cpp_inference DIR/deploy-tensorrt.json encoder
-  XDG_CACHE_HOME=DIR/cache cpp_inference DIR/deploy-rtx.json encoder
+  XDG_CACHE_HOME=DIR/cache cpp_inference DIR/deploy-tensorrt.json encoder DIR/inputs OUT \
+      --expected DIR/expected
+  XDG_CACHE_HOME=DIR/cache cpp_inference DIR/deploy-rtx.json encoder DIR/inputs OUT
 """
 
 from __future__ import annotations
@@ -88,8 +90,15 @@ def main(folder: Path) -> None:
     }
     write_manifest(folder / "deploy-tensorrt.json", saved_entry(store, tensorrt, 1))
     write_manifest(folder / "deploy-rtx.json", saved_entry(store, rtx, 2))
+    for name, values in (
+        ("inputs/x.bin", np.arange(8)),
+        ("expected/y.bin", np.arange(8) * 2),
+    ):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        values.astype(np.float32).tofile(folder / name)
     print(
-        f"prepared {folder}: deploy-tensorrt.json, deploy-rtx.json, cache/tensoracle/"
+        f"prepared {folder}: deploy-tensorrt.json, deploy-rtx.json, cache/tensoracle/, "
+        "inputs/, expected/"
     )
 
 

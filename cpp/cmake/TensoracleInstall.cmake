@@ -8,8 +8,9 @@
 #
 # The CMake package (cpp/CMakeLists.txt, TENSORACLE_INSTALL) installs every header. The Python
 # wheel (python/CMakeLists.txt) installs under tensoracle/cpp, with DEPLOY_HEADERS_ONLY: the
-# headers of tensoracle/deploy/, errors.hpp, cuda/gpu_properties.hpp (for describe()), and every
-# tensoracle header they include, followed to the end. Its tensoracle::core is only what
+# headers of tensoracle/deploy/, errors.hpp, cuda/gpu_properties.hpp (for describe()),
+# compare/compare.hpp (comparing an engine's outputs with expected ones), and every tensoracle
+# header they include, followed to the end. Its tensoracle::core is only what
 # tensoracle::deploy links.
 #
 # The folder of this file is kept as a global property so that the function also works when called
@@ -45,7 +46,8 @@ function(tensoracle_install_package)
     if(arg_DEPLOY_HEADERS_ONLY)
         file(GLOB pending RELATIVE "${include}" CONFIGURE_DEPENDS
             "${include}/tensoracle/deploy/*.hpp")
-        list(APPEND pending tensoracle/errors.hpp tensoracle/cuda/gpu_properties.hpp)
+        list(APPEND pending tensoracle/errors.hpp tensoracle/cuda/gpu_properties.hpp
+            tensoracle/compare/compare.hpp)
         set(headers)
         while(pending)
             list(POP_FRONT pending header)

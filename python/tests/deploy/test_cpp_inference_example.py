@@ -1,17 +1,16 @@
 """examples/cpp_inference, built as its README says against the installed package's tensoracle/cpp,
-TensorRT 11.1's headers (`make tensorrt-11-headers`), pip's TensorRT 11.4 lean runtime and pip's
-CUDA headers; then run without a GPU to its refusals, each printed with the error's message and
-exit status 1 (2 for a wrong command line), and, with TENSORACLE_DESCRIBED_GPU, through the
-selection of an entry for the loaded TensorRT to the refusal of an entry not in the cache folder.
-Running an engine needs a GPU and TensorRT 11 engines: tools/gpu_check's machines."""
+TensorRT 11.1's headers (`make tensorrt-11-headers`), pip's TensorRT 11.4 lean runtime, pip's CUDA
+headers and CUDA runtime, with warnings as errors; then run without a GPU to its refusals, each
+printed with the error's message and exit status 1 (2 for a wrong command line). Selection,
+verification and the calls the example's library makes are tested in C++ (cpp/tests/deploy);
+running an engine needs a GPU and TensorRT 11 engines: tools/gpu_check's machines."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sysconfig
-from importlib.metadata import distribution, version
+from importlib.metadata import distribution
 from pathlib import Path
 
 import pytest
@@ -25,14 +24,18 @@ SITE = Path(sysconfig.get_paths()["purelib"])
 TENSORRT_HEADERS = REPO / "build" / "tensorrt-headers" / "11.1.0.106" / "include"
 LEAN_LIBRARY = SITE / "tensorrt_lean_libs" / "libnvinfer_lean.so.11"
 CUDA_HEADERS = SITE / "nvidia" / "cu13" / "include"
+CUDA_RUNTIME = SITE / "nvidia" / "cu13" / "lib" / "libcudart.so.13"
+USAGE = (
+    "usage: cpp_inference MANIFEST RECIPE INPUT_DIR OUTPUT_DIR [--expected DIR] "
+    "[--shape NAME=D0xD1...]...\n"
+)
 BASE_ENV = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")}
-DESCRIBED = '{"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"}'
 
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # make test provides every one of these; a missing one is a broken setup, not a skip.
-    for path in (TENSORRT_HEADERS, LEAN_LIBRARY, CUDA_HEADERS):
+    for path in (TENSORRT_HEADERS, LEAN_LIBRARY, CUDA_HEADERS, CUDA_RUNTIME):
         assert path.exists(), f"'{path}' is missing (make tensorrt-11-headers, make venv)"
     build = tmp_path_factory.mktemp("cpp_inference")
     package = Path(str(distribution("tensoracle").locate_file("tensoracle/cpp")))
@@ -50,6 +53,8 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
             f"-DTENSORRT_INCLUDE_DIR={TENSORRT_HEADERS}",
             f"-DTENSORRT_LIBRARY={LEAN_LIBRARY}",
             f"-DCUDA_INCLUDE_DIR={CUDA_HEADERS}",
+            f"-DCUDART_LIBRARY={CUDA_RUNTIME}",
+            "-DCMAKE_CXX_FLAGS=-Werror",
         ],
         [str(SCRIPTS / "cmake"), "--build", str(build)],
     ):
@@ -68,15 +73,27 @@ def run(program: Path, *arguments: str, **environment: str) -> subprocess.Comple
     )
 
 
-def test_a_wrong_command_line_prints_the_usage_and_exits_2(example: Path):
-    result = run(example, "deploy.json")
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        (["deploy.json"], "expected MANIFEST RECIPE INPUT_DIR OUTPUT_DIR"),
+        (["m", "r", "in", "out", "--shape"], "--shape needs a value"),
+        (["m", "r", "in", "out", "--shape", "x"], "--shape x: write NAME=D0xD1..."),
+        (["m", "r", "in", "out", "--shape", "x=1x-3"], "--shape x=1x-3: '-3' is not a dimension"),
+    ],
+)
+def test_a_wrong_command_line_prints_the_problem_and_the_usage_and_exits_2(
+    example: Path, arguments: list[str], problem: str
+):
+    result = run(example, *arguments)
     assert result.returncode == 2
-    assert result.stderr == "usage: cpp_inference MANIFEST RECIPE_NAME\n"
+    assert result.stderr == f"cpp_inference: {problem}\n{USAGE}"
+    assert result.stdout == ""
 
 
 def test_a_missing_manifest_is_refused_naming_it(example: Path, tmp_path: Path):
     manifest = tmp_path / "deploy.json"
-    result = run(example, str(manifest), "encoder")
+    result = run(example, str(manifest), "encoder", str(tmp_path), str(tmp_path / "out"))
     assert result.returncode == 1
     assert result.stderr.startswith("cpp_inference: ")
     assert str(manifest) in result.stderr
@@ -88,59 +105,8 @@ def test_without_a_gpu_the_driver_s_reason_is_printed(example: Path, tmp_path: P
         pytest.skip("this machine has a GPU")
     manifest = tmp_path / "deploy.json"
     manifest.write_text('{"schema_version": 1, "spec": "m:R", "remote": null, "entries": []}')
-    result = run(example, str(manifest), "encoder")
+    result = run(example, str(manifest), "encoder", str(tmp_path), str(tmp_path / "out"))
     assert result.returncode == 1
-    assert result.stderr == f"cpp_inference: no GPU can be described on this machine: {reason}\n"
-
-
-def entry(recipe: str, backend: str, backend_version: str, **runs_on: object) -> dict[str, object]:
-    """A manifest entry as `tensoracle build --manifest` writes one (its file is not cached)."""
-    conditions = {"name": recipe, "graph_version": "1", "backend": backend}
-    conditions |= {"backend_version": backend_version, **runs_on}
-    identity = _core.make_identity(json.dumps(conditions))
-    return {
-        "recipe": recipe,
-        "graph_version": "1",
-        "file_name": identity.file_name,
-        "conditions": conditions,
-        "backend": backend,
-        "backend_version": backend_version,
-        "targets": runs_on.get("targets"),
-        "hardware_compatibility": runs_on.get("hardware_compatibility"),
-        "io": None,
-        "plan": {"size": 1024, "xxh3_128": "0" * 32},
-        "engine_bytes": 1500,
-        "fleet": None,
-    }
-
-
-def test_it_selects_for_the_loaded_tensorrt_says_why_and_refuses_an_entry_not_pulled(
-    example: Path, tmp_path: Path
-):
-    # The 11.1 headers run the 11.4 lean runtime (the same major version): entries are selected
-    # for the library's version, which manifests record as the version that built an entry.
-    library = version("tensorrt_lean_cu13_libs")
-    tensorrt = entry("encoder", "tensorrt", library, gpu=None, hardware_compatibility="ampere_plus")
-    rtx = entry("encoder", "tensorrt_rtx", "1.7.1.116", gpu=None, targets=["sm86", "sm89"])
-    manifest = tmp_path / "deploy.json"
-    document = {"schema_version": 1, "spec": "m:R", "remote": None, "entries": [rtx, tensorrt]}
-    manifest.write_text(json.dumps(document))
-    cache = tmp_path / "cache"
-    result = run(
-        example,
-        str(manifest),
-        "encoder",
-        TENSORACLE_DESCRIBED_GPU=DESCRIBED,
-        XDG_CACHE_HOME=str(cache),
-    )
-    assert result.returncode == 1, result.stdout + result.stderr
-    lines = result.stdout.splitlines()
-    assert lines[0] == "GPU: NVIDIA GeForce RTX 4090, compute capability 8.9 (sm89)"
-    assert lines[1] == f"runtime: tensorrt {library}"
-    assert lines[2].startswith(f"  not {rtx['file_name']}: ")
-    assert "tensorrt_rtx" in lines[2]
-    assert lines[3].startswith(f"selected {tensorrt['file_name']}: ")
-    assert len(lines) == 4
-    # Not in the cache folder: refused before TensorRT sees anything, naming the file.
-    assert result.stderr.startswith("cpp_inference: ")
-    assert str(cache / "tensoracle" / str(tensorrt["file_name"])) in result.stderr
+    assert result.stderr == f"cpp_inference: no GPU can be described in this thread: {reason}\n"
+    assert result.stdout == ""
+    assert not (tmp_path / "out").exists()

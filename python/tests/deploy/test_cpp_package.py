@@ -82,6 +82,7 @@ def test_only_the_headers_the_deploy_headers_need_are_shipped():
     source = REPO / "cpp" / "include"
     pending = [str(p.relative_to(source)) for p in (source / "tensoracle" / "deploy").glob("*.hpp")]
     pending += ["tensoracle/errors.hpp", "tensoracle/cuda/gpu_properties.hpp"]
+    pending += ["tensoracle/compare/compare.hpp"]  # for comparing outputs (examples/cpp_inference)
     needed: set[str] = set()
     while pending:
         header = pending.pop()
