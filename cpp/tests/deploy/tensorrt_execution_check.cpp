@@ -238,6 +238,86 @@ TEST(TensorRtExecution, AClosedUnitCallsNothing) {
     EXPECT_TRUE(unit.closed());
 }
 
+TEST(TensorRtExecution, AUserManagedUnitTakesTheApplicationsMemoryBeforeItsFirstEnqueue) {
+    Behaviour behaviour;
+    behaviour.device_memory = 3 << 20;
+    Opened opened(testing::ranged_io(), behaviour);
+    (void)opened.calls();
+    tensorrt::ExecutionOptions options;
+    options.user_managed_memory = true;
+    tensorrt::Execution unit = opened.engine->create_execution(options);
+    std::vector<std::string> calls = opened.calls();
+    EXPECT_NE(std::find(calls.begin(), calls.end(), "createExecutionContext 2"), calls.end());
+    EXPECT_EQ(unit.device_memory_bytes(), 3 << 20);
+    unit.set_input_shapes({{"x", {1, 8}}});
+    unit.bind({{"x", address(0x7f0000010000)}, {"y", address(0x7f0000020000)}});
+    (void)opened.calls();
+    EXPECT_THROW(unit.enqueue(stream(0x5a5a00)), Error); // no memory yet
+    EXPECT_THROW(unit.set_device_memory(address(0x7f0000100000), (3 << 20) - 1), InvalidArgument);
+    EXPECT_THROW(unit.set_device_memory(address(0x7f0000100080), 3 << 20), InvalidArgument);
+    EXPECT_THROW(unit.set_device_memory(nullptr, 3 << 20), InvalidArgument);
+    calls = opened.calls();
+    EXPECT_TRUE(std::all_of(calls.begin(), calls.end(), is_query)); // nothing handed over
+    unit.set_device_memory(address(0x7f0000100000), 4 << 20);
+    unit.enqueue(stream(0x5a5a00));
+    calls = opened.calls();
+    EXPECT_EQ(
+        std::vector<std::string>(calls.end() - 2, calls.end()),
+        (std::vector<std::string>{"setDeviceMemoryV2 " + text(address(0x7f0000100000)) + " 4194304",
+                                  "enqueueV3 " + text(stream(0x5a5a00))}));
+}
+
+TEST(TensorRtExecution, ATensorRtManagedUnitRefusesTheApplicationsMemory) {
+    Opened opened;
+    tensorrt::Execution unit = opened.engine->create_execution();
+    (void)opened.calls();
+    EXPECT_THROW(unit.set_device_memory(address(0x7f0000100000), 1 << 30), InvalidArgument);
+    std::vector<std::string> const calls = opened.calls();
+    EXPECT_TRUE(std::all_of(calls.begin(), calls.end(), is_query));
+}
+
+TEST(TensorRtExecution, AuxiliaryStreamsArePassedAsGivenUnlessOneWouldDeadlock) {
+    Behaviour behaviour;
+    behaviour.aux_streams = 2;
+    Opened opened(testing::ranged_io(), behaviour);
+    tensorrt::Execution unit = opened.engine->create_execution();
+    (void)opened.calls();
+    EXPECT_THROW(unit.set_aux_streams({stream(0xa100), nullptr}), InvalidArgument);
+    EXPECT_THROW(unit.set_aux_streams({stream(0xa100), stream(0xa100)}), InvalidArgument);
+    EXPECT_TRUE(opened.calls().empty());
+    unit.set_aux_streams({stream(0xa100), stream(0xa200)});
+    EXPECT_EQ(opened.calls(), std::vector<std::string>{"setAuxStreams 2 " + text(stream(0xa100)) +
+                                                       " " + text(stream(0xa200))});
+}
+
+TEST(TensorRtExecution, TheInputConsumedEventIsTensorRtsOrATensorRtError) {
+    auto* const event = reinterpret_cast<cudaEvent_t>(0xe100); // NOLINT(performance-no-int-to-ptr)
+    Opened opened;
+    tensorrt::Execution unit = opened.engine->create_execution();
+    (void)opened.calls();
+    unit.set_input_consumed_event(event);
+    EXPECT_EQ(opened.calls(), std::vector<std::string>{"setInputConsumedEvent " + text(event)});
+    Behaviour refusing;
+    refusing.input_consumed_event_accepted = false;
+    Opened other(testing::ranged_io(), refusing);
+    tensorrt::Execution refused = other.engine->create_execution();
+    EXPECT_THROW(refused.set_input_consumed_event(event), TensorRtError);
+}
+
+TEST(TensorRtExecution, TheContextItselfIsReachableUntilTheUnitIsClosed) {
+    Opened opened;
+    tensorrt::Execution unit = opened.engine->create_execution();
+    (void)opened.calls();
+    nvinfer1::ICudaEngine const& engine = unit.context().getEngine();
+    EXPECT_EQ(&engine, &opened.engine->get());
+    EXPECT_EQ(opened.calls(), std::vector<std::string>{"getEngine"});
+    unit.close();
+    EXPECT_THROW((void)unit.context(), Error);
+    EXPECT_THROW((void)unit.device_memory_bytes(), Error);
+    EXPECT_THROW(unit.set_aux_streams({}), Error);
+    EXPECT_TRUE(opened.calls().empty());
+}
+
 TEST(TensorRtExecution, AUnitIsCreatedOnlyOnTheDeviceItsEngineWasDeserializedOn) {
     std::filesystem::path const path = "/cache/encoder.engine";
     EXPECT_NO_THROW(tensorrt::Engine::check_device(1, 1, path));

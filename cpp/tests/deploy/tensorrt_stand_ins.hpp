@@ -83,6 +83,9 @@ struct Behaviour {
     std::set<std::string> refused_shapes;    // setInputShape returns false for these inputs
     std::set<std::string> refused_addresses; // setTensorAddress returns false for these
     bool enqueue_succeeds = true;
+    bool input_consumed_event_accepted = true;
+    std::int32_t aux_streams = 0;         // getNbAuxStreams
+    std::int64_t device_memory = 1 << 20; // getDeviceMemorySizeV2 and ...ForProfileV2
 };
 
 // A logger that records the messages it gets and when it is destroyed.
@@ -188,6 +191,20 @@ public:
         record("enqueueV3 " + pointer_text(stream));
         return behaviour_.enqueue_succeeds;
     }
+    void setDeviceMemoryV2(void* memory, std::int64_t size) noexcept override {
+        record("setDeviceMemoryV2 " + pointer_text(memory) + " " + std::to_string(size));
+    }
+    void setAuxStreams(cudaStream_t* streams, std::int32_t count) noexcept override {
+        std::string call = "setAuxStreams " + std::to_string(count);
+        for (std::int32_t index = 0; index < count; ++index) {
+            call += " " + pointer_text(streams[index]);
+        }
+        record(call);
+    }
+    bool setInputConsumedEvent(cudaEvent_t event) noexcept override {
+        record("setInputConsumedEvent " + pointer_text(event));
+        return behaviour_.input_consumed_event_accepted;
+    }
 
     IExecutionContext* getPImpl() noexcept override {
         unexpected("getPImpl");
@@ -264,10 +281,6 @@ public:
         unexpected("inferShapes");
         return 0;
     }
-    bool setInputConsumedEvent(cudaEvent_t /*event*/) noexcept override {
-        unexpected("setInputConsumedEvent");
-        return false;
-    }
     cudaEvent_t getInputConsumedEvent() const noexcept override {
         unexpected("getInputConsumedEvent");
         return cudaEvent_t{};
@@ -312,9 +325,6 @@ public:
         unexpected("getNvtxVerbosity");
         return ProfilingVerbosity{};
     }
-    void setAuxStreams(cudaStream_t* /*auxStreams*/, int32_t /*nbStreams*/) noexcept override {
-        unexpected("setAuxStreams");
-    }
     bool setDebugListener(IDebugListener* /*listener*/) noexcept override {
         unexpected("setDebugListener");
         return false;
@@ -338,9 +348,6 @@ public:
     size_t updateDeviceMemorySizeForShapes() noexcept override {
         unexpected("updateDeviceMemorySizeForShapes");
         return 0;
-    }
-    void setDeviceMemoryV2(void* /*memory*/, int64_t /*size*/) noexcept override {
-        unexpected("setDeviceMemoryV2");
     }
     IRuntimeConfig* getRuntimeConfig() const noexcept override {
         unexpected("getRuntimeConfig");
@@ -483,15 +490,15 @@ public:
     }
     std::int32_t getNbAuxStreams() const noexcept override {
         record("getNbAuxStreams");
-        return 0;
+        return behaviour_.aux_streams;
     }
     std::int64_t getDeviceMemorySizeV2() const noexcept override {
         record("getDeviceMemorySizeV2");
-        return 1 << 20;
+        return behaviour_.device_memory;
     }
     std::int64_t getDeviceMemorySizeForProfileV2(std::int32_t profile) const noexcept override {
         record("getDeviceMemorySizeForProfileV2 " + std::to_string(profile));
-        return 1 << 20;
+        return behaviour_.device_memory;
     }
 
     ICudaEngine* getPImpl() noexcept override {

@@ -165,9 +165,10 @@ public:
     // Afterwards every call is refused (Error "the execution unit is closed"). Repeats do nothing.
     void close() noexcept;
     bool closed() const noexcept { return closed_; }
+    // Throws Error ("the execution unit is closed") once closed.
+    void check_open() const;
 
 private:
-    void check_open() const;
     std::size_t index_of(std::string_view name) const; // tensors_.size() when unknown
 
     std::filesystem::path engine_;

@@ -500,6 +500,15 @@ inline std::vector<TensorDescription> check_io(nvinfer1::ICudaEngine const& engi
 
 // ---- execution -------------------------------------------------------------------------------
 
+// How an execution unit's context is created.
+struct ExecutionOptions {
+    // Who provides the context's scratch device memory: TensorRT, which allocates it with the
+    // context (false: ExecutionContextAllocationStrategy::kSTATIC), or the application (true:
+    // kUSER_MANAGED), which hands it over with Execution::set_device_memory before the first
+    // enqueue, and may share one allocation among units that never run at the same time.
+    bool user_managed_memory = false;
+};
+
 // One execution unit: an IExecutionContext over a deserialized engine, run on caller memory and
 // a caller stream. Movable, not copyable; use it from one thread at a time, and destroy (or
 // close) it only after the work it enqueued has completed.
@@ -512,9 +521,12 @@ public:
     // entry's file, names the engine in messages). Throws TensorRtError when TensorRT creates no
     // context or refuses a creation shape.
     Execution(std::shared_ptr<nvinfer1::ICudaEngine> engine, ManifestEntry const& entry,
-              std::filesystem::path const& path)
-        : engine_(std::move(engine)), contract_(check_io(checked(engine_), entry, path), path) {
-        context_.reset(engine_->createExecutionContext());
+              std::filesystem::path const& path, ExecutionOptions const& options = {})
+        : engine_(std::move(engine)), contract_(check_io(checked(engine_), entry, path), path),
+          user_managed_memory_(options.user_managed_memory) {
+        context_.reset(engine_->createExecutionContext(
+            user_managed_memory_ ? nvinfer1::ExecutionContextAllocationStrategy::kUSER_MANAGED
+                                 : nvinfer1::ExecutionContextAllocationStrategy::kSTATIC));
         if (!context_) {
             throw TensorRtError("TensorRT could not create an execution context for the engine '" +
                                 path.string() + "' (see the TensorRT log for the reason)");
@@ -531,12 +543,14 @@ public:
     }
 
     // The same for the entry `deployed` was opened from.
-    Execution(std::shared_ptr<nvinfer1::ICudaEngine> engine, DeployedEngine const& deployed)
-        : Execution(std::move(engine), deployed.entry(), deployed.path()) {}
+    Execution(std::shared_ptr<nvinfer1::ICudaEngine> engine, DeployedEngine const& deployed,
+              ExecutionOptions const& options = {})
+        : Execution(std::move(engine), deployed.entry(), deployed.path(), options) {}
 
     Execution(Execution&& other) noexcept
         : engine_(std::move(other.engine_)), context_(std::move(other.context_)),
-          contract_(std::move(other.contract_)) {
+          contract_(std::move(other.contract_)), user_managed_memory_(other.user_managed_memory_),
+          device_memory_set_(other.device_memory_set_) {
         other.contract_.close();
     }
     Execution& operator=(Execution&& other) noexcept {
@@ -545,6 +559,8 @@ public:
             engine_ = std::move(other.engine_);
             context_ = std::move(other.context_);
             contract_ = std::move(other.contract_);
+            user_managed_memory_ = other.user_managed_memory_;
+            device_memory_set_ = other.device_memory_set_;
             other.contract_.close();
         }
         return *this;
@@ -597,8 +613,14 @@ public:
     // Enqueues the inference on the caller's stream (enqueueV3) and returns once TensorRT has
     // queued it; the caller synchronizes. Error unless shapes are set and every address is bound
     // (ExecutionContract::check_enqueue), TensorRtError when TensorRT reports failure.
+    // A unit with user-managed memory also needs set_device_memory first (Error otherwise).
     void enqueue(cudaStream_t stream) {
         contract_.check_enqueue();
+        if (user_managed_memory_ && !device_memory_set_) {
+            throw Error("cannot enqueue: the unit's device memory is the application's "
+                        "(ExecutionOptions::user_managed_memory) and none is set: call "
+                        "set_device_memory with at least device_memory_bytes() bytes first");
+        }
         if (!context_->enqueueV3(stream)) {
             throw TensorRtError("enqueue failed: TensorRT enqueueV3 reported failure (see the "
                                 "TensorRT log for the reason)");
@@ -609,6 +631,90 @@ public:
     void enqueue(std::vector<TensorAddress> const& addresses, cudaStream_t stream) {
         bind(addresses);
         enqueue(stream);
+    }
+
+    // ---- the rest of TensorRT's execution --------------------------------------------------
+
+    // TensorRT's context itself, for what this class does not wrap (a profiler, a debug
+    // listener, an output allocator, ...). What is set through it bypasses the unit's checks: set
+    // shapes and addresses through the unit, which must know them. Error once closed.
+    nvinfer1::IExecutionContext& context() {
+        contract_.check_open();
+        return *context_;
+    }
+
+    // The scratch device memory a user-managed unit needs: the engine's bound for profile 0, the
+    // profile the unit runs (getDeviceMemorySizeForProfileV2), enough for every shape it allows.
+    std::int64_t device_memory_bytes() const {
+        contract_.check_open();
+        return engine_->getDeviceMemorySizeForProfileV2(0);
+    }
+
+    // Hands a user-managed unit its scratch device memory (setDeviceMemoryV2): at least
+    // device_memory_bytes() bytes, 256-byte aligned (cudaMalloc's memory is), the application's
+    // until the work enqueued with it has completed, used by one running unit at a time.
+    // InvalidArgument, with nothing handed to TensorRT, for a unit created without
+    // ExecutionOptions::user_managed_memory, a null or misaligned address, or too few bytes.
+    void set_device_memory(void* memory, std::int64_t bytes) {
+        contract_.check_open();
+        if (!user_managed_memory_) {
+            throw InvalidArgument("set_device_memory: this unit's device memory is TensorRT's; "
+                                  "create the unit with ExecutionOptions::user_managed_memory "
+                                  "to provide it");
+        }
+        std::int64_t const needed = device_memory_bytes();
+        auto const at = reinterpret_cast<std::uintptr_t>(memory); // NOLINT: an address, not read
+        if (memory == nullptr && needed > 0) {
+            throw InvalidArgument("set_device_memory: memory is null, but the engine needs " +
+                                  std::to_string(needed) + " bytes");
+        }
+        if (at % kTensorAddressAlignment != 0) {
+            throw InvalidArgument("set_device_memory: the memory at " + std::to_string(at) +
+                                  " is not aligned to " + std::to_string(kTensorAddressAlignment) +
+                                  " bytes");
+        }
+        if (bytes < needed) {
+            throw InvalidArgument("set_device_memory: " + std::to_string(bytes) +
+                                  " bytes given, but the engine needs " + std::to_string(needed) +
+                                  " (device_memory_bytes())");
+        }
+        context_->setDeviceMemoryV2(memory, bytes);
+        device_memory_set_ = true;
+    }
+
+    // The auxiliary streams TensorRT may launch parts of the engine on in the next enqueues
+    // (setAuxStreams): TensorRT uses the first getNbAuxStreams() of them and makes its own for the
+    // rest, and orders them after the main stream's work and before its end. InvalidArgument,
+    // with nothing handed to TensorRT, for the default (null) stream or a stream given twice,
+    // which TensorRT says can deadlock.
+    void set_aux_streams(std::vector<cudaStream_t> streams) {
+        contract_.check_open();
+        for (std::size_t index = 0; index < streams.size(); ++index) {
+            if (streams[index] == nullptr) {
+                throw InvalidArgument("set_aux_streams: streams[" + std::to_string(index) +
+                                      "] is the default stream, which can deadlock");
+            }
+            for (std::size_t other = 0; other < index; ++other) {
+                if (streams[other] == streams[index]) {
+                    throw InvalidArgument("set_aux_streams: streams[" + std::to_string(other) +
+                                          "] and streams[" + std::to_string(index) +
+                                          "] are the same stream, which can deadlock");
+                }
+            }
+        }
+        context_->setAuxStreams(streams.data(), static_cast<std::int32_t>(streams.size()));
+    }
+
+    // An event TensorRT records once the next enqueues have read their inputs, so that their
+    // buffers can be refilled before the outputs are ready (setInputConsumedEvent; null removes
+    // it). The event must stay valid while those enqueues run. TensorRtError when TensorRT
+    // refuses it.
+    void set_input_consumed_event(cudaEvent_t event) {
+        contract_.check_open();
+        if (!context_->setInputConsumedEvent(event)) {
+            throw TensorRtError("TensorRT refused the input-consumed event (setInputConsumedEvent; "
+                                "see the TensorRT log)");
+        }
     }
 
     // Releases the context, then this unit's hold on the engine, without waiting; afterwards every
@@ -649,6 +755,8 @@ private:
     std::shared_ptr<nvinfer1::ICudaEngine> engine_;
     std::unique_ptr<nvinfer1::IExecutionContext> context_;
     ExecutionContract contract_;
+    bool user_managed_memory_ = false;
+    bool device_memory_set_ = false;
 };
 
 // ---- the short path: from a manifest to an execution unit --------------------------------------
@@ -693,9 +801,9 @@ public:
     // A new execution unit (Execution) over this engine, on the device it was deserialized on:
     // EngineTargetError when another device is current in the calling thread (TensorRT runs an
     // engine only on its own device), then Execution's checks.
-    Execution create_execution() const {
+    Execution create_execution(ExecutionOptions const& options = {}) const {
         check_device(device_, current_gpu_ordinal(), path_);
-        return Execution(engine_, entry_, path_);
+        return Execution(engine_, entry_, path_, options);
     }
 
     // The rule of create_execution: nothing when `current` is `device` or unknown (no driver can
