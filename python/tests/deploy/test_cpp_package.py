@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.toolchain
+
 REPO = Path(__file__).resolve().parents[3]
 CONSUMER = REPO / "cpp" / "tests" / "deploy_consumer"
 SCRIPTS = Path(sysconfig.get_paths()["scripts"])
@@ -160,3 +162,17 @@ def test_another_nlohmann_json_version_is_refused_naming_both(tmp_path: Path):
     message = " ".join(configured.stderr.split())
     assert f"tensoracle was compiled with nlohmann_json {built_with.group(1)}" in message
     assert f"found {other}" in message
+
+
+def test_the_package_files_name_no_path_of_the_machine_that_built_them():
+    """Every dependency of the exported targets is an imported target or a plain library name
+    that find_dependency or the linker resolves on the consumer's machine; every file of the
+    package itself is named from the package's own prefix."""
+    absolute = re.compile(r'(?:^|[\s;"(:<>])(/[A-Za-z][^\s;"<>)]*)')
+    found = []
+    for path in sorted((package_root() / "lib" / "cmake" / "tensoracle").glob("*.cmake")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if line.lstrip().startswith("#"):
+                continue
+            found += [f"{path.name}:{number}: {match}" for match in absolute.findall(line)]
+    assert found == []
