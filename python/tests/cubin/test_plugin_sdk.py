@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.toolchain
+
 REPO = Path(__file__).resolve().parents[3]
 PLUGIN = REPO / "cpp" / "plugin"
 HELPERS = PLUGIN / "cmake"

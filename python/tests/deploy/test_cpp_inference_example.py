@@ -17,6 +17,8 @@ import pytest
 
 from tensoracle import _core
 
+pytestmark = pytest.mark.toolchain
+
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "examples" / "cpp_inference"
 SCRIPTS = Path(sysconfig.get_paths()["scripts"])

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.toolchain
+
 REPO = Path(__file__).resolve().parents[3]
 SITE = Path(sysconfig.get_paths()["purelib"])
 TENSORRT_HEADERS = REPO / "build" / "tensorrt-headers" / "11.1.0.106" / "include"

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.toolchain
+
 REPOSITORY = Path(__file__).resolve().parents[3]
 
 # A C array is a finding (modernize-avoid-c-arrays) wherever clang-tidy looks.
