@@ -178,6 +178,12 @@ def test_signatures_are_checked_and_bad_or_missing_ones_refused(fleet: Fleet, tm
     pulled = fleet.run("reader", **reader)  # a read-only node: no signing key
     assert pulled["built"] is False
     assert pulled["warnings"] == []
+    # The key given as its PEM text in the variable, as the deployment paths take it.
+    pem_reader = {"TENSORACLE_REMOTE_VERIFY_KEY": verify.read_text()}
+    assert pem_reader["TENSORACLE_REMOTE_VERIFY_KEY"].startswith("-----BEGIN PUBLIC KEY")
+    pulled_with_text = fleet.run("reader-pem", **pem_reader)
+    assert pulled_with_text["built"] is False
+    assert pulled_with_text["warnings"] == []
 
     # Unsigned: the engine alone, as a writer without the key would put it.
     fleet.replace(key, signed_object[:-72])

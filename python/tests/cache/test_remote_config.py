@@ -38,6 +38,16 @@ def test_numbers_and_keys_come_from_the_environment(monkeypatch: pytest.MonkeyPa
     assert config.retries == 0
     assert config.verify_key == tmp_path / "verify.pem"
     assert config.signing_key is None
+    assert config.verify_key_pem is None
+
+
+def test_a_verify_key_may_be_its_pem_text(monkeypatch: pytest.MonkeyPatch):
+    text = "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n"
+    monkeypatch.setenv("TENSORACLE_REMOTE_VERIFY_KEY", text)
+    config = configure("s3://b")
+    assert config is not None
+    assert config.verify_key is None
+    assert config.verify_key_pem == text
 
 
 @pytest.mark.parametrize(

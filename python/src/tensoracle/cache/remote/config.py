@@ -35,6 +35,7 @@ class RemoteConfig:
     prefix: str  # without leading or trailing "/"; may be empty
     signing_key: Path | None = None  # publish signed (PEM private key)
     verify_key: Path | None = None  # accept only engines signed by this key (PEM public key)
+    verify_key_pem: str | None = None  # the same key given as its PEM text instead
     lease_seconds: float = 60.0  # a lease's life; its holder renews it every third of that
     wait_seconds: float = 1800.0  # the longest a node waits for another node's build
     timeout_seconds: float = 120.0  # one request, transfer included
@@ -74,6 +75,15 @@ def _key_path(name: str) -> Path | None:
     return Path(value) if value else None
 
 
+def _verify_key() -> tuple[Path | None, str | None]:
+    """``$TENSORACLE_REMOTE_VERIFY_KEY`` as (file, None), (None, PEM text) when it holds the key
+    itself (it starts with ``-----BEGIN``, as the deployment paths read it), or (None, None)."""
+    value = os.environ.get(VERIFY_KEY, "")
+    if value.startswith("-----BEGIN"):
+        return None, value
+    return (Path(value) if value else None), None
+
+
 def configure(remote: str | None = None) -> RemoteConfig | None:
     """The remote cache for an open: ``remote`` when given, else ``$TENSORACLE_REMOTE``; None
     when neither is set (or ``remote`` is the empty string)."""
@@ -83,6 +93,7 @@ def configure(remote: str | None = None) -> RemoteConfig | None:
     if not url:
         return None
     bucket, prefix = parse_url(url)
+    verify_key, verify_key_pem = _verify_key()
     numbers = {}
     for field, name, integer in (
         ("lease_seconds", LEASE_SECONDS, False),
@@ -101,6 +112,7 @@ def configure(remote: str | None = None) -> RemoteConfig | None:
         bucket=bucket,
         prefix=prefix,
         signing_key=_key_path(SIGNING_KEY),
-        verify_key=_key_path(VERIFY_KEY),
+        verify_key=verify_key,
+        verify_key_pem=verify_key_pem,
         **numbers,  # type: ignore[arg-type]  # int for the integer fields, else float
     )

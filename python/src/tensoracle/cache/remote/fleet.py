@@ -67,6 +67,8 @@ def load_keys(config: RemoteConfig) -> tuple[Any, Any]:
             signing = _core.SigningKey.from_pem_file(str(config.signing_key))
         if config.verify_key is not None:
             verify = _core.VerifyKey.from_pem_file(str(config.verify_key))
+        elif config.verify_key_pem is not None:
+            verify = _core.VerifyKey.from_pem(config.verify_key_pem)
     except ValueError as error:
         raise ValueError(f"{error} (set by {SIGNING_KEY} or {VERIFY_KEY})") from error
     return signing, verify
