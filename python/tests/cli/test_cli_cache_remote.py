@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,47 @@ def test_pull_saves_a_valid_object_intact_and_reports_it_in_a_table(s3_server, t
     assert (target / good.name).read_bytes() == good.read_bytes()
     verified = run("cache", "verify", "--cache-dir", str(target), env=env)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_pull_by_name_judges_what_is_already_at_an_entrys_name(s3_server, tmp_path: Path):
+    """A link, a FIFO or a folder at an entry's name is refused at once, never followed or waited
+    on; so is a saved file whose header records another entry's conditions. A sound entry is
+    reported present, and none of them is replaced or removed."""
+    fleet = Fleet(s3_server, tmp_path)
+    env = fleet.environment("cli")
+    source = tmp_path / "source"
+    source.mkdir()
+    alpha = write_engine(source, {"name": "alpha", "graph_version": "1"}, plan=b"a" * 1000)
+    beta = write_engine(source, {"name": "beta", "graph_version": "1"}, plan=b"b" * 1000)
+    assert run("cache", "push", "--cache-dir", str(source), env=env).returncode == 0
+    target = tmp_path / "target"
+    target.mkdir()
+    elsewhere = tmp_path / "elsewhere.engine"
+    elsewhere.write_bytes(alpha.read_bytes())
+    cases = {
+        "a link": lambda path: path.symlink_to(elsewhere),
+        "a FIFO": lambda path: os.mkfifo(path),
+        "a folder": lambda path: path.mkdir(),
+        "another entry's file": lambda path: path.write_bytes(beta.read_bytes()),
+    }
+    for what, plant in cases.items():
+        path = target / alpha.name
+        plant(path)
+        pulled = run("cache", "pull", alpha.name, "--cache-dir", str(target), env=env)
+        assert pulled.returncode == 1, (what, pulled.stdout, pulled.stderr)
+        [report] = lines(pulled)
+        assert report["already_present"] == [], what
+        [refused] = report["refused"]
+        assert refused["file_name"] == alpha.name
+        assert str(path) in refused["reason"], (what, refused["reason"])
+        assert os.path.lexists(path), what  # left as it was
+        if path.is_dir() and not path.is_symlink():
+            path.rmdir()
+        else:
+            path.unlink()
+    assert elsewhere.read_bytes() == alpha.read_bytes()
+    pulled = run("cache", "pull", alpha.name, "--cache-dir", str(target), env=env)
+    assert names(lines(pulled)[0]["pulled"]) == [alpha.name]
+    again = run("cache", "pull", alpha.name, "--cache-dir", str(target), env=env)
+    assert again.returncode == 0, again.stderr
+    assert names(lines(again)[0]["already_present"]) == [alpha.name]

@@ -30,7 +30,7 @@ from tensoracle import _core
 from tensoracle.cache.remote.config import REMOTE
 from tensoracle.cache.remote.fleet import load_keys, receive
 from tensoracle.cache.remote.objects import RemoteObjects, TooLarge, engine_key
-from tensoracle.cli import deploy_pull
+from tensoracle.cli import deploy_manifest, deploy_pull
 from tensoracle.cli.output_format import (
     JSON,
     add_format_option,
@@ -50,7 +50,7 @@ from tensoracle.cli.remote_cache import (
     remote_entries,
     run,
 )
-from tensoracle.errors import EngineCacheError
+from tensoracle.errors import CorruptEngineError, EngineCacheError
 
 USAGE = (
     "tensoracle cache pull [ENTRY... | --manifest FILE] [--remote URL] [--cache-dir DIR] "
@@ -152,6 +152,22 @@ def _pull_manifest(
     return pulled, present, refused
 
 
+def _check_present(path: Path) -> None:
+    """Judges an entry already at ``path`` from its header, as a manifest pull does without the
+    manifest's values: a link or anything but a regular file is refused (never followed or
+    waited on), so is a damaged header (``CorruptEngineError``) or one whose conditions are not
+    the identity its name says (``CorruptEngineError``). The file is only read."""
+    header, size = deploy_manifest.saved_prefix(path)
+    conditions_json, _references, _offset = _core.decode_engine_header(header, size, str(path))
+    recorded = _core.recorded_identity(conditions_json).file_name
+    if recorded != path.name:
+        raise CorruptEngineError(
+            f"the saved entry {path} records the conditions of {recorded}, not of its name: "
+            "remove it and pull again",
+            path,
+        )
+
+
 def _pull(args: list[str], prog: str) -> int:
     made = parser(
         prog,
@@ -190,28 +206,44 @@ def _pull(args: list[str], prog: str) -> int:
         if "/" in name or not name.endswith(".engine") or name.startswith("."):
             refused.append({"file_name": name, "reason": "not the file name of a saved engine"})
             continue
-        if (directory / name).exists():
-            present.append({"file_name": name})
-            continue
-        with store.lock_entry(name, True):
-            store.remove_abandoned_temporaries(name)  # left by a pull that was killed
-            if (directory / name).exists():  # saved by another process meanwhile
-                present.append({"file_name": name})
-                continue
-            key = engine_key(name)
+        path = directory / name
+        present_now = os.path.lexists(path)  # a link (even a dangling one) is judged, not followed
+        if not present_now:
+            with store.lock_entry(name, True):
+                store.remove_abandoned_temporaries(name)  # left by a pull that was killed
+                present_now = os.path.lexists(path)  # saved by another process meanwhile
+                if not present_now:
+                    received = _receive_named(objects, name, verify, store)
+        if present_now:
             try:
-                received = receive(objects, key, name, None, verify, store)
-            except (EngineCacheError, TooLarge) as error:
+                _check_present(path)
+            except (EngineCacheError, OSError) as error:
                 refused.append({"file_name": name, "reason": str(error)})
                 continue
+            present.append({"file_name": name})
+            continue
+        if isinstance(received, str):
+            refused.append({"file_name": name, "reason": received})
+            continue
         if received is None:
-            refused.append({"file_name": name, "reason": f"{objects.url(key)} does not exist"})
+            refused.append(
+                {"file_name": name, "reason": f"{objects.url(engine_key(name))} does not exist"}
+            )
             continue
         verified, _saved = received
         pulled.append(
             {"file_name": name, "size_bytes": verified.engine_bytes, "signed": verified.is_signed}
         )
     return _report(config.url, directory, pulled, present, refused, output)
+
+
+def _receive_named(objects: RemoteObjects, name: str, verify: Any, store: Any) -> Any:
+    """``receive`` of the object of entry ``name``: (verified, saved), None when the object does
+    not exist, or the reason it was refused."""
+    try:
+        return receive(objects, engine_key(name), name, None, verify, store)
+    except (EngineCacheError, TooLarge) as error:
+        return str(error)
 
 
 def _report(
