@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command ended by Ctrl-C
 
 Main = Callable[[list[str], str], int]
 
@@ -46,4 +47,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_USAGE
     entry, count = found
-    return entry(words[count:], "tensoracle " + " ".join(words[:count]))
+    prog = "tensoracle " + " ".join(words[:count])
+    try:
+        return entry(words[count:], prog)
+    except KeyboardInterrupt:
+        # Ctrl-C: what the command was doing was cut short (a download's temporary is removed on
+        # the way out); the shell's convention for a command ended by SIGINT.
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED

@@ -28,6 +28,7 @@ from typing import Any, Protocol, TypeVar
 
 from tensoracle.cache.remote import odd_keys
 from tensoracle.cache.remote.config import RemoteConfig
+from tensoracle.cache.remote.interruptible import interruptible
 from tensoracle.terminal_text import terminal_text
 
 ENGINES = "engines/"
@@ -122,7 +123,7 @@ class RemoteObjects:
         """The GET's response and the object's size, before any of its body is read: None when
         there is no object, ``TooLarge`` past ``max_bytes``."""
         try:
-            result = self._obstore.get(self._store, key)
+            result = interruptible(lambda: self._obstore.get(self._store, key))
             size = int(result.meta["size"])
         except FileNotFoundError:  # obstore.exceptions.NotFoundError
             return None
@@ -163,7 +164,7 @@ class RemoteObjects:
         arrived = 0
         while True:
             try:
-                chunk = next(chunks, None)
+                chunk = interruptible(lambda: next(chunks, None))
             except Exception as error:
                 raise self._failure("GET", key, error) from error
             if fed is not None:
@@ -190,7 +191,7 @@ class RemoteObjects:
         chunks = iter(result.stream(min_chunk_size=_STREAM_CHUNK_BYTES))
         while True:
             try:
-                chunk = next(chunks, None)
+                chunk = interruptible(lambda: next(chunks, None))
             except Exception as error:
                 raise self._failure("GET", key, error) from error
             if chunk is None:
@@ -204,7 +205,9 @@ class RemoteObjects:
 
     def get_range(self, key: str, start: int, end: int) -> Any | None:
         try:
-            return self._obstore.get_range(self._store, key, start=start, end=end)
+            return interruptible(
+                lambda: self._obstore.get_range(self._store, key, start=start, end=end)
+            )
         except FileNotFoundError:  # obstore.exceptions.NotFoundError
             return None
         except Exception as error:
@@ -214,8 +217,12 @@ class RemoteObjects:
         """(the object's size, its last ``count`` bytes, or all of them when it holds fewer) in
         one ranged GET, or None when there is no object."""
         try:
-            result = self._obstore.get(self._store, key, options={"range": {"suffix": count}})
-            return int(result.meta["size"]), bytes(result.bytes())
+
+            def tail() -> tuple[int, bytes]:
+                result = self._obstore.get(self._store, key, options={"range": {"suffix": count}})
+                return int(result.meta["size"]), bytes(result.bytes())
+
+            return interruptible(tail)
         except FileNotFoundError:  # obstore.exceptions.NotFoundError
             return None
         except Exception as error:
@@ -230,7 +237,11 @@ class RemoteObjects:
         from obstore.exceptions import AlreadyExistsError, PreconditionError
 
         try:
-            self._obstore.put(self._store, key, data, mode="create", use_multipart=False)
+            interruptible(
+                lambda: self._obstore.put(
+                    self._store, key, data, mode="create", use_multipart=False
+                )
+            )
         except (AlreadyExistsError, PreconditionError):
             return False
         except Exception as error:
@@ -244,7 +255,8 @@ class RemoteObjects:
 
         seen: set[str] = set()
         try:
-            for batch in self._obstore.list(self._store, prefix, chunk_size=1000):
+            batches = iter(self._obstore.list(self._store, prefix, chunk_size=1000))
+            while (batch := interruptible(lambda: next(batches, None))) is not None:
                 for meta in batch:
                     seen.add(meta["path"])
                     yield ObjectInfo(meta["path"], int(meta["size"]), meta["last_modified"])
@@ -273,7 +285,7 @@ class RemoteObjects:
                 raise self._failure("DELETE", terminal_text(key), error) from error
             return
         try:
-            self._obstore.delete(self._store, key)
+            interruptible(lambda: self._obstore.delete(self._store, key))
         except FileNotFoundError:  # obstore.exceptions.NotFoundError
             return
         except Exception as error:
