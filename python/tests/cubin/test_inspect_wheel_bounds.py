@@ -112,6 +112,10 @@ def test_a_bomb_the_bundle_does_not_name_is_never_inflated(bundle, tmp_path, scr
         tmp_path / "b.whl", {**files, **bomb}, methods=dict.fromkeys(bomb, zipfile.ZIP_BZIP2)
     )
     assert path.stat().st_size < 16_000
+    # Its CRC-32 made wrong: inflating it, even in part, would end in an archive error.
+    lie(path, "pkg/data/zeros.bin", file_size=64 * MiB, crc=0)
+    with zipfile.ZipFile(path) as archive, pytest.raises(zipfile.BadZipFile):
+        archive.read("pkg/data/zeros.bin")
     assert inspect_wheel(path) == manifest["bundle_sha256"]
 
 
@@ -257,13 +261,34 @@ def test_an_unreadable_archive_is_both_bad_zip_and_bundle_error(bundle, tmp_path
         assert str(caught.value).startswith(f"wheel {path} is not a zip archive")
 
 
-def test_lzma_and_bzip2_inflate_in_bounded_steps():
-    # The decompressors are driven with a bound on each call's output.
+def member_bytes(path: Path, name: str) -> bytes:
+    """The compressed bytes of member ``name`` as the archive stores them."""
+    data = path.read_bytes()
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(name)
+    name_length, extra_length = struct.unpack_from("<HH", data, info.header_offset + 26)
+    start = info.header_offset + 30 + name_length + extra_length
+    return data[start : start + info.compress_size]
+
+
+def test_lzma_bzip2_and_deflate_inflate_in_bounded_steps(tmp_path: Path):
+    # The decompressors are driven with a bound on each call's output; LZMA's is read from a
+    # member that zipfile itself wrote (its 4-byte header and properties, then the data).
     zeros = bytes(8 * MiB)
+    lzma_member = member_bytes(wheel(tmp_path / "l.whl", {"z": zeros}, zipfile.ZIP_LZMA), "z")
+    assert len(lzma_member) < 16_000
     for compressed, inflater in (
+        (lzma_member, wheel_archive._inflater(zipfile.ZIP_LZMA)),
         (bz2.compress(zeros), wheel_archive._inflater(zipfile.ZIP_BZIP2)),
         (zlib.compress(zeros)[2:-4], wheel_archive._inflater(zipfile.ZIP_DEFLATED)),
     ):
         first = inflater.decompress(compressed, 4096)
         assert first == bytes(4096)
         assert not inflater.needs_input
+        inflated = len(first)
+        while not inflater.eof:
+            step = inflater.decompress(b"", MiB)
+            assert 0 < len(step) <= MiB
+            assert step == bytes(len(step))
+            inflated += len(step)
+        assert inflated == len(zeros)
