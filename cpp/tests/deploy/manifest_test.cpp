@@ -271,10 +271,24 @@ TEST(DeployManifest, TextThatIsNotJsonWithinLimitsIsRefused) {
     }
 }
 
-TEST(DeployManifest, AFileIsReadWithinItsSizeLimit) {
+TEST(DeployManifest, AFileIsReadUpToItsSizeLimitAndRefusedOneByteBeyond) {
     auto const path = std::filesystem::path(::testing::TempDir()) / "deploy-manifest-test.json";
-    { std::ofstream(path) << manifest().dump(2); }
+    // The manifest, then spaces (JSON's whitespace) up to exactly the limit: read whole.
+    std::string text = manifest().dump(2);
+    text.resize(static_cast<std::size_t>(kMaxManifestFileBytes), ' ');
+    { std::ofstream(path, std::ios::binary) << text; }
+    ASSERT_EQ(std::filesystem::file_size(path), kMaxManifestFileBytes);
     EXPECT_EQ(read_manifest(path).entries.size(), 1U);
+    // One byte more: refused, naming the file and the limit.
+    { std::ofstream(path, std::ios::binary | std::ios::app) << ' '; }
+    try {
+        (void)read_manifest(path);
+        ADD_FAILURE() << "a manifest beyond the limit was read";
+    } catch (InvalidArgument const& error) {
+        EXPECT_EQ(std::string(error.what()), "deployment manifest '" + path.string() +
+                                                 "' is larger than the limit of " +
+                                                 std::to_string(kMaxManifestFileBytes) + " bytes");
+    }
     std::filesystem::remove(path);
     EXPECT_THROW((void)read_manifest(path), FileError);
 }
