@@ -21,18 +21,15 @@ torch nor a GPU library.
 
 # SMS_1X and inspect_bundle_report are not in __all__ (1.x has neither), yet importable by name.
 from tensoracle.bundle.inspection import SMS_1X as SMS_1X
-from tensoracle.bundle.inspection import (
+from tensoracle.bundle.inspection import bundle_sha256, cubin_sm, inspect_bundle, inspect_wheel
+from tensoracle.bundle.inspection import inspect_bundle_report as inspect_bundle_report
+from tensoracle.errors import (
     BundleError,
     CorruptCubinError,
     CubinArchitectureError,
     MissingCubinError,
     PluginBundleMismatchError,
-    bundle_sha256,
-    cubin_sm,
-    inspect_bundle,
-    inspect_wheel,
 )
-from tensoracle.bundle.inspection import inspect_bundle_report as inspect_bundle_report
 
 __all__ = [
     "BundleError",

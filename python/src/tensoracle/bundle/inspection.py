@@ -24,23 +24,7 @@ from tensoracle import _core
 from tensoracle.bundle.wheel_archive import WheelArchive
 from tensoracle.errors import (
     BundleError,
-    CorruptCubinError,
-    CubinArchitectureError,
-    MissingCubinError,
-    PluginBundleMismatchError,
 )
-
-__all__ = [
-    "BundleError",
-    "CorruptCubinError",
-    "CubinArchitectureError",
-    "MissingCubinError",
-    "PluginBundleMismatchError",
-    "bundle_sha256",
-    "cubin_sm",
-    "inspect_bundle",
-    "inspect_wheel",
-]
 
 #: The SMs a 1.x bundle is built for; ``cubin_sm`` accepts only these unless told otherwise.
 SMS_1X = ("sm86", "sm89", "sm120")
