@@ -347,8 +347,8 @@ void check_engine_io(std::vector<TensorDescription> const& engine,
 }
 
 ExecutionContract::ExecutionContract(std::vector<TensorDescription> tensors,
-                                     std::filesystem::path engine)
-    : engine_(std::move(engine)), tensors_(std::move(tensors)) {
+                                     std::filesystem::path engine, std::int32_t profile)
+    : engine_(std::move(engine)), profile_(profile), tensors_(std::move(tensors)) {
     std::vector<std::string> problems;
     std::set<std::string> names;
     for (auto const& tensor : tensors_) {
@@ -563,7 +563,8 @@ ExecutionContract::check_input_shapes(std::vector<NamedShape> const& shapes) con
         }
         if (!within) {
             problems.push_back(named(name) + ": shape " + shape_text(dims) +
-                               " is outside profile 0, which allows " + profile_range(tensor));
+                               " is outside profile " + std::to_string(profile_) +
+                               ", which allows " + profile_range(tensor));
             continue;
         }
         checked.push_back({name, dims});
@@ -581,7 +582,8 @@ void ExecutionContract::reject_input_shape(std::string const& name, Shape const&
     std::size_t const index = index_of(name);
     std::string const allowed = index == tensors_.size()
                                     ? std::string()
-                                    : " (profile 0 allows " + profile_range(tensors_[index]) + ")";
+                                    : " (profile " + std::to_string(profile_) + " allows " +
+                                          profile_range(tensors_[index]) + ")";
     throw TensorRtError("TensorRT rejected the shape " + shape_text(shape) + " of input " +
                         named(name) + allowed + ": " + reason +
                         "; input shapes stay incomplete until set_input_shapes succeeds");

@@ -318,6 +318,84 @@ TEST(TensorRtExecution, TheContextItselfIsReachableUntilTheUnitIsClosed) {
     EXPECT_TRUE(opened.calls().empty());
 }
 
+// An engine of two profiles: x from [1, 1] to [1, 8] in profile 0, from [1, 16] to [1, 64] in 1.
+std::vector<Tensor> two_profiles() {
+    std::vector<Tensor> tensors = testing::ranged_io();
+    tensors.front().more_profiles = {{{{1, 16}, {1, 32}, {1, 64}}}};
+    return tensors;
+}
+
+TEST(TensorRtExecution, AnotherProfileIsSelectedOnTheGivenStreamAndItsRangesAreChecked) {
+    Behaviour behaviour;
+    behaviour.profiles = 2;
+    Opened opened(two_profiles(), behaviour);
+    (void)opened.calls();
+    tensorrt::ExecutionOptions options;
+    options.profile = 1;
+    options.profile_stream = stream(0x5a5c00);
+    tensorrt::Execution unit = opened.engine->create_execution(options);
+    std::vector<std::string> calls = opened.calls();
+    for (char const* query :
+         {"getProfileShape x 0 0", "getProfileShape x 1 0", "getProfileShape x 1 2"}) {
+        EXPECT_NE(std::find(calls.begin(), calls.end(), query), calls.end()) << query;
+    }
+    auto const created = std::find(calls.begin(), calls.end(), "createExecutionContext 0");
+    ASSERT_NE(created, calls.end());
+    EXPECT_EQ(std::vector<std::string>(created + 1, calls.end()),
+              (std::vector<std::string>{"setOptimizationProfileAsync 1 " + text(stream(0x5a5c00)),
+                                        "setInputShape x [1, 32]", "getTensorShape y"}));
+    EXPECT_EQ(unit.contract().profile(), 1);
+    try {
+        unit.set_input_shapes({{"x", {1, 8}}}); // profile 0's, not 1's
+        FAIL() << "a shape outside profile 1 was accepted";
+    } catch (InvalidArgument const& error) {
+        EXPECT_NE(std::string(error.what())
+                      .find("outside profile 1, which allows [1, 16] to "
+                            "[1, 64]"),
+                  std::string::npos)
+            << error.what();
+    }
+    EXPECT_TRUE(opened.calls().empty());
+    unit.set_input_shapes({{"x", {1, 40}}});
+    EXPECT_EQ(opened.calls(),
+              (std::vector<std::string>{"setInputShape x [1, 40]", "getTensorShape y"}));
+    EXPECT_EQ(unit.device_memory_bytes(), behaviour.device_memory);
+    EXPECT_EQ(opened.calls(), std::vector<std::string>{"getDeviceMemorySizeForProfileV2 1"});
+}
+
+TEST(TensorRtExecution, AProfileTheEngineLacksIsRefusedBeforeAContextExists) {
+    Behaviour behaviour;
+    behaviour.profiles = 2;
+    Opened opened(two_profiles(), behaviour);
+    for (std::int32_t const profile : {2, -1}) {
+        (void)opened.calls();
+        tensorrt::ExecutionOptions options;
+        options.profile = profile;
+        try {
+            (void)opened.engine->create_execution(options);
+            FAIL() << "profile " << profile << " was accepted";
+        } catch (InvalidArgument const& error) {
+            EXPECT_EQ(std::string(error.what()),
+                      "ExecutionOptions::profile is " + std::to_string(profile) +
+                          ", but the engine '" + opened.deployment.path.string() +
+                          "' has 2 optimization profiles (0 to 1)");
+        }
+        std::vector<std::string> const calls = opened.calls();
+        EXPECT_TRUE(std::all_of(calls.begin(), calls.end(), is_query));
+    }
+}
+
+TEST(TensorRtExecution, AProfileTensorRtRefusesIsATensorRtError) {
+    Behaviour behaviour;
+    behaviour.profiles = 2;
+    behaviour.profile_accepted = false;
+    Opened opened(two_profiles(), behaviour);
+    tensorrt::ExecutionOptions options;
+    options.profile = 1;
+    EXPECT_THROW((void)opened.engine->create_execution(options), TensorRtError);
+    EXPECT_FALSE(opened.events->context_alive);
+}
+
 TEST(TensorRtExecution, AUnitIsCreatedOnlyOnTheDeviceItsEngineWasDeserializedOn) {
     std::filesystem::path const path = "/cache/encoder.engine";
     EXPECT_NO_THROW(tensorrt::Engine::check_device(1, 1, path));

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <NvInferRuntime.h>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -70,7 +71,9 @@ struct Tensor {
     TensorIOMode mode = TensorIOMode::kINPUT;
     DataType dtype = DataType::kFLOAT;
     std::vector<std::int64_t> shape;
-    std::vector<std::int64_t> min, opt, max; // inputs with -1 only
+    std::vector<std::int64_t> min, opt, max; // inputs with -1 only: profile 0
+    // Profiles 1, 2, ...: each {min, opt, max}.
+    std::vector<std::array<std::vector<std::int64_t>, 3>> more_profiles;
     TensorLocation location = TensorLocation::kDEVICE;
     TensorFormat format = TensorFormat::kLINEAR;
     bool shape_tensor = false;
@@ -85,6 +88,8 @@ struct Behaviour {
     bool enqueue_succeeds = true;
     bool input_consumed_event_accepted = true;
     std::int32_t aux_streams = 0;         // getNbAuxStreams
+    std::int32_t profiles = 1;            // getNbOptimizationProfiles
+    bool profile_accepted = true;         // setOptimizationProfileAsync
     std::int64_t device_memory = 1 << 20; // getDeviceMemorySizeV2 and ...ForProfileV2
 };
 
@@ -201,6 +206,11 @@ public:
         }
         record(call);
     }
+    bool setOptimizationProfileAsync(std::int32_t profile, cudaStream_t stream) noexcept override {
+        record("setOptimizationProfileAsync " + std::to_string(profile) + " " +
+               pointer_text(stream));
+        return behaviour_.profile_accepted;
+    }
     bool setInputConsumedEvent(cudaEvent_t event) noexcept override {
         record("setInputConsumedEvent " + pointer_text(event));
         return behaviour_.input_consumed_event_accepted;
@@ -243,11 +253,6 @@ public:
     }
     bool executeV2(void* const* /*bindings*/) noexcept override {
         unexpected("executeV2");
-        return false;
-    }
-    bool setOptimizationProfileAsync(int32_t /*profileIndex*/,
-                                     cudaStream_t /*stream*/) noexcept override {
-        unexpected("setOptimizationProfileAsync");
         return false;
     }
     void setEnqueueEmitsProfile(bool /*enqueueEmitsProfile*/) noexcept override {
@@ -430,7 +435,7 @@ public:
     }
     std::int32_t getNbOptimizationProfiles() const noexcept override {
         record("getNbOptimizationProfiles");
-        return 1;
+        return behaviour_.profiles;
     }
     std::int32_t getNbIOTensors() const noexcept override {
         record("getNbIOTensors");
@@ -473,6 +478,15 @@ public:
         Tensor const& tensor = at(name);
         if (tensor.min.empty()) {
             return dims(tensor.shape);
+        }
+        if (profile > 0) {
+            auto const index = static_cast<std::size_t>(profile - 1);
+            if (index >= tensor.more_profiles.size()) {
+                ADD_FAILURE() << "the engine was asked about a profile it does not have: "
+                              << profile;
+                return dims(tensor.shape);
+            }
+            return dims(tensor.more_profiles[index][static_cast<std::size_t>(select)]);
         }
         switch (select) {
         case OptProfileSelector::kMIN:

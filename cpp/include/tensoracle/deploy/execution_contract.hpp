@@ -99,7 +99,10 @@ public:
     // execution unit cannot run: HOST location, shape tensors, a format other than LINEAR, an
     // output aliasing what is not an input, a dynamic input without a profile or with a profile
     // of another rank; and a name listed twice.
-    ExecutionContract(std::vector<TensorDescription> tensors, std::filesystem::path engine);
+    ExecutionContract(std::vector<TensorDescription> tensors, std::filesystem::path engine,
+                      std::int32_t profile = 0);
+    // The optimization profile whose ranges the tensors' `profile` members hold (messages name it).
+    std::int32_t profile() const noexcept { return profile_; }
 
     std::filesystem::path const& engine() const noexcept { return engine_; }
     // Inputs first, then outputs, each in the engine's order.
@@ -172,6 +175,7 @@ private:
     std::size_t index_of(std::string_view name) const; // tensors_.size() when unknown
 
     std::filesystem::path engine_;
+    std::int32_t profile_ = 0;
     std::vector<TensorDescription> tensors_; // the engine's order
     std::vector<std::string> inputs_;
     std::vector<std::string> outputs_;

@@ -32,6 +32,7 @@
 #include "tensoracle/errors.hpp"
 
 #include <NvInferRuntime.h>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -434,10 +435,12 @@ inline LoadedEngine load(std::shared_ptr<Runtime> const& runtime, ManifestEntry 
 
 // ---- the engine's IO -------------------------------------------------------------------------
 
-// Every IO tensor of `engine`, in its order, as TensorRT reports it (profile 0 for inputs).
-// Throws EngineIOError (carrying `path`) for a tensor whose shape TensorRT reports as invalid.
+// Every IO tensor of `engine`, in its order, as TensorRT reports it, the inputs' ranges those of
+// optimization profile `profile` (0 by default). Throws EngineIOError (carrying `path`) for a
+// tensor whose shape TensorRT reports as invalid.
 inline std::vector<TensorDescription> describe_io(nvinfer1::ICudaEngine const& engine,
-                                                  std::filesystem::path const& path) {
+                                                  std::filesystem::path const& path,
+                                                  std::int32_t profile = 0) {
     std::vector<TensorDescription> tensors;
     std::int32_t const count = engine.getNbIOTensors();
     bool const has_profile = engine.getNbOptimizationProfiles() > 0;
@@ -459,7 +462,7 @@ inline std::vector<TensorDescription> describe_io(nvinfer1::ICudaEngine const& e
         tensor.is_shape_tensor = engine.isShapeInferenceIO(name);
         if (tensor.is_input && has_profile) {
             auto const point = [&](nvinfer1::OptProfileSelector select) {
-                return shape_of(engine.getProfileShape(name, 0, select));
+                return shape_of(engine.getProfileShape(name, profile, select));
             };
             auto low = point(nvinfer1::OptProfileSelector::kMIN);
             auto optimum = point(nvinfer1::OptProfileSelector::kOPT);
@@ -507,6 +510,15 @@ struct ExecutionOptions {
     // kUSER_MANAGED), which hands it over with Execution::set_device_memory before the first
     // enqueue, and may share one allocation among units that never run at the same time.
     bool user_managed_memory = false;
+    // The optimization profile the unit runs (0 to the engine's getNbOptimizationProfiles() - 1):
+    // its ranges are the ones set_input_shapes checks, and its optimum the creation shapes.
+    // Another than 0 is selected with setOptimizationProfileAsync on `profile_stream` (null:
+    // the default stream) when the unit is created; the switch may copy on that stream, so
+    // synchronize it, or enqueue on it, before the first enqueue. The manifest records profile
+    // 0 only: the engine's IO is checked against it whatever profile runs. Units that run at the
+    // same time should each use a profile of their own.
+    std::int32_t profile = 0;
+    cudaStream_t profile_stream = nullptr;
 };
 
 // One execution unit: an IExecutionContext over a deserialized engine, run on caller memory and
@@ -522,7 +534,9 @@ public:
     // context or refuses a creation shape.
     Execution(std::shared_ptr<nvinfer1::ICudaEngine> engine, ManifestEntry const& entry,
               std::filesystem::path const& path, ExecutionOptions const& options = {})
-        : engine_(std::move(engine)), contract_(check_io(checked(engine_), entry, path), path),
+        : engine_(std::move(engine)),
+          contract_(tensors_for(checked(engine_), entry, path, options.profile), path,
+                    options.profile),
           user_managed_memory_(options.user_managed_memory) {
         context_.reset(engine_->createExecutionContext(
             user_managed_memory_ ? nvinfer1::ExecutionContextAllocationStrategy::kUSER_MANAGED
@@ -530,6 +544,14 @@ public:
         if (!context_) {
             throw TensorRtError("TensorRT could not create an execution context for the engine '" +
                                 path.string() + "' (see the TensorRT log for the reason)");
+        }
+        if (options.profile != 0 &&
+            !context_->setOptimizationProfileAsync(options.profile, options.profile_stream)) {
+            throw TensorRtError("TensorRT refused optimization profile " +
+                                std::to_string(options.profile) + " of the engine '" +
+                                path.string() +
+                                "' (setOptimizationProfileAsync; see the TensorRT "
+                                "log)");
         }
         for (auto const& [name, shape] : contract_.creation_shapes()) {
             if (!context_->setInputShape(name.c_str(), dims_of(shape))) {
@@ -643,11 +665,11 @@ public:
         return *context_;
     }
 
-    // The scratch device memory a user-managed unit needs: the engine's bound for profile 0, the
-    // profile the unit runs (getDeviceMemorySizeForProfileV2), enough for every shape it allows.
+    // The scratch device memory a user-managed unit needs: the engine's bound for the profile the
+    // unit runs (getDeviceMemorySizeForProfileV2), enough for every shape that profile allows.
     std::int64_t device_memory_bytes() const {
         contract_.check_open();
-        return engine_->getDeviceMemorySizeForProfileV2(0);
+        return engine_->getDeviceMemorySizeForProfileV2(contract_.profile());
     }
 
     // Hands a user-managed unit its scratch device memory (setDeviceMemoryV2): at least
@@ -727,6 +749,24 @@ public:
     bool closed() const noexcept { return contract_.closed(); }
 
 private:
+    // The engine's IO checked against the manifest entry (profile 0, which the manifest
+    // records), then, for another profile, described with that profile's ranges.
+    static std::vector<TensorDescription> tensors_for(nvinfer1::ICudaEngine const& engine,
+                                                      ManifestEntry const& entry,
+                                                      std::filesystem::path const& path,
+                                                      std::int32_t profile) {
+        std::vector<TensorDescription> checked_io = check_io(engine, entry, path);
+        std::int32_t const profiles = engine.getNbOptimizationProfiles();
+        if (profile < 0 || profile >= std::max<std::int32_t>(profiles, 1)) {
+            throw InvalidArgument("ExecutionOptions::profile is " + std::to_string(profile) +
+                                  ", but the engine '" + path.string() + "' has " +
+                                  std::to_string(profiles) + " optimization profile" +
+                                  (profiles == 1 ? "" : "s") + " (0 to " +
+                                  std::to_string(std::max<std::int32_t>(profiles, 1) - 1) + ")");
+        }
+        return profile == 0 ? checked_io : describe_io(engine, path, profile);
+    }
+
     static nvinfer1::ICudaEngine const&
     checked(std::shared_ptr<nvinfer1::ICudaEngine> const& engine) {
         if (!engine) {
