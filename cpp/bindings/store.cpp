@@ -4,6 +4,7 @@
 
 #include "bindings.hpp"
 #include "buffer_view.hpp"
+#include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/cache/cache_listing.hpp"
 #include "tensoracle/cache/identity.hpp"
 #include "tensoracle/cache/weight_digest.hpp"
@@ -208,6 +209,14 @@ void bind_store(nb::module_& module) {
         nb::call_guard<nb::gil_scoped_release>(),
         "(sha256 hex, from_record) of a weight file, reusing the record in `cache_directory` "
         "when path, size, mtime and inode match (unless `force`).");
+
+    // The core's words for what it refuses at a cache entry's name, so that Python's own reads
+    // of the cache folder say the same.
+    module.def("link_refusal", &link_refusal, nb::arg("path"),
+               "Why a symbolic link at `path` in the cache folder is refused.");
+    module.def("not_regular_refusal", &not_regular_refusal, nb::arg("path"), nb::arg("directory"),
+               "Why a directory (`directory`) or another file that is not regular (a FIFO, socket "
+               "or device) at `path` in the cache folder is refused.");
 }
 
 } // namespace tensoracle::bindings

@@ -113,6 +113,14 @@ def weight_digest(
     (sha256 hex, from_record) of a weight file, reusing the record in `cache_directory` when path, size, mtime and inode match (unless `force`).
     """
 
+def link_refusal(path: str | os.PathLike) -> str:
+    """Why a symbolic link at `path` in the cache folder is refused."""
+
+def not_regular_refusal(path: str | os.PathLike, directory: bool) -> str:
+    """
+    Why a directory (`directory`) or another file that is not regular (a FIFO, socket or device) at `path` in the cache folder is refused.
+    """
+
 def gpu_properties() -> object:
     """
     Compatibility properties of the current context's GPU (else device 0), or None.

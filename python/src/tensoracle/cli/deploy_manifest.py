@@ -49,14 +49,9 @@ def saved_prefix(path: Path) -> tuple[bytes, int]:
         raise
     try:
         info = os.fstat(descriptor)
-        if stat.S_ISDIR(info.st_mode):
-            raise CorruptEngineError(
-                f"'{path}' is a directory, not a saved engine file (remove it)"
-            )
         if not stat.S_ISREG(info.st_mode):
             raise CorruptEngineError(
-                f"'{path}' is not a regular file (a FIFO, socket or device), not a saved engine "
-                "file (remove it)"
+                _core.not_regular_refusal(str(path), stat.S_ISDIR(info.st_mode))
             )
     except BaseException:
         os.close(descriptor)
@@ -67,10 +62,7 @@ def saved_prefix(path: Path) -> tuple[bytes, int]:
 
 
 def _link_refusal(path: Path) -> str:
-    return (
-        f"'{path}' is a symbolic link; tensoracle does not follow links inside its cache "
-        "directory (remove the link)"
-    )
+    return _core.link_refusal(str(path))
 
 
 def saved_header(path: Path) -> bytes:
