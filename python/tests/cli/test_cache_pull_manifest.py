@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from cache_cli import run
+from cutting_proxy import counting_proxy
 from docs_examples import REPO
 from engine_files import engine_file_bytes, plan_checksum_hex
 from remote_support import Fleet, make_keys, store_files
@@ -390,3 +391,26 @@ def test_a_fifo_link_or_folder_at_an_entry_s_name_is_refused_at_once_naming_it(
     assert refused["file_name"] == identity.file_name
     assert expected in refused["reason"]
     assert real.read_bytes() == engine  # nothing written through the link
+
+
+def test_an_object_of_another_size_is_refused_from_its_size_before_its_body(
+    s3_server, tmp_path: Path
+):
+    # 100 bytes more than the manifest's engine_bytes, and not a 72-byte signature trailer more:
+    # refused from the size the answer announces; what reached the client is counted at the
+    # proxy, a small part of the 64 MiB object (what was in flight when the pull let go).
+    fleet = Fleet(s3_server, tmp_path)
+    manifest = tmp_path / "deploy.json"
+    recorded, engine = published_entry(fleet, manifest, "big", ["sm89"], os.urandom(64 << 20))
+    fleet.replace(f"engines/{recorded.file_name}", engine + bytes(100))
+    with counting_proxy(fleet.server.port) as relay:
+        env = node_environment(fleet, "n", AWS_ENDPOINT_URL=relay.endpoint)
+        pulled = run("cache", "pull", "--manifest", str(manifest), env=env)
+        served = relay.served
+    assert pulled.returncode == 1, pulled.stdout + pulled.stderr
+    [item] = report(pulled)["refused"]
+    assert item["file_name"] == recorded.file_name
+    assert f"{manifest}: entries[0].engine_bytes is {len(engine)}" in item["reason"]
+    assert f"the object holds {len(engine) + 100} bytes" in item["reason"]
+    assert served < 16 << 20, served  # of an answer of 64 MiB (4 MB seen: socket buffers)
+    assert not fleet.cache("n").exists() or store_files(fleet.cache("n")) == []
