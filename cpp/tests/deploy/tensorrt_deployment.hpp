@@ -68,15 +68,19 @@ struct TensorRtDeployment {
         0, deploy::device_from_json(
                {{"name", "NVIDIA GeForce RTX 4090"}, {"compute_capability", "8.9"}}, "gpu")};
 
-    explicit TensorRtDeployment(std::vector<stand_in::Tensor> io = ranged_io())
+    explicit TensorRtDeployment(std::vector<stand_in::Tensor> io = ranged_io(),
+                                std::vector<std::string> const& plugins = {})
         : tensors(std::move(io)) {
-        nlohmann::json const conditions = {{"name", "encoder"},
-                                           {"graph_version", "3"},
-                                           {"backend", kBackend.name},
-                                           {"backend_version", kBackend.version},
-                                           {"gpu", nullptr},
-                                           {"hardware_compatibility", "ampere_plus"},
-                                           {"targets", nlohmann::json::array()}};
+        nlohmann::json conditions = {{"name", "encoder"},
+                                     {"graph_version", "3"},
+                                     {"backend", kBackend.name},
+                                     {"backend_version", kBackend.version},
+                                     {"gpu", nullptr},
+                                     {"hardware_compatibility", "ampere_plus"},
+                                     {"targets", nlohmann::json::array()}};
+        if (!plugins.empty()) {
+            conditions["plugins"] = plugins;
+        }
         EngineIdentity const identity = recorded_identity(conditions);
         nlohmann::json const io_json = io_signature(tensors);
         path = Store(folder.path()).save(identity, {{"io", io_json}}, plan);

@@ -134,6 +134,8 @@ add_test(NAME tensorrt_execution_test COMMAND tensorrt_execution_test)
 set_tests_properties(tensorrt_execution_test PROPERTIES TIMEOUT 120 LABELS deploy)
 
 tensoracle_tensorrt_test(tensorrt_lifetime_test tensorrt_lifetime_check.cpp)
+target_sources(tensorrt_lifetime_test PRIVATE
+    ${CMAKE_CURRENT_SOURCE_DIR}/deploy/tensorrt_plugin_check.cpp)
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang" AND NOT WIN32)
     set(sanitizers -fsanitize=address,undefined -fno-sanitize-recover=all
         -fno-omit-frame-pointer)

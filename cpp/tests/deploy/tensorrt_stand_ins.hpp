@@ -16,7 +16,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -701,6 +703,85 @@ private:
     EngineImpl impl_;
 };
 
+// A plugin registry that records which libraries are loaded (and the bytes the loader would read
+// at the path given) and deregistered; every other method fails the test.
+class StandInRegistry final : public IPluginRegistry, Base {
+public:
+    explicit StandInRegistry(std::shared_ptr<Events> events)
+        : Base(std::move(events), "IPluginRegistry") {}
+    StandInRegistry(StandInRegistry const&) = delete;
+    StandInRegistry& operator=(StandInRegistry const&) = delete;
+    StandInRegistry(StandInRegistry&&) = delete;
+    StandInRegistry& operator=(StandInRegistry&&) = delete;
+    ~StandInRegistry() override = default;
+
+    PluginLibraryHandle loadLibrary(AsciiChar const* path) noexcept override {
+        record(std::string("loadLibrary ") + path);
+        std::ifstream file(path, std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+        loaded.push_back(std::move(bytes));
+        handles.push_back(std::make_unique<int>(static_cast<int>(handles.size())));
+        return fail_loads ? nullptr : handles.back().get();
+    }
+    void deregisterLibrary(PluginLibraryHandle handle) noexcept override {
+        EXPECT_FALSE(events().engine_alive)
+            << "a plugin library was deregistered before its engine";
+        record("deregisterLibrary " + std::to_string(*static_cast<int*>(handle)));
+    }
+    void setErrorRecorder(IErrorRecorder* const /*recorder*/) noexcept override {
+        unexpected("setErrorRecorder");
+    }
+    IErrorRecorder* getErrorRecorder() const noexcept override {
+        unexpected("getErrorRecorder");
+        return nullptr;
+    }
+    bool isParentSearchEnabled() const override {
+        unexpected("isParentSearchEnabled");
+        return false;
+    }
+    void setParentSearchEnabled(bool const /*enabled*/) override {
+        unexpected("setParentSearchEnabled");
+    }
+    bool registerCreator(IPluginCreatorInterface& /*creator*/,
+                         AsciiChar const* const /*pluginNamespace*/) noexcept override {
+        unexpected("registerCreator");
+        return false;
+    }
+    IPluginCreatorInterface* const*
+    getAllCreators(int32_t* const /*count*/) const noexcept override {
+        unexpected("getAllCreators");
+        return nullptr;
+    }
+    IPluginCreatorInterface*
+    getCreator(AsciiChar const* const /*name*/, AsciiChar const* const /*version*/,
+               AsciiChar const* const /*pluginNamespace*/) noexcept override {
+        unexpected("getCreator");
+        return nullptr;
+    }
+    bool deregisterCreator(IPluginCreatorInterface const& /*creator*/) noexcept override {
+        unexpected("deregisterCreator");
+        return false;
+    }
+    IPluginResource* acquirePluginResource(AsciiChar const* /*key*/,
+                                           IPluginResource* /*resource*/) noexcept override {
+        unexpected("acquirePluginResource");
+        return nullptr;
+    }
+    int32_t releasePluginResource(AsciiChar const* /*key*/) noexcept override {
+        unexpected("releasePluginResource");
+        return 0;
+    }
+    IPluginCreatorInterface* const*
+    getAllCreatorsRecursive(int32_t* const /*count*/) noexcept override {
+        unexpected("getAllCreatorsRecursive");
+        return nullptr;
+    }
+
+    bool fail_loads = false;
+    std::vector<std::string> loaded; // the bytes read at each path loadLibrary was given
+    std::vector<std::unique_ptr<int>> handles;
+};
+
 // What deserializeCudaEngine does: hand out an engine of `tensors`, or log `error` and hand out
 // none.
 struct Deserialization {
@@ -727,7 +808,13 @@ public:
                                  deserialization_.behaviour, logger_);
     }
 
+    IPluginRegistry& getPluginRegistry() noexcept override {
+        record("getPluginRegistry");
+        return registry;
+    }
+
     std::vector<std::byte> received; // the bytes the last deserializeCudaEngine was offered
+    StandInRegistry registry{shared_events()};
 
     IRuntime* getPImpl() noexcept override {
         unexpected("getPImpl");
@@ -777,10 +864,6 @@ public:
     TempfileControlFlags getTempfileControlFlags() const noexcept override {
         unexpected("getTempfileControlFlags");
         return TempfileControlFlags{};
-    }
-    IPluginRegistry& getPluginRegistry() noexcept override {
-        unexpected("getPluginRegistry");
-        std::abort();
     }
     void setPluginRegistryParent(IPluginRegistry* /*parent*/) noexcept override {
         unexpected("setPluginRegistryParent");

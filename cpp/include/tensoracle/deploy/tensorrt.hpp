@@ -28,6 +28,7 @@
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/execution_contract.hpp"
 #include "tensoracle/deploy/manifest.hpp"
+#include "tensoracle/deploy/plugin_library.hpp"
 #include "tensoracle/deploy/selection.hpp"
 #include "tensoracle/errors.hpp"
 
@@ -374,12 +375,12 @@ inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize(nvinfer1::IRuntime& ru
     return engine;
 }
 
-// The same with a Runtime: the engine holds the Runtime (and so its logger) until the engine is
-// destroyed, and a refusal quotes the errors TensorRT logged while deserializing. InvalidArgument
-// for a null runtime.
-inline std::shared_ptr<nvinfer1::ICudaEngine> deserialize(std::shared_ptr<Runtime> const& runtime,
-                                                          DeployedEngine const& deployed,
-                                                          RuntimeBackend const& backend) {
+// The same with a Runtime: the engine holds the Runtime (and so its logger), and `keep` (what it
+// needs besides, such as its plugin libraries), until the engine is destroyed; a refusal quotes
+// the errors TensorRT logged while deserializing. InvalidArgument for a null runtime.
+inline std::shared_ptr<nvinfer1::ICudaEngine>
+deserialize(std::shared_ptr<Runtime> const& runtime, DeployedEngine const& deployed,
+            RuntimeBackend const& backend, std::shared_ptr<void const> keep = nullptr) {
     if (!runtime) {
         throw InvalidArgument("deserialize needs a Runtime, not null");
     }
@@ -400,7 +401,8 @@ inline std::shared_ptr<nvinfer1::ICudaEngine> deserialize(std::shared_ptr<Runtim
     }
     // The deleter holds the runtime: TensorRT's engine is destroyed first, then the hold.
     return std::shared_ptr<nvinfer1::ICudaEngine>(
-        engine.release(), [hold = runtime](nvinfer1::ICudaEngine* destroyed) { delete destroyed; });
+        engine.release(), [hold = runtime, keep = std::move(keep)](
+                              nvinfer1::ICudaEngine* destroyed) { delete destroyed; });
 }
 
 // The same with the backend this application runs (runtime_backend()).
@@ -810,6 +812,57 @@ struct EngineOptions {
     std::shared_ptr<Runtime> runtime = nullptr;
     // The TensorRT the application runs; unset: runtime_backend(), the library loaded.
     std::optional<RuntimeBackend> backend = std::nullopt;
+    // The plugin libraries the entry was built with (its conditions record their SHA-256): each
+    // verified against them before TensorRT is called (verify_plugins), then loaded into the
+    // runtime's plugin registry from its verified in-memory copy, and deregistered once the
+    // engine is gone. Linux only.
+    std::vector<std::filesystem::path> plugins{};
+};
+
+// The plugin libraries an engine needs, loaded into its runtime's registry: deregistered, and
+// their in-memory copies released, when the last engine holding them is destroyed.
+class LoadedPlugins {
+public:
+    // Loads each library into `runtime`'s plugin registry (IPluginRegistry::loadLibrary of its
+    // verified copy). TensorRtError naming the library when TensorRT refuses one; those loaded
+    // before it are deregistered.
+    LoadedPlugins(std::shared_ptr<Runtime> runtime, std::vector<VerifiedPluginLibrary> libraries)
+        : runtime_(std::move(runtime)), libraries_(std::move(libraries)) {
+        nvinfer1::IPluginRegistry& registry = runtime_->get().getPluginRegistry();
+        (void)runtime_->take_errors();
+        for (VerifiedPluginLibrary const& library : libraries_) {
+            nvinfer1::IPluginRegistry::PluginLibraryHandle const handle =
+                registry.loadLibrary(library.loader_path().c_str());
+            if (handle == nullptr) {
+                std::string const errors = runtime_->take_errors();
+                release();
+                throw TensorRtError("TensorRT could not load plugin library '" +
+                                    library.path().string() + "' (SHA-256 " + library.sha256() +
+                                    ", verified)" + (errors.empty() ? "" : ": " + errors));
+            }
+            handles_.push_back(handle);
+        }
+    }
+    LoadedPlugins(LoadedPlugins const&) = delete;
+    LoadedPlugins& operator=(LoadedPlugins const&) = delete;
+    LoadedPlugins(LoadedPlugins&&) = delete;
+    LoadedPlugins& operator=(LoadedPlugins&&) = delete;
+    ~LoadedPlugins() { release(); }
+
+    std::vector<VerifiedPluginLibrary> const& libraries() const noexcept { return libraries_; }
+
+private:
+    void release() noexcept {
+        nvinfer1::IPluginRegistry& registry = runtime_->get().getPluginRegistry();
+        while (!handles_.empty()) {
+            registry.deregisterLibrary(handles_.back());
+            handles_.pop_back();
+        }
+    }
+
+    std::shared_ptr<Runtime> runtime_;
+    std::vector<VerifiedPluginLibrary> libraries_;
+    std::vector<nvinfer1::IPluginRegistry::PluginLibraryHandle> handles_;
 };
 
 // An engine selected from a manifest for a CUDA device, verified and deserialized there, with
@@ -876,9 +929,10 @@ private:
 // The entry of `recipe` in `manifest` that runs on `gpu` with the application's TensorRT
 // (select_recipe's rule; EngineTargetError with every candidate's reason when none can,
 // InvalidArgument naming the recipes when the manifest has none of `recipe`), opened from the
-// cache folder and verified (DeployedEngine::open: nothing of it reaches TensorRT before), then
-// deserialized (deserialize: the backend checked first). For an application that reads the
-// manifest or describes the GPU itself; open_engine below does both.
+// cache folder and verified (DeployedEngine::open: nothing of it reaches TensorRT before), its
+// plugin libraries verified (EngineOptions::plugins), then deserialized (deserialize: the backend
+// checked first) with those libraries loaded from their verified copies. For an application that
+// reads the manifest or describes the GPU itself; open_engine below does both.
 inline Engine open_engine_for(Manifest const& manifest, std::string_view recipe,
                               CurrentGpu const& gpu, EngineOptions const& options = {}) {
     RuntimeBackend const backend = options.backend ? *options.backend : runtime_backend();
@@ -886,8 +940,14 @@ inline Engine open_engine_for(Manifest const& manifest, std::string_view recipe,
     ManifestEntry const& entry = selected_entry(manifest, recipe, found);
     DeployedEngine const deployed =
         DeployedEngine::open(entry, options.open ? *options.open : options_from_environment());
+    std::vector<VerifiedPluginLibrary> libraries = verify_plugins(entry, options.plugins);
     std::shared_ptr<Runtime> const runtime = options.runtime ? options.runtime : Runtime::create();
-    std::shared_ptr<nvinfer1::ICudaEngine> engine = deserialize(runtime, deployed, backend);
+    std::shared_ptr<LoadedPlugins const> plugins;
+    if (!libraries.empty()) {
+        plugins = std::make_shared<LoadedPlugins const>(runtime, std::move(libraries));
+    }
+    std::shared_ptr<nvinfer1::ICudaEngine> engine =
+        deserialize(runtime, deployed, backend, std::move(plugins));
     return Engine(std::move(engine), deployed, gpu.ordinal, found.selection.why);
 }
 
