@@ -200,3 +200,36 @@ def test_every_example_kernel_runs_through_enqueue_and_matches_numpy(tmp_path: P
     check = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(check)
     assert check.main(tmp_path) == 0
+
+
+SEALED_LOAD = """
+import fcntl, json, os, sys
+import tensorrt_lean_libs  # noqa: F401
+import tensorrt_lean_bindings as trt
+data = open(sys.argv[1], "rb").read()
+fd = os.memfd_create("tensoracle-plugin", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+os.write(fd, data)
+fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+            | fcntl.F_SEAL_SEAL)
+registry = trt.get_plugin_registry()
+before = len(registry.all_creators)
+handle = registry.load_library(f"/proc/self/fd/{fd}")
+print(json.dumps({"loaded": handle is not None, "added": len(registry.all_creators) - before}))
+"""
+
+
+def test_the_registry_loads_the_library_from_a_sealed_in_memory_copy():
+    # How tensoracle::deploy hands TensorRT a plugin library it verified (plugin_library.hpp):
+    # the bytes in a sealed memfd, loaded by its /proc/self/fd path. Here with TensorRT 11.4's
+    # own registry (lean runtime) and the example plugin.
+    lean()
+    result = subprocess.run(
+        [sys.executable, "-c", SEALED_LOAD, str(example_library())],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+        env=loading_environment(),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(result.stdout.splitlines()[-1]) == {"loaded": True, "added": 3}
