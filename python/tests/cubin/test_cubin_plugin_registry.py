@@ -29,6 +29,21 @@ from plugin_support import (
 MANIFEST = REPO / "examples" / "cubin_plugin" / "bundle" / "bundle.json"
 
 
+def in_own_process(*arguments: str) -> dict:
+    """The JSON object the last line of ``python ARGUMENTS`` prints, run in a process of its own
+    with the environment the plugin library loads in (plugin_support.loading_environment)."""
+    result = subprocess.run(
+        [sys.executable, *arguments],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+        env=loading_environment(),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
+
+
 @pytest.fixture(scope="module")
 def observed(tmp_path_factory) -> dict:
     """What registry_checks.py saw, run once in its own process (see plugin_support)."""
@@ -38,21 +53,11 @@ def observed(tmp_path_factory) -> dict:
     source.write_text("int tensoracle_nothing(void) { return 0; }\n")
     no_creators = directory / "libnocreators.so"
     subprocess.run(["cc", "-shared", "-fPIC", str(source), "-o", str(no_creators)], check=True)
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(Path(__file__).parents[1] / "support" / "registry_checks.py"),
-            str(example_library()),
-            str(no_creators),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-        env=loading_environment(),
+    facts = in_own_process(
+        str(Path(__file__).parents[1] / "support" / "registry_checks.py"),
+        str(example_library()),
+        str(no_creators),
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    facts = json.loads(result.stdout.splitlines()[-1])
     assert facts["loaded"], "TensorRT 11.4's registry refused the example plugin library"
     return facts
 
@@ -223,13 +228,5 @@ def test_the_registry_loads_the_library_from_a_sealed_in_memory_copy():
     # the bytes in a sealed memfd, loaded by its /proc/self/fd path. Here with TensorRT 11.4's
     # own registry (lean runtime) and the example plugin.
     lean()
-    result = subprocess.run(
-        [sys.executable, "-c", SEALED_LOAD, str(example_library())],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-        env=loading_environment(),
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert json.loads(result.stdout.splitlines()[-1]) == {"loaded": True, "added": 3}
+    loaded = in_own_process("-c", SEALED_LOAD, str(example_library()))
+    assert loaded == {"loaded": True, "added": 3}

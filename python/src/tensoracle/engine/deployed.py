@@ -19,14 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from tensoracle import _core, gpu
+from tensoracle.cache.remote.config import VERIFY_KEY, key_file_or_text
 from tensoracle.engine import log
 from tensoracle.engine.backends import Backend, backend
 from tensoracle.engine.handle import EngineHandle
 from tensoracle.engine.io import signature_from_engine
 from tensoracle.engine.plugins import load_plugins
 from tensoracle.errors import CorruptEngineError, EngineIOError, EngineTargetError
-
-VERIFY_KEY_VARIABLE = "TENSORACLE_REMOTE_VERIFY_KEY"
 
 
 class DeployedEngineHandle(EngineHandle):
@@ -182,8 +181,8 @@ def open_deployed(
             f"cannot select a deployed engine of {recipe!r}: no GPU ({gpu.absent_reason()})"
         )
     if verify_key is None:
-        verify_key = os.environ.get(VERIFY_KEY_VARIABLE) or None
-    key_text = isinstance(verify_key, str) and verify_key.startswith("-----BEGIN")
+        verify_key = os.environ.get(VERIFY_KEY) or None
+    key_file, key_text = key_file_or_text(verify_key)
     opened = _core.open_deployed(
         str(manifest),
         recipe,
@@ -191,8 +190,8 @@ def open_deployed(
         chosen.name,
         chosen.version,
         None if cache_dir is None else str(cache_dir),
-        None if verify_key is None or key_text else str(verify_key),
-        str(verify_key) if key_text else None,
+        None if key_file is None else str(key_file),
+        key_text,
         skip_signature_verification,
     )
     load_plugins(plugins, chosen, logger)

@@ -75,11 +75,11 @@ def _key_path(name: str) -> Path | None:
     return Path(value) if value else None
 
 
-def _verify_key() -> tuple[Path | None, str | None]:
-    """``$TENSORACLE_REMOTE_VERIFY_KEY`` as (file, None), (None, PEM text) when it holds the key
-    itself (it starts with ``-----BEGIN``, as the deployment paths read it), or (None, None)."""
-    value = os.environ.get(VERIFY_KEY, "")
-    if value.startswith("-----BEGIN"):
+def key_file_or_text(value: str | os.PathLike[str] | None) -> tuple[Path | None, str | None]:
+    """A key as given (an argument, or ``$TENSORACLE_REMOTE_VERIFY_KEY``): (its file, None),
+    (None, its PEM text) when the value holds the key itself (a string starting with
+    ``-----BEGIN``, as the C++ deployment library reads it too), or (None, None) for none."""
+    if isinstance(value, str) and value.startswith("-----BEGIN"):
         return None, value
     return (Path(value) if value else None), None
 
@@ -93,7 +93,7 @@ def configure(remote: str | None = None) -> RemoteConfig | None:
     if not url:
         return None
     bucket, prefix = parse_url(url)
-    verify_key, verify_key_pem = _verify_key()
+    verify_key, verify_key_pem = key_file_or_text(os.environ.get(VERIFY_KEY, ""))
     numbers = {}
     for field, name, integer in (
         ("lease_seconds", LEASE_SECONDS, False),
