@@ -2,6 +2,7 @@
 // implementation behind tensoracle.cache.compatibility.cannot_run and target_of), and of the
 // deployment manifest's reader.
 #include "bindings.hpp"
+#include "deploy/json_forms.hpp"
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/manifest.hpp"
@@ -44,7 +45,7 @@ nb::list manifest_entries(deploy::Manifest const& manifest) {
         item["recipe"] = entry.recipe;
         item["graph_version"] = entry.graph_version;
         item["file_name"] = entry.file_name;
-        item["conditions_json"] = canonical_json(entry.conditions);
+        item["conditions_json"] = entry.conditions_json;
         item["backend"] = entry.runs_on.backend;
         item["backend_version"] = entry.runs_on.backend_version;
         nb::list targets;
@@ -81,9 +82,8 @@ void bind_deploy(nb::module_& module) {
         .def_prop_ro(
             "backend",
             [](OpenedDeployment const& opened) { return opened.engine.entry().runs_on.backend; })
-        .def_prop_ro(
-            "io_json",
-            [](OpenedDeployment const& opened) { return canonical_json(opened.engine.entry().io); })
+        .def_prop_ro("io_json",
+                     [](OpenedDeployment const& opened) { return opened.engine.entry().io_json; })
         .def_prop_ro(
             "plan",
             [](nb::handle self) {

@@ -35,11 +35,36 @@ function(tensoracle_install_package)
     get_property(cpp GLOBAL PROPERTY _tensoracle_cpp_dir)
     get_filename_component(cpp "${cpp}" ABSOLUTE)
     get_property(version GLOBAL PROPERTY _tensoracle_version)
-    # nlohmann_json's ABI namespace carries its version (json_abi_v3_11_2): the config requires
-    # the version the libraries were compiled with.
     get_property(TENSORACLE_JSON_VERSION GLOBAL PROPERTY _tensoracle_json_version)
     set(include "${cpp}/include")
 
+    # The core's headers of the CMake package include nlohmann/json.hpp, so its tensoracle::core
+    # names nlohmann_json, which its config requires in the version compiled with (its ABI
+    # namespace, json_abi_v3_11_2, carries the version). The wheel's package ships no header
+    # that includes it: its config asks for no nlohmann_json at all.
+    if(arg_DEPLOY_HEADERS_ONLY)
+        set(TENSORACLE_CONFIG_JSON "# No nlohmann_json: no header of this package includes it.")
+    else()
+        target_link_libraries(tensoracle_core INTERFACE
+            $<INSTALL_INTERFACE:nlohmann_json::nlohmann_json>)
+        string(CONCAT TENSORACLE_CONFIG_JSON
+            "find_dependency(nlohmann_json 3.11)\n"
+            "# The core was compiled with nlohmann_json ${TENSORACLE_JSON_VERSION}; its ABI "
+            "namespace\n"
+            "# (nlohmann::json_abi_v<MAJOR>_<MINOR>_<PATCH>) names the version, so functions "
+            "taking a json\n"
+            "# compiled with another one would not link.\n"
+            "if(NOT nlohmann_json_VERSION VERSION_EQUAL \"${TENSORACLE_JSON_VERSION}\")\n"
+            "    set(tensoracle_FOUND FALSE)\n"
+            "    string(CONCAT tensoracle_NOT_FOUND_MESSAGE \"tensoracle was compiled with "
+            "nlohmann_json \"\n"
+            "        \"${TENSORACLE_JSON_VERSION} and needs that version; found "
+            "\${nlohmann_json_VERSION} \"\n"
+            "        \"(\${nlohmann_json_DIR}). Point nlohmann_json_DIR at a "
+            "${TENSORACLE_JSON_VERSION} package.\")\n"
+            "    return()\n"
+            "endif()")
+    endif()
     tensoracle_install_plugin_sdk(${arg_SDKDIR})
     install(TARGETS tensoracle_core tensoracle_deploy EXPORT tensoracleTargets
         ARCHIVE DESTINATION ${arg_LIBDIR})

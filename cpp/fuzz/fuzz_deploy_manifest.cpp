@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -23,10 +24,13 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         return 0; // the expected outcome for a damaged manifest; anything else is a finding
     }
     for (deploy::ManifestEntry const& entry : manifest.entries) {
-        if (tensoracle::recorded_identity(entry.conditions).file_name != entry.file_name ||
-            entry.conditions.at("name") != entry.recipe ||
-            entry.conditions.at("backend") != entry.runs_on.backend ||
-            entry.conditions.at("backend_version") != entry.runs_on.backend_version) {
+        // The conditions are given as canonical JSON text: it reads back as what was checked.
+        nlohmann::json const conditions = nlohmann::json::parse(entry.conditions_json);
+        if (tensoracle::recorded_identity(conditions).file_name != entry.file_name ||
+            conditions.at("name") != entry.recipe ||
+            conditions.at("backend") != entry.runs_on.backend ||
+            conditions.at("backend_version") != entry.runs_on.backend_version ||
+            entry.io.has_value() != (entry.io_json != "null")) {
             std::abort(); // an entry the reader should have refused
         }
     }

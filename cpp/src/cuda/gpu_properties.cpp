@@ -1,7 +1,6 @@
 // Queries GPU compatibility properties through the run-time loaded CUDA driver (cuda_driver.hpp).
-#include "tensoracle/cuda/gpu_properties.hpp"
-
 #include "tensoracle/cuda/cuda_driver.hpp"
+#include "tensoracle/cuda/gpu_properties_json.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <array>

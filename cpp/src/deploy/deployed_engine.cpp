@@ -3,6 +3,7 @@
 // signature judged before any header byte is decoded, then the header and the manifest compared.
 #include "tensoracle/deploy/deployed_engine.hpp"
 
+#include "deploy/json_forms.hpp"
 #include "io/platform.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/cache/engine_file.hpp"
@@ -14,6 +15,8 @@
 #include "tensoracle/io/hash.hpp"
 #include "tensoracle/remote/remote_object.hpp"
 #include "tensoracle/remote/signature.hpp"
+#include "tensoracle/text/bounded_json.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 #include "tensoracle/text/json_excerpt.hpp"
 
 #include <algorithm>
@@ -88,6 +91,17 @@ std::string first_difference(Json const& observed, Json const& expected, std::st
     }
     return (at.empty() ? std::string("the value") : at) + ": " + shown(observed) +
            ", the manifest records " + shown(expected);
+}
+
+// One of an entry's JSON texts (conditions_json, io_json) read back, for comparing with the
+// saved header's.
+Json entry_json(ManifestEntry const& entry, std::string const& text, char const* field) {
+    try {
+        return parse_bounded_json(text, {.max_bytes = text.size()});
+    } catch (JsonLimitError const& error) {
+        throw InvalidArgument("manifest entry " + entry.file_name + ": " + field +
+                              " is not JSON: " + error.what());
+    }
 }
 
 [[noreturn]] void corrupt(std::filesystem::path const& path, std::string const& what) {
@@ -277,16 +291,25 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
         corrupt(path, "plan.xxh3_128 is " + header.plan_xxh3_128 + ", the manifest records " +
                           entry.plan_xxh3_128);
     }
-    check_conditions(header.conditions, entry.conditions, path);
+    check_conditions(header.conditions, entry_json(entry, entry.conditions_json, "conditions_json"),
+                     path);
     Json const observed_io =
         header.references.contains("io") ? header.references.at("io") : Json(nullptr);
-    if (std::string const difference = first_difference(observed_io, entry.io, "io");
+    if (std::string const difference =
+            first_difference(observed_io, entry_json(entry, entry.io_json, "io_json"), "io");
         !difference.empty()) {
         throw EngineIOError("deployed engine '" + path.string() +
                                 "': the saved header's IO signature differs from the "
                                 "manifest's at " +
                                 difference,
                             path);
+    }
+    // What the engine is run by from here on is what the verified header records, whatever an
+    // application that built the entry itself put in its typed members.
+    state->entry.runs_on = conditions_from_json(header.conditions, path.string() + ": conditions");
+    state->entry.io = std::nullopt;
+    if (!observed_io.is_null()) {
+        state->entry.io = io_from_json(observed_io, path.string() + ": references.io");
     }
     state->plan_offset = plan_offset;
     return DeployedEngine(std::move(state));

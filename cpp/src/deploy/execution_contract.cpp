@@ -3,6 +3,7 @@
 // tensors. Nothing here calls TensorRT or CUDA.
 #include "tensoracle/deploy/execution_contract.hpp"
 
+#include "deploy/json_forms.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/json_excerpt.hpp"
 
@@ -156,11 +157,17 @@ TensorDescription tensor_of(Json const& value, std::string const& where) {
         refuse(where + ".dtype", tensor.dtype, "a TensorRT DataType name (FLOAT, HALF, ...)");
     }
     tensor.shape = shape_of(member(value, where, "shape"), where + ".shape", -1);
-    tensor.location = text_member(value, where, "location");
+    // A header may leave out location and format (its schema does): TensorRT's defaults then,
+    // which the engine's own report is checked against before anything runs.
+    if (value.contains("location")) {
+        tensor.location = text_member(value, where, "location");
+    }
     if (tensor.location != "DEVICE" && tensor.location != "HOST") {
         refuse(where + ".location", tensor.location, R"("DEVICE" or "HOST")");
     }
-    tensor.format = text_member(value, where, "format");
+    if (value.contains("format")) {
+        tensor.format = text_member(value, where, "format");
+    }
     if (tensor.is_input) {
         auto const found = value.find("profile");
         if (found != value.end() && !found->is_null()) {

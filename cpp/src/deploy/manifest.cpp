@@ -3,12 +3,14 @@
 // identity of its conditions.
 #include "tensoracle/deploy/manifest.hpp"
 
+#include "deploy/json_forms.hpp"
 #include "tensoracle/cache/identity.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_bytes.hpp"
 #include "tensoracle/remote/signature.hpp"
 #include "tensoracle/text/bounded_json.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 #include "tensoracle/text/json_excerpt.hpp"
 
 #include <algorithm>
@@ -143,11 +145,11 @@ ManifestEntry entry_of(Json const& value, std::string const& where) {
     entry.recipe = fields.text("recipe");
     entry.graph_version = fields.text("graph_version");
     entry.file_name = fields.text("file_name");
-    entry.conditions = fields.any("conditions");
-    entry.runs_on = conditions_from_json(entry.conditions, fields.at("conditions"));
+    Json const& conditions = fields.any("conditions");
+    entry.runs_on = conditions_from_json(conditions, fields.at("conditions"));
     std::string identity_name;
     try {
-        identity_name = recorded_identity(entry.conditions).file_name;
+        identity_name = recorded_identity(conditions).file_name;
     } catch (InvalidArgument const& error) {
         throw InvalidArgument(fields.at("conditions") +
                               " are not an engine's identity: " + error.what());
@@ -156,8 +158,12 @@ ManifestEntry entry_of(Json const& value, std::string const& where) {
         throw InvalidArgument(fields.at("file_name") + " is " + shown(entry.file_name) +
                               ", but the identity of its conditions is " + shown(identity_name));
     }
-    check_repeated(fields, entry.conditions);
-    entry.io = fields.any("io");
+    check_repeated(fields, conditions);
+    entry.conditions_json = canonical_json(conditions);
+    if (Json const& io = fields.any("io"); !io.is_null()) {
+        entry.io = io_from_json(io, fields.at("io"));
+        entry.io_json = canonical_json(io);
+    }
     Fields const plan(fields.any("plan"), fields.at("plan"));
     entry.plan_size = plan.count("size");
     entry.plan_xxh3_128 = plan.text("xxh3_128");

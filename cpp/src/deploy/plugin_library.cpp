@@ -4,6 +4,8 @@
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_contents.hpp"
 #include "tensoracle/io/hash.hpp"
+#include "tensoracle/text/bounded_json.hpp"
+#include "tensoracle/text/json_excerpt.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -84,18 +86,30 @@ int sealed_copy(std::span<std::byte const> bytes, std::filesystem::path const& p
 } // namespace
 
 std::vector<std::string> recorded_plugins(ManifestEntry const& entry) {
-    auto const found = entry.conditions.find("plugins");
-    if (found == entry.conditions.end() || found->is_null()) {
+    nlohmann::json conditions;
+    try {
+        conditions =
+            parse_bounded_json(entry.conditions_json, {.max_bytes = entry.conditions_json.size()});
+    } catch (JsonLimitError const& error) {
+        throw InvalidArgument(entry.file_name + ": conditions_json is not JSON: " + error.what());
+    }
+    if (!conditions.is_object()) {
+        throw InvalidArgument(entry.file_name + ": conditions_json is " + json_excerpt(conditions) +
+                              ", not a JSON object");
+    }
+    auto const found = conditions.find("plugins");
+    if (found == conditions.end() || found->is_null()) {
         return {};
     }
     std::string const field = entry.file_name + ": conditions.plugins";
     if (!found->is_array()) {
-        throw InvalidArgument(field + " is " + found->dump() + ", not a list of SHA-256 digests");
+        throw InvalidArgument(field + " is " + json_excerpt(*found) +
+                              ", not a list of SHA-256 digests");
     }
     std::vector<std::string> digests;
     for (auto const& digest : *found) {
         if (!digest.is_string() || digest.get_ref<std::string const&>().size() != 64) {
-            throw InvalidArgument(field + " holds " + digest.dump() +
+            throw InvalidArgument(field + " holds " + json_excerpt(digest) +
                                   ", not a SHA-256 digest (64 hex digits)");
         }
         digests.push_back(digest.get<std::string>());

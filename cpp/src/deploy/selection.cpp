@@ -2,7 +2,8 @@
 // entry per device (see selection.hpp).
 #include "tensoracle/deploy/selection.hpp"
 
-#include "tensoracle/cuda/gpu_properties.hpp"
+#include "deploy/json_forms.hpp"
+#include "tensoracle/cuda/gpu_properties_json.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/json_excerpt.hpp"
 

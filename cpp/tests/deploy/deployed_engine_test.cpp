@@ -1,6 +1,7 @@
 // Opening a deployed engine: the entry the manifest names is read from the cache folder and every
 // refusal (missing, damaged, truncated, another plan, other conditions, another IO signature,
 // unsigned or wrongly signed with a verify key) names the file, the field and both values.
+#include "deploy/json_forms.hpp"
 #include "support/deploy_fixture.hpp"
 #include "support/error_message.hpp"
 #include "support/signing_keys.hpp"
@@ -12,6 +13,7 @@
 #include "tensoracle/io/file_bytes.hpp"
 #include "tensoracle/remote/remote_object.hpp"
 #include "tensoracle/remote/signature.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 
 #include <cstring>
 #include <fstream>
@@ -36,8 +38,8 @@ Json conditions(std::string const& graph_version = "3") {
 
 Json io_signature(int batch = -1) {
     return {{"tensors",
-             {{{"name", "x"}, {"mode", "input"}, {"dtype", "float32"}, {"shape", {batch, 8}}},
-              {{"name", "y"}, {"mode", "output"}, {"dtype", "float32"}, {"shape", {batch, 4}}}}}};
+             {{{"name", "x"}, {"mode", "INPUT"}, {"dtype", "FLOAT"}, {"shape", {batch, 8}}},
+              {{"name", "y"}, {"mode", "OUTPUT"}, {"dtype", "FLOAT"}, {"shape", {batch, 4}}}}}};
 }
 
 std::string hex_of(Signature const& signature) {
@@ -180,11 +182,26 @@ TEST(DeployedEngine, OtherConditionsUnderTheEntrysNameAreRefused) {
 
 TEST(DeployedEngine, AnotherIOSignatureIsRefusedNamingTheTensorField) {
     Deployment deployment;
-    deployment.entry.io = io_signature(2); // the manifest says batch 2, the header -1
+    deployment.entry.io_json = canonical_json(io_signature(2)); // batch 2; the header: -1
     std::string const message = message_of<EngineIOError>(
         [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
     EXPECT_NE(message.find("io.tensors[0].shape[0]: -1, the manifest records 2"), std::string::npos)
         << message;
+}
+
+// An application may build the entry itself: what the opened engine is run by (its IO, where
+// it runs) is what the verified header records, not the entry's typed members.
+TEST(DeployedEngine, TheOpenedEntryHoldsTheVerifiedHeadersIoAndConditions) {
+    Deployment deployment;
+    deployment.entry.io =
+        io_from_json(io_signature(2), "io"); // a typed IO that is not the header's
+    deployment.entry.runs_on.targets = {"sm75"};
+    DeployedEngine const engine = DeployedEngine::open(deployment.entry, deployment.options());
+    ASSERT_TRUE(engine.entry().io.has_value());
+    EXPECT_EQ((*engine.entry().io)[0].shape, (Shape{-1, 8}));
+    EXPECT_EQ((*engine.entry().io)[1].shape, (Shape{-1, 4}));
+    EXPECT_EQ(engine.entry().runs_on.targets,
+              conditions_from_json(deployment.identity.conditions, "conditions").targets);
 }
 
 TEST(DeployedEngine, WithAVerifyKeyOnlyTheKeysSignatureOpens) {
@@ -297,7 +314,7 @@ Manifest two_entry_manifest() {
         ManifestEntry entry;
         entry.recipe = "encoder";
         entry.file_name = recorded_identity(recorded).file_name;
-        entry.conditions = recorded;
+        entry.conditions_json = canonical_json(recorded);
         entry.runs_on = conditions_from_json(recorded, "conditions");
         manifest.entries.push_back(entry);
     }

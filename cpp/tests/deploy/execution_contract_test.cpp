@@ -1,6 +1,7 @@
 // The execution contract of a deployed engine, on described tensors: what creation refuses, how
 // input shapes, output shapes and addresses are checked before TensorRT would be called, and the
 // message of each refusal. No TensorRT is involved.
+#include "deploy/json_forms.hpp"
 #include "support/error_message.hpp"
 #include "tensoracle/deploy/execution_contract.hpp"
 #include "tensoracle/errors.hpp"
@@ -362,6 +363,17 @@ TEST(ExecutionContract, TheManifestsIoSignatureIsRead) {
     EXPECT_EQ(contract.ranged_input_names(), std::vector<std::string>{"x"});
 }
 
+// A header's schema lets a tensor leave out location and format: they read as TensorRT's
+// defaults, which the engine's own report is then checked against.
+TEST(ExecutionContract, ATensorWithoutLocationOrFormatHasTensorRtsDefaults) {
+    Json document = signature();
+    document["tensors"][1].erase("location");
+    document["tensors"][1].erase("format");
+    auto const tensors = io_from_json(document, "deploy.json: entries[0].io");
+    EXPECT_EQ(tensors[1].location, "DEVICE");
+    EXPECT_EQ(tensors[1].format, "LINEAR");
+}
+
 TEST(ExecutionContract, AWrongFieldOfTheIoSignatureIsNamed) {
     EXPECT_EQ(json_refusal(nullptr),
               "deploy.json: entries[0].io is null: the entry records no IO signature");
@@ -390,9 +402,9 @@ TEST(ExecutionContract, AWrongFieldOfTheIoSignatureIsNamed) {
               "deploy.json: entries[0].io.tensors[0].location is \"device\", expected \"DEVICE\" "
               "or \"HOST\"");
     document = signature();
-    document["tensors"][1].erase("format");
+    document["tensors"][1]["format"] = 7;
     EXPECT_EQ(json_refusal(document),
-              "deploy.json: entries[0].io.tensors[1] has no member \"format\"");
+              "deploy.json: entries[0].io.tensors[1].format is 7, expected a string");
     document = signature();
     document["tensors"][0]["profile"]["max"] = {8, 3};
     EXPECT_EQ(json_refusal(document),

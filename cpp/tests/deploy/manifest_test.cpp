@@ -3,6 +3,7 @@
 #include "tensoracle/cache/identity.hpp"
 #include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 
 #include <fstream>
 #include <gtest/gtest.h>
@@ -33,7 +34,21 @@ Json manifest() {
         {"backend_version", "1.7.1.116"},
         {"targets", {"sm86", "sm89", "sm120"}},
         {"hardware_compatibility", nullptr},
-        {"io", {{"x", {{"mode", "input"}}}}},
+        {"io",
+         {{"tensors",
+           {{{"name", "x"},
+             {"mode", "INPUT"},
+             {"dtype", "HALF"},
+             {"shape", {-1, 3}},
+             {"location", "DEVICE"},
+             {"format", "LINEAR"},
+             {"profile", {{"min", {1, 3}}, {"opt", {4, 3}}, {"max", {8, 3}}}}},
+            {{"name", "y"},
+             {"mode", "OUTPUT"},
+             {"dtype", "FLOAT"},
+             {"shape", {-1, 5}},
+             {"location", "DEVICE"},
+             {"format", "LINEAR"}}}}}},
         {"plan", {{"size", 1024}, {"xxh3_128", std::string(32, 'a')}}},
         {"engine_bytes", 1500},
         {"fleet",
@@ -75,7 +90,21 @@ TEST(DeployManifest, AManifestAsBuildWritesItIsReadWhole) {
     ASSERT_EQ(read.entries.size(), 1U);
     ManifestEntry const& entry = read.entries[0];
     EXPECT_EQ(entry.file_name, recorded_identity(conditions()).file_name);
-    EXPECT_EQ(entry.conditions, conditions());
+    // The conditions and the IO as the library's own types, and as canonical JSON text.
+    EXPECT_EQ(entry.conditions_json, canonical_json(conditions()));
+    EXPECT_EQ(Json::parse(entry.conditions_json), conditions());
+    EXPECT_EQ(entry.io_json, canonical_json(manifest()["entries"][0]["io"]));
+    ASSERT_TRUE(entry.io.has_value());
+    ASSERT_EQ(entry.io->size(), 2U);
+    EXPECT_EQ((*entry.io)[0].name, "x");
+    EXPECT_TRUE((*entry.io)[0].is_input);
+    EXPECT_EQ((*entry.io)[0].dtype, "HALF");
+    EXPECT_EQ((*entry.io)[0].shape, (Shape{-1, 3}));
+    ASSERT_TRUE((*entry.io)[0].profile.has_value());
+    EXPECT_EQ((*entry.io)[0].profile->max, (Shape{8, 3}));
+    EXPECT_EQ((*entry.io)[1].name, "y");
+    EXPECT_FALSE((*entry.io)[1].is_input);
+    EXPECT_FALSE((*entry.io)[1].profile.has_value());
     EXPECT_EQ(entry.runs_on.backend, "tensorrt_rtx");
     EXPECT_EQ(entry.runs_on.targets, (std::vector<std::string>{"sm86", "sm89", "sm120"}));
     EXPECT_EQ(entry.plan_size, 1024U);
@@ -97,6 +126,23 @@ TEST(DeployManifest, AManifestAsBuildWritesItIsReadWhole) {
     unsigned_object["entries"][0]["fleet"]["signature"] = nullptr;
     EXPECT_FALSE(
         parse_manifest(unsigned_object.dump(), "d").entries[0].fleet->signature.has_value());
+}
+
+TEST(DeployManifest, AnEntryWithoutAnIOSignatureHasNoneAndAWrongOneIsRefusedAtReading) {
+    Json none = manifest();
+    none["entries"][0]["io"] = nullptr;
+    ManifestEntry const read = parse_manifest(none.dump(), "deploy.json").entries[0];
+    EXPECT_FALSE(read.io.has_value());
+    EXPECT_EQ(read.io_json, "null");
+    // A wrong IO signature is refused when the manifest is read, naming the field and the value,
+    // not when the engine is run.
+    Json wrong = manifest();
+    wrong["entries"][0]["io"]["tensors"][1]["shape"] = {-1, "5"};
+    EXPECT_EQ(refusal(wrong), "deploy.json: entries[0].io.tensors[1].shape is [-1,\"5\"], "
+                              "expected an array of whole numbers >= -1");
+    Json untyped = manifest();
+    untyped["entries"][0]["io"] = {{"x", {{"mode", "input"}}}};
+    EXPECT_EQ(refusal(untyped), "deploy.json: entries[0].io has no member \"tensors\"");
 }
 
 TEST(DeployManifest, EachWrongFieldIsRefusedNamingFileFieldAndValue) {
@@ -243,9 +289,10 @@ TEST(DeployManifest, MoreValuesThanTheLimitAreRefusedBeforeTheDocumentIsBuilt) {
         objects += ",{}";
     }
     objects += "]";
-    auto const at = text.find("{\"x\":{\"mode\":\"input\"}}");
+    std::string const spec = "\"mymodel:RECIPES\"";
+    auto const at = text.find(spec);
     ASSERT_NE(at, std::string::npos) << text;
-    text.replace(at, std::string("{\"x\":{\"mode\":\"input\"}}").size(), objects);
+    text.replace(at, spec.size(), objects);
     EXPECT_EQ(refusal_of_text(text),
               "deploy.json is not a deployment manifest: the JSON text holds more values than "
               "the limit of 2097152");

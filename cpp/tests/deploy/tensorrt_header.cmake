@@ -72,16 +72,6 @@ if(skip_reason)
     return()
 endif()
 
-# nlohmann/json.hpp, which the deploy headers include, from wherever the build found it (not the
-# compiler's own folders, such as /usr/include: -isystem there breaks libstdc++'s #include_next).
-get_target_property(json_includes nlohmann_json::nlohmann_json INTERFACE_INCLUDE_DIRECTORIES)
-set(json_flags)
-foreach(dir IN LISTS json_includes)
-    if(dir AND NOT dir IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)
-        list(APPEND json_flags -isystem ${dir})
-    endif()
-endforeach()
-
 foreach(version IN LISTS tensorrt_versions)
     foreach(standard IN ITEMS 17 20)
         set(name tensorrt_header_check_${version}_cxx${standard})
@@ -89,7 +79,7 @@ foreach(version IN LISTS tensorrt_versions)
             COMMAND ${CMAKE_CXX_COMPILER} -std=c++${standard} -fsyntax-only
                 -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion
                 -Wnon-virtual-dtor -Wold-style-cast -Werror
-                -I${PROJECT_SOURCE_DIR}/include ${json_flags}
+                -I${PROJECT_SOURCE_DIR}/include
                 -isystem ${TENSORACLE_TENSORRT_HEADERS}/${version}/include
                 -isystem ${TENSORACLE_CUDA_RUNTIME_INCLUDE}
                 ${CMAKE_CURRENT_SOURCE_DIR}/deploy/tensorrt_header_check.cpp)
@@ -108,7 +98,8 @@ endforeach()
 # leak detection.
 list(GET tensorrt_versions -1 newest_tensorrt)
 add_executable(tensorrt_runtime_test ${CMAKE_CURRENT_SOURCE_DIR}/deploy/tensorrt_runtime_check.cpp)
-target_include_directories(tensorrt_runtime_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_include_directories(tensorrt_runtime_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+    ${PROJECT_SOURCE_DIR}/src)
 target_include_directories(tensorrt_runtime_test SYSTEM PRIVATE
     ${TENSORACLE_TENSORRT_HEADERS}/${newest_tensorrt}/include ${TENSORACLE_CUDA_RUNTIME_INCLUDE})
 target_link_libraries(tensorrt_runtime_test PRIVATE tensoracle_deploy tensoracle_core
@@ -120,7 +111,8 @@ set_tests_properties(tensorrt_runtime_test PROPERTIES SKIP_RETURN_CODE 77 TIMEOU
 
 function(tensoracle_tensorrt_test name source)
     add_executable(${name} ${CMAKE_CURRENT_SOURCE_DIR}/deploy/${source})
-    target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+    target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+        ${PROJECT_SOURCE_DIR}/src)
     target_include_directories(${name} SYSTEM PRIVATE
         ${TENSORACLE_TENSORRT_HEADERS}/${newest_tensorrt}/include
         ${TENSORACLE_CUDA_RUNTIME_INCLUDE})

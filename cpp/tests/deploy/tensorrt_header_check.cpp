@@ -6,6 +6,12 @@
 
 #include <type_traits>
 
+// The deploy headers include no third-party header: an application with any nlohmann_json (or
+// JSON_DIAGNOSTICS), or none, compiles and links them.
+#ifdef INCLUDE_NLOHMANN_JSON_HPP_
+#error "a deploy header includes nlohmann/json.hpp"
+#endif
+
 namespace tt = tensoracle::deploy::tensorrt;
 
 // The names the Python package (and so the manifest) writes for TensorRT's enum values.

@@ -2,7 +2,13 @@
 // and cuda/gpu_properties.hpp compile as C++17, and a function of each deploy source links from
 // the package's archives (with the core's and the system libraries it needs).
 //
-//   deploy_consumer CACHE_FOLDER   (an empty folder: the entry it opens is not there)
+// Built with DEPLOY_CONSUMER_WITHOUT_JSON it proves that no tensoracle header includes
+// nlohmann_json; with DEPLOY_CONSUMER_JSON_DIAGNOSTICS it uses nlohmann_json with
+// JSON_DIAGNOSTICS=1 (another ABI than the libraries') beside the library's types.
+//
+//   deploy_consumer CACHE_FOLDER [MANIFEST]
+//   (CACHE_FOLDER: an empty folder, the entry it opens is not there; MANIFEST: a manifest whose
+//   first entry is recipe "encoder" with an input "x" and an output "y")
 #include <iostream>
 #include <optional>
 #include <string>
@@ -10,9 +16,18 @@
 #include <tensoracle/deploy/deployed_engine.hpp>
 #include <tensoracle/deploy/execution_contract.hpp>
 #include <tensoracle/deploy/manifest.hpp>
+#include <tensoracle/deploy/plugin_library.hpp>
 #include <tensoracle/deploy/selection.hpp>
 #include <tensoracle/errors.hpp>
 #include <vector>
+
+#if defined(DEPLOY_CONSUMER_WITHOUT_JSON) && defined(INCLUDE_NLOHMANN_JSON_HPP_)
+#error "a tensoracle header included nlohmann/json.hpp"
+#endif
+#ifdef DEPLOY_CONSUMER_JSON_DIAGNOSTICS
+#include <nlohmann/json.hpp>
+static_assert(JSON_DIAGNOSTICS == 1, "the consumer must use nlohmann_json's diagnostics ABI");
+#endif
 
 static_assert(__cplusplus == 201703L, "the consumer must compile as C++17");
 
@@ -36,8 +51,8 @@ bool contains(std::string const& text, std::string const& part) {
 } // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::cerr << "usage: deploy_consumer CACHE_FOLDER\n";
+    if (argc != 2 && argc != 3) {
+        std::cerr << "usage: deploy_consumer CACHE_FOLDER [MANIFEST]\n";
         return 2;
     }
 
@@ -85,6 +100,26 @@ int main(int argc, char** argv) {
     } catch (tensoracle::FileError const& error) {
         check(contains(error.what(), entry.file_name),
               "DeployedEngine::open refuses an entry that is not there");
+    }
+
+    // manifest.cpp: the conditions and the IO as the library's own types and as JSON text.
+    if (argc == 3) {
+        deploy::Manifest const manifest = deploy::read_manifest(argv[2]);
+        deploy::ManifestEntry const& first = manifest.entries.at(0);
+        check(first.recipe == "encoder" && contains(first.conditions_json, "\"name\":\"encoder\""),
+              "read_manifest gives the entry's recipe and conditions_json");
+        check(first.io && first.io->size() == 2 && (*first.io)[0].name == "x" &&
+                  (*first.io)[0].is_input && (*first.io)[1].name == "y",
+              "read_manifest gives the entry's IO signature as TensorDescriptions");
+#ifdef DEPLOY_CONSUMER_JSON_DIAGNOSTICS
+        nlohmann::json const conditions = nlohmann::json::parse(first.conditions_json);
+        check(conditions.at("name") == first.recipe &&
+                  conditions.at("backend") == first.runs_on.backend,
+              "the application's nlohmann_json (diagnostics) reads conditions_json");
+        nlohmann::json const io = nlohmann::json::parse(first.io_json);
+        check(io.at("tensors").at(1).at("name") == "y",
+              "the application's nlohmann_json (diagnostics) reads io_json");
+#endif
     }
 
     // The core, linked through tensoracle::deploy: the driver is loaded at run time, if at all.

@@ -2,9 +2,11 @@
 // the deploy library: read back from the saved file as the build reads it.
 #pragma once
 
+#include "deploy/json_forms.hpp"
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/identity.hpp"
 #include "tensoracle/deploy/manifest.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -22,9 +24,12 @@ inline deploy::ManifestEntry manifest_entry_of(std::filesystem::path const& path
     entry.recipe = "encoder";
     entry.graph_version = "3";
     entry.file_name = identity.file_name;
-    entry.conditions = identity.conditions;
-    entry.runs_on = deploy::conditions_from_json(entry.conditions, "conditions");
-    entry.io = io;
+    entry.conditions_json = canonical_json(identity.conditions);
+    entry.runs_on = deploy::conditions_from_json(identity.conditions, "conditions");
+    if (!io.is_null()) {
+        entry.io = deploy::io_from_json(io, "io");
+    }
+    entry.io_json = canonical_json(io);
     entry.plan_size = header.plan_size;
     entry.plan_xxh3_128 = header.plan_xxh3_128;
     entry.engine_bytes = std::filesystem::file_size(path);

@@ -3,11 +3,13 @@
 tensoracle_DIR or CMAKE_PREFIX_PATH, gives tensoracle::deploy to a C++17 application
 (cpp/tests/deploy_consumer) that g++ 12 and clang++ 14 compile, link (an executable and a shared
 library: the archives are position-independent) and run; only the headers the deploy headers need
-are shipped; the cubin plugin helpers stay beside them; and a nlohmann_json of another version is
-refused at configure time, naming both versions."""
+are shipped, and none of them includes a third-party header, so that the package asks for no
+nlohmann_json and applications that never include it, or use it with another ABI
+(JSON_DIAGNOSTICS=1), link and run; the cubin plugin helpers stay beside them."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -17,6 +19,8 @@ from importlib.metadata import distribution
 from pathlib import Path
 
 import pytest
+
+from tensoracle import _core
 
 pytestmark = pytest.mark.toolchain
 
@@ -135,33 +139,115 @@ def test_a_cxx17_application_builds_links_and_runs_against_the_wheel_package(
     assert (build / "libdeploy_consumer_shared.so").is_file()
 
 
-def test_another_nlohmann_json_version_is_refused_naming_both(tmp_path: Path):
-    # A nlohmann_json package of another patch version (a config file, which is all
-    # find_dependency reads): the libraries' functions taking a json would not link with it.
-    config_dir = package_root() / "lib" / "cmake" / "tensoracle"
-    config = (config_dir / "tensoracleConfig.cmake").read_text()
-    built_with = re.search(r"compiled with nlohmann_json (\d+\.\d+\.\d+)", config)
-    assert built_with, config
-    major, minor, patch = built_with.group(1).split(".")
-    other = f"{major}.{minor}.{int(patch) + 1}"
-    package = tmp_path / "json"
-    package.mkdir()
-    (package / "nlohmann_jsonConfig.cmake").write_text(
-        "add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)\n"
-    )
-    (package / "nlohmann_jsonConfigVersion.cmake").write_text(
-        f'set(PACKAGE_VERSION "{other}")\nset(PACKAGE_VERSION_COMPATIBLE TRUE)\n'
-    )
+def build_consumer(
+    tmp_path: Path, *definitions: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    build = tmp_path / "build"
     configured = configure(
-        tmp_path / "build",
-        compiler("g++"),
-        f"-DCMAKE_PREFIX_PATH={package_root()}",
-        f"-Dnlohmann_json_DIR={package}",
+        build, compiler("g++"), f"-DCMAKE_PREFIX_PATH={package_root()}", *definitions
     )
-    assert configured.returncode != 0
-    message = " ".join(configured.stderr.split())
-    assert f"tensoracle was compiled with nlohmann_json {built_with.group(1)}" in message
-    assert f"found {other}" in message
+    assert configured.returncode == 0, configured.stdout + configured.stderr
+    built = subprocess.run(
+        [str(CMAKE), "--build", str(build), "--verbose"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=BASE_ENV,
+    )
+    return built, build
+
+
+def write_manifest(path: Path) -> Path:
+    """A manifest as `tensoracle build --manifest` writes it, of one entry: recipe "encoder"."""
+    conditions = {
+        "name": "encoder",
+        "graph_version": "3",
+        "backend": "tensorrt_rtx",
+        "backend_version": "1.7.1.116",
+        "gpu": None,
+        "targets": ["sm86", "sm89"],
+    }
+    tensor = {"dtype": "HALF", "location": "DEVICE", "format": "LINEAR"}
+    io = {
+        "tensors": [
+            {
+                "name": "x",
+                "mode": "INPUT",
+                "shape": [-1, 3],
+                **tensor,
+                "profile": {"min": [1, 3], "opt": [4, 3], "max": [8, 3]},
+            },
+            {"name": "y", "mode": "OUTPUT", "shape": [-1, 5], **tensor},
+        ]
+    }
+    entry = {
+        "recipe": "encoder",
+        "graph_version": "3",
+        "file_name": _core.recorded_identity(json.dumps(conditions)).file_name,
+        "conditions": conditions,
+        "backend": "tensorrt_rtx",
+        "backend_version": "1.7.1.116",
+        "targets": ["sm86", "sm89"],
+        "hardware_compatibility": None,
+        "io": io,
+        "plan": {"size": 1024, "xxh3_128": "a" * 32},
+        "engine_bytes": 1500,
+        "fleet": None,
+    }
+    document = {"schema_version": 1, "spec": "m:RECIPES", "remote": None, "entries": [entry]}
+    path.write_text(json.dumps(document))
+    return path
+
+
+def run_consumer(build: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "cache").mkdir()
+    return subprocess.run(
+        [
+            str(build / "deploy_consumer"),
+            str(tmp_path / "cache"),
+            str(write_manifest(tmp_path / "deploy.json")),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=BASE_ENV,
+    )
+
+
+def test_the_package_asks_for_no_nlohmann_json():
+    config_dir = package_root() / "lib" / "cmake" / "tensoracle"
+    for path in sorted(config_dir.glob("*.cmake")):
+        code = [line for line in path.read_text().splitlines() if not line.lstrip().startswith("#")]
+        assert [line for line in code if "nlohmann" in line] == [], path
+
+
+def test_an_application_that_never_includes_nlohmann_json_builds_links_and_runs(tmp_path: Path):
+    # nlohmann_json cannot be found at all, and main.cpp stops with #error if any tensoracle
+    # header brings nlohmann/json.hpp in.
+    built, build = build_consumer(
+        tmp_path, "-DDEPLOY_CONSUMER_JSON=none", "-DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON"
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert "-DDEPLOY_CONSUMER_WITHOUT_JSON=1" in built.stdout
+    ran = run_consumer(build, tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "ok   read_manifest gives the entry's IO signature as TensorDescriptions" in ran.stdout
+    assert ran.stdout.rstrip().endswith("all passed")
+
+
+def test_an_application_using_nlohmann_json_with_diagnostics_builds_links_and_runs(
+    tmp_path: Path,
+):
+    # JSON_DIAGNOSTICS=1 puts nlohmann::json in another ABI namespace than the libraries'
+    # (json_abi_diag_v3_11_2): no function or member of the deploy library may have its type.
+    built, build = build_consumer(tmp_path, "-DDEPLOY_CONSUMER_JSON=diagnostics")
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert "-DJSON_DIAGNOSTICS=1" in built.stdout
+    ran = run_consumer(build, tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "ok   the application's nlohmann_json (diagnostics) reads conditions_json" in ran.stdout
+    assert "ok   the application's nlohmann_json (diagnostics) reads io_json" in ran.stdout
+    assert ran.stdout.rstrip().endswith("all passed")
 
 
 def test_the_package_files_name_no_path_of_the_machine_that_built_them():

@@ -1,8 +1,8 @@
-// Compatibility properties of the GPU engines are built for, read from the CUDA driver.
+// Compatibility properties of the GPU engines are built for, read from the CUDA driver. This header
+// includes no third-party header (tensoracle/cuda/gpu_properties_json.hpp gives them as JSON).
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,8 +48,5 @@ struct GpuList {
     std::string absent_reason; // empty when devices holds at least one
 };
 GpuList query_all_gpu_properties();
-
-// {"name", "compute_capability": "X.Y", "memory_bus_width_bits", ...}: integers and strings only.
-nlohmann::json to_json(GpuProperties const& properties);
 
 } // namespace tensoracle

@@ -11,13 +11,13 @@
 // - enqueue is allowed only when shapes are set and every tensor has an address;
 // - a closed unit refuses every call.
 // The contract never allocates device memory, copies or synchronizes: the caller owns the
-// buffers and the stream. Use one unit from one thread at a time. This header compiles as C++17.
+// buffers and the stream. Use one unit from one thread at a time. This header compiles as C++17 and
+// includes no third-party header.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,13 +61,6 @@ std::optional<int> element_bits(std::string_view dtype);
 // to whole bytes). Throws InvalidArgument naming the value for an unknown dtype, a negative
 // dimension or a size beyond 64 bits.
 std::uint64_t tensor_bytes(std::string_view dtype, Shape const& shape);
-
-// The tensors of an IO signature as the saved header (and the manifest's entries[].io) records
-// it: {"tensors": [{"name", "mode": "INPUT"|"OUTPUT", "dtype", "shape", "location", "format",
-// "profile": {"min", "opt", "max"} (inputs)}, ...]}. `where` names the value in messages, such
-// as "deploy.json: entries[0].io". Throws InvalidArgument naming the field (such as
-// "deploy.json: entries[0].io.tensors[1].shape"), its value and what was expected.
-std::vector<TensorDescription> io_from_json(nlohmann::json const& io, std::string const& where);
 
 // Checks the IO an engine reports against the IO the manifest describes for it: the same tensor
 // names (in any order), and for each its mode, dtype, shape, location, format and (inputs where

@@ -1,14 +1,16 @@
 // The deployment manifest `tensoracle build --manifest FILE` writes (docs/deploy.md), read back
 // within limits: what an application needs to find, select and check a prebuilt engine without
-// the model package's graph code. This header compiles as C++17.
+// the model package's graph code. This header compiles as C++17 and includes no third-party
+// header: the conditions and the IO signature are given as the library's own types, and as
+// canonical JSON text for an application that reads them with a JSON library of its own.
 #pragma once
 
+#include "tensoracle/deploy/execution_contract.hpp"
 #include "tensoracle/deploy/selection.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,10 +42,16 @@ struct FleetObject {
 struct ManifestEntry {
     std::string recipe;
     std::string graph_version;
-    std::string file_name;     // the entry's file name: the identity of `conditions_json`
-    nlohmann::json conditions; // the identity conditions, as the saved header records them
-    EntryConditions runs_on;   // what of them decides where the entry runs
-    nlohmann::json io;         // the IO signature the header records (null when none)
+    std::string file_name; // the entry's file name: the identity of `conditions_json`
+    // The identity conditions, as the saved header records them: canonical JSON text (keys
+    // sorted, no spaces), the text the identity is computed from.
+    std::string conditions_json;
+    EntryConditions runs_on; // what of them decides where the entry runs
+    // The IO signature the header records, read (absent when the entry records none: such an
+    // entry cannot be run through tensorrt.hpp), and the same as canonical JSON text ("null"
+    // when none), which opening compares with the saved header's.
+    std::optional<std::vector<TensorDescription>> io;
+    std::string io_json = "null";
     std::uint64_t plan_size = 0;
     std::string plan_xxh3_128; // 32 lowercase hex digits
     std::uint64_t engine_bytes = 0;
@@ -59,7 +67,8 @@ struct Manifest {
 // Reads a manifest from its text; `name` (the file) opens every message. Throws
 // tensoracle::InvalidArgument naming the file, the field (such as "entries[1].plan.size") and
 // the value when the text is not JSON within limits, the schema version is not 1, a field is
-// missing or mistyped, or an entry's file name is not the identity of its conditions.
+// missing or mistyped (an entry's io included), or an entry's file name is not the identity of
+// its conditions.
 Manifest parse_manifest(std::string_view text, std::string const& name);
 
 // The same from a file, at most kMaxManifestFileBytes; tensoracle::FileError when it cannot be

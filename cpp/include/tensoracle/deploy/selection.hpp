@@ -10,13 +10,12 @@
 //   every GPU of the recorded compute capability, with "ampere_plus" on every GPU from sm80 on.
 //
 // Everything here is a pure function of described inputs: no driver and no TensorRT is touched.
-// This header compiles as C++17.
+// This header compiles as C++17 and includes no third-party header.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <variant>
@@ -155,12 +154,5 @@ std::optional<std::size_t> choose_entry(std::vector<EntryConditions const*> cons
 
 // Why an entry with these conditions, usable on `device`, is the one to use (Selection::why).
 std::string why_chosen(EntryConditions const& conditions, DeviceDescription const& device);
-
-// Reading the same from JSON (the conditions of an engine header or a manifest, a description
-// from tensoracle.gpu.properties()). `where` names the value in messages, such as
-// "deploy.json: entries[0].conditions". Throws InvalidArgument naming the field and its value
-// when a field the rule reads is mistyped.
-EntryConditions conditions_from_json(nlohmann::json const& conditions, std::string const& where);
-DeviceDescription device_from_json(nlohmann::json const& device, std::string const& where);
 
 } // namespace tensoracle::deploy

@@ -1,0 +1,28 @@
+// The deploy library's types read from the JSON that engine headers, manifests and
+// tensoracle.gpu.properties() record. Private to the library (its sources, the Python bindings and
+// the tests): the public deploy headers include no third-party header, so an application built
+// with any nlohmann_json, or none, links the library.
+#pragma once
+
+#include "tensoracle/deploy/execution_contract.hpp"
+#include "tensoracle/deploy/selection.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace tensoracle::deploy {
+
+// `where` names the value in messages, such as "deploy.json: entries[0].conditions". Each throws
+// InvalidArgument naming the field and its value when a field the library reads is mistyped.
+EntryConditions conditions_from_json(nlohmann::json const& conditions, std::string const& where);
+DeviceDescription device_from_json(nlohmann::json const& device, std::string const& where);
+
+// The tensors of an IO signature as the saved header (and the manifest's entries[].io) records
+// it: {"tensors": [{"name", "mode": "INPUT"|"OUTPUT", "dtype", "shape", "location", "format",
+// "profile": {"min", "opt", "max"} (inputs)}, ...]}; a tensor without location or format has
+// TensorRT's defaults, "DEVICE" and "LINEAR". Throws InvalidArgument naming the field
+// (such as "deploy.json: entries[0].io.tensors[1].shape"), its value and what was expected.
+std::vector<TensorDescription> io_from_json(nlohmann::json const& io, std::string const& where);
+
+} // namespace tensoracle::deploy
