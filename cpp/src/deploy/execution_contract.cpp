@@ -354,8 +354,10 @@ void check_engine_io(std::vector<TensorDescription> const& engine,
 }
 
 ExecutionContract::ExecutionContract(std::vector<TensorDescription> tensors,
-                                     std::filesystem::path engine, std::int32_t profile)
-    : engine_(std::move(engine)), profile_(profile), tensors_(std::move(tensors)) {
+                                     std::filesystem::path engine, std::int32_t profile,
+                                     bool value_dependent_outputs)
+    : engine_(std::move(engine)), profile_(profile), tensors_(std::move(tensors)),
+      allow_value_dependent_(value_dependent_outputs) {
     std::vector<std::string> problems;
     std::set<std::string> names;
     for (auto const& tensor : tensors_) {
@@ -449,6 +451,21 @@ std::size_t ExecutionContract::index_of(std::string_view name) const {
     return static_cast<std::size_t>(found - tensors_.begin());
 }
 
+bool ExecutionContract::value_dependent(std::string_view name) const {
+    return std::find(value_dependent_.begin(), value_dependent_.end(), name) !=
+           value_dependent_.end();
+}
+
+std::vector<std::string> ExecutionContract::addressed_names() const {
+    std::vector<std::string> names;
+    for (auto const& tensor : tensors_) {
+        if (!value_dependent(tensor.name)) {
+            names.push_back(tensor.name);
+        }
+    }
+    return names;
+}
+
 void ExecutionContract::check_open() const {
     if (closed_) {
         throw Error(kClosed);
@@ -481,6 +498,7 @@ std::vector<NamedShape> ExecutionContract::creation_shapes() const {
 void ExecutionContract::check_creation_output_shapes(std::vector<ReportedShape> const& outputs) {
     check_open();
     std::vector<std::string> dependent;
+    std::vector<std::string> dependent_names;
     std::vector<Shape> resolved(tensors_.size());
     for (std::size_t index = 0; index < tensors_.size(); ++index) {
         TensorDescription const& tensor = tensors_[index];
@@ -493,19 +511,25 @@ void ExecutionContract::check_creation_output_shapes(std::vector<ReportedShape> 
                          [&](ReportedShape const& output) { return output.name == tensor.name; });
         if (found == outputs.end() || !found->shape) {
             dependent.push_back(named(tensor.name) + " (TensorRT reports no valid shape)");
+            resolved[index] = tensor.shape;
         } else if (dynamic(*found->shape)) {
             dependent.push_back(named(tensor.name) + " " + shape_text(*found->shape));
+            resolved[index] = *found->shape;
         } else {
             resolved[index] = *found->shape;
+            continue;
         }
+        dependent_names.push_back(tensor.name);
     }
-    if (!dependent.empty()) {
+    if (!dependent.empty() && !allow_value_dependent_) {
         throw EngineIOError(engine_text(engine_) +
-                                ": outputs with data-dependent sizes are not supported by "
-                                "execution units: " +
+                                ": outputs with data-dependent sizes need an allocator for "
+                                "their memory, and this execution unit has none "
+                                "(ExecutionOptions::output_memory): " +
                                 joined(dependent, ", "),
                             engine_);
     }
+    value_dependent_ = std::move(dependent_names);
     shapes_ = std::move(resolved);
     blocked_ = ranged_.empty() ? std::string() : not_shaped_reason_;
 }
@@ -612,6 +636,9 @@ void ExecutionContract::resolve_output_shapes(std::vector<NamedShape> const& inp
             }
             continue;
         }
+        if (value_dependent(tensor.name)) {
+            continue; // known during an enqueue
+        }
         auto const found =
             std::find_if(outputs.begin(), outputs.end(),
                          [&](ReportedShape const& output) { return output.name == tensor.name; });
@@ -642,6 +669,11 @@ Shape const& ExecutionContract::shape(std::string_view name) const {
     if (!blocked_.empty()) {
         throw Error("cannot report the shape of " + named(described.name) + ": " + blocked_);
     }
+    if (value_dependent(described.name)) {
+        throw Error("the shape of output " + named(described.name) +
+                    " depends on tensor values: TensorRT reports it during an enqueue "
+                    "(Execution::value_dependent_output)");
+    }
     return shapes_[index_of(name)];
 }
 
@@ -663,15 +695,27 @@ ExecutionContract::bind_addresses(std::vector<TensorAddress> const& addresses) {
     std::vector<std::string> missing;
     std::vector<TensorAddress> ordered;
     ordered.reserve(tensors_.size());
+    std::vector<std::string> allocated;
     for (auto const& tensor : tensors_) {
         auto const found =
             std::find_if(addresses.begin(), addresses.end(),
                          [&](TensorAddress const& one) { return one.name == tensor.name; });
+        if (value_dependent(tensor.name)) {
+            if (found != addresses.end()) {
+                allocated.push_back(tensor.name);
+            }
+            continue;
+        }
         if (found == addresses.end()) {
             missing.push_back(tensor.name);
             continue;
         }
         ordered.push_back(*found);
+    }
+    if (!allocated.empty()) {
+        problems.push_back("the memory of " + named_list(allocated) +
+                           " comes from the unit's output allocator (sizes that depend on "
+                           "tensor values): give no address for them");
     }
     if (!missing.empty()) {
         problems.push_back("missing addresses for " + named_list(missing));
@@ -732,8 +776,7 @@ void ExecutionContract::check_enqueue() const {
         throw Error("cannot enqueue: " + blocked_);
     }
     if (!bound_) {
-        std::vector<std::string> names = inputs_;
-        names.insert(names.end(), outputs_.begin(), outputs_.end());
+        std::vector<std::string> const names = addressed_names();
         throw Error("cannot enqueue: tensor addresses are not bound: call bind_addresses with "
                     "one device address for every tensor (" +
                     named_list(names) + ")");

@@ -112,7 +112,7 @@ TEST(ExecutionContract, CreationRefusesWhatAnExecutionUnitCannotRun) {
     }
 }
 
-TEST(ExecutionContract, DataDependentOutputSizesAreRefusedAtCreation) {
+TEST(ExecutionContract, DataDependentOutputSizesAreRefusedAtCreationWithoutAnAllocator) {
     ExecutionContract contract(ranged_engine(), kEngine);
     ASSERT_EQ(contract.creation_shapes().size(), 2U);
     EXPECT_EQ(contract.creation_shapes()[0].name, "x");
@@ -121,17 +121,60 @@ TEST(ExecutionContract, DataDependentOutputSizesAreRefusedAtCreation) {
     EXPECT_EQ(message_of<EngineIOError>([&] {
                   contract.check_creation_output_shapes({{"y", Shape{-1, 3, 4}}});
               }),
-              "the engine 'cache/encoder-0123.engine': outputs with data-dependent sizes are not "
-              "supported by execution units: 'y' [-1, 3, 4]");
+              "the engine 'cache/encoder-0123.engine': outputs with data-dependent sizes need an "
+              "allocator for their memory, and this execution unit has none "
+              "(ExecutionOptions::output_memory): 'y' [-1, 3, 4]");
     EXPECT_EQ(message_of<EngineIOError>([&] {
                   contract.check_creation_output_shapes({{"y", {}}});
               }),
-              "the engine 'cache/encoder-0123.engine': outputs with data-dependent sizes are not "
-              "supported by execution units: 'y' (TensorRT reports no valid shape)");
+              "the engine 'cache/encoder-0123.engine': outputs with data-dependent sizes need an "
+              "allocator for their memory, and this execution unit has none "
+              "(ExecutionOptions::output_memory): 'y' (TensorRT reports no valid shape)");
     // Before the creation check, nothing may be enqueued.
     EXPECT_EQ(message_of<Error>([&] { contract.check_enqueue(); }),
               "cannot enqueue: the execution unit is not created: its output shapes at creation "
               "are not checked");
+}
+
+// With an allocator for them (the adapter's ExecutionOptions::output_memory), outputs whose sizes
+// depend on tensor values are recorded at creation: they take no address and have no shape
+// before an enqueue; every other tensor is checked as before.
+TEST(ExecutionContract, WithAnAllocatorValueDependentOutputsTakeNoAddressAndHaveNoShape) {
+    auto tensors = ranged_engine();
+    tensors.push_back(output("count", {1}));
+    ExecutionContract contract(tensors, kEngine, 0, true);
+    contract.check_creation_output_shapes({{"y", Shape{-1, 3, 4}}, {"count", Shape{1}}});
+    EXPECT_EQ(contract.value_dependent_output_names(), std::vector<std::string>{"y"});
+    contract.resolve_output_shapes(contract.check_input_shapes({{"x", {2, 3, 4}}}),
+                                   {{"y", Shape{-1, 3, 4}}, {"count", Shape{1}}});
+    EXPECT_TRUE(contract.shapes_set());
+    EXPECT_EQ(contract.shape("x"), (Shape{2, 3, 4}));
+    EXPECT_EQ(contract.shape("count"), (Shape{1}));
+    EXPECT_EQ(message_of<Error>([&] { (void)contract.shape("y"); }),
+              "the shape of output 'y' depends on tensor values: TensorRT reports it during an "
+              "enqueue (Execution::value_dependent_output)");
+    EXPECT_EQ(message_of<Error>([&] { contract.check_enqueue(); }),
+              "cannot enqueue: tensor addresses are not bound: call bind_addresses with one "
+              "device address for every tensor ('x', 'bias', 'count')");
+    EXPECT_EQ(message_of<InvalidArgument>([&] {
+                  (void)contract.bind_addresses({{"x", at(0x10000)},
+                                                 {"bias", at(0x20000)},
+                                                 {"count", at(0x30000)},
+                                                 {"y", at(0x40000)}});
+              }),
+              "invalid tensor addresses: the memory of 'y' comes from the unit's output "
+              "allocator (sizes that depend on tensor values): give no address for them");
+    EXPECT_FALSE(contract.addresses_bound());
+    auto const bound = contract.bind_addresses(
+        {{"x", at(0x10000)}, {"bias", at(0x20000)}, {"count", at(0x30000)}});
+    ASSERT_EQ(bound.size(), 3U);
+    EXPECT_EQ(bound[2].name, "count");
+    EXPECT_NO_THROW(contract.check_enqueue());
+    // An output that stays unresolved without depending on values at creation still blocks.
+    EXPECT_THROW(contract.resolve_output_shapes(contract.check_input_shapes({{"x", {2, 3, 4}}}),
+                                                {{"y", Shape{-1, 3, 4}}, {"count", Shape{-1}}}),
+                 Error);
+    EXPECT_THROW(contract.check_enqueue(), Error);
 }
 
 TEST(ExecutionContract, ASinglePointProfileIsFixedAtCreation) {

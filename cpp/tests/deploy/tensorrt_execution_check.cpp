@@ -7,6 +7,7 @@
 // GPU with TensorRT: python/tests/engine, marked gpu).
 #include "deploy/tensorrt_deployment.hpp"
 #include "deploy/tensorrt_stand_ins.hpp"
+#include "support/error_message.hpp"
 #include "tensoracle/deploy/tensorrt.hpp"
 #include "tensoracle/errors.hpp"
 
@@ -215,11 +216,141 @@ TEST(TensorRtExecution, WhatAUnitCannotRunIsRefusedBeforeAContextExists) {
     }
 }
 
-TEST(TensorRtExecution, AnOutputWhoseSizeDependsOnValuesIsRefusedAndItsContextReleased) {
+std::vector<Tensor> value_dependent_io() {
     std::vector<Tensor> tensors = testing::ranged_io();
     tensors.back().data_dependent = true;
-    Opened opened(tensors);
-    EXPECT_THROW((void)opened.engine->create_execution(), EngineIOError);
+    return tensors;
+}
+
+// The application's allocator for outputs whose sizes depend on tensor values: it records what
+// the unit asks of it and hands out made-up 256-byte aligned addresses (never dereferenced).
+class RecordingMemory final : public nvinfer1::IGpuAsyncAllocator {
+public:
+    explicit RecordingMemory(std::shared_ptr<Events> events) : events_(std::move(events)) {}
+    void* allocateAsync(std::uint64_t size, std::uint64_t alignment,
+                        nvinfer1::AllocatorFlags /*flags*/, cudaStream_t on) noexcept override {
+        events_->calls.push_back("allocateAsync " + std::to_string(size) + " " +
+                                 std::to_string(alignment) + " " + text(on));
+        if (fail) {
+            return nullptr;
+        }
+        next_ += 0x100000;
+        return address(next_);
+    }
+    bool deallocateAsync(void* memory, cudaStream_t on) noexcept override {
+        events_->calls.push_back("deallocateAsync " + text(memory) + " " + text(on) +
+                                 (events_->context_alive ? " (context alive)" : ""));
+        return true;
+    }
+    bool fail = false;
+
+private:
+    std::shared_ptr<Events> events_;
+    std::uintptr_t next_ = 0x7f0000000000;
+};
+
+tensorrt::ExecutionOptions with_output_memory(std::shared_ptr<RecordingMemory> memory) {
+    tensorrt::ExecutionOptions options;
+    options.output_memory = std::move(memory);
+    return options;
+}
+
+TEST(TensorRtExecution, AnOutputWhoseSizeDependsOnValuesIsRefusedWithoutAnAllocator) {
+    Opened opened(value_dependent_io());
+    std::string const message =
+        testing::message_of<EngineIOError>([&] { (void)opened.engine->create_execution(); });
+    EXPECT_NE(message.find("ExecutionOptions::output_memory): 'y' [1, -1]"), std::string::npos)
+        << message;
+    EXPECT_FALSE(opened.events->context_alive);
+}
+
+TEST(TensorRtExecution, AValueDependentOutputGetsItsMemoryFromTheApplicationsAllocatorInEnqueue) {
+    Opened opened(value_dependent_io());
+    auto const memory = std::make_shared<RecordingMemory>(opened.events);
+    tensorrt::Execution unit = opened.engine->create_execution(with_output_memory(memory));
+    std::vector<std::string> const created = opened.calls();
+    EXPECT_NE(std::find(created.begin(), created.end(), "setOutputAllocator y"), created.end());
+    EXPECT_TRUE(std::none_of(created.begin(), created.end(), [](std::string const& call) {
+        return call.rfind("allocateAsync", 0) == 0; // nothing is allocated before an enqueue
+    }));
+    EXPECT_EQ(unit.value_dependent_output_names(), std::vector<std::string>{"y"});
+    unit.set_input_shapes({{"x", {1, 8}}});
+    EXPECT_THROW((void)unit.shape("y"), Error);
+    EXPECT_FALSE(unit.value_dependent_output("y").shape.has_value());
+    EXPECT_THROW((void)unit.value_dependent_output("x"), InvalidArgument);
+    (void)opened.calls();
+    EXPECT_THROW(unit.bind({{"x", address(0x7f0000010000)}, {"y", address(0x7f0000020000)}}),
+                 InvalidArgument);
+    EXPECT_TRUE(opened.calls().empty());
+
+    // TensorRT asks for the bytes it needs during enqueueV3: the unit takes them from the
+    // application's allocator on the enqueue's stream, and keeps the shape TensorRT reports.
+    unit.bind({{"x", address(0x7f0000010000)}});
+    opened.events->value_dependent["y"] = {4096, {1, 3}};
+    unit.enqueue(stream(0x5a5a00));
+    void* const first = address(0x7f0000100000);
+    EXPECT_EQ(opened.calls(),
+              (std::vector<std::string>{"setTensorAddress x " + text(address(0x7f0000010000)),
+                                        "enqueueV3 " + text(stream(0x5a5a00)),
+                                        "allocateAsync 4096 256 " + text(stream(0x5a5a00)),
+                                        "reallocateOutputAsync y 4096 gave " + text(first)}));
+    tensorrt::ValueDependentOutput output = unit.value_dependent_output("y");
+    EXPECT_EQ(output.address, first);
+    EXPECT_EQ(output.capacity, 4096U);
+    EXPECT_EQ(output.shape, (Shape{1, 3}));
+
+    // A smaller result reuses the memory; a larger one gives it back on the enqueue's stream
+    // and takes more.
+    opened.events->value_dependent["y"] = {1024, {1, 1}};
+    unit.enqueue(stream(0x5a5b00));
+    EXPECT_EQ(opened.calls(),
+              (std::vector<std::string>{"enqueueV3 " + text(stream(0x5a5b00)),
+                                        "reallocateOutputAsync y 1024 gave " + text(first)}));
+    EXPECT_EQ(unit.value_dependent_output("y").shape, (Shape{1, 1}));
+    EXPECT_EQ(unit.value_dependent_output("y").capacity, 4096U);
+    opened.events->value_dependent["y"] = {8192, {1, 6}};
+    unit.enqueue(stream(0x5a5b00));
+    void* const second = address(0x7f0000200000);
+    EXPECT_EQ(opened.calls(),
+              (std::vector<std::string>{"enqueueV3 " + text(stream(0x5a5b00)),
+                                        "deallocateAsync " + text(first) + " " +
+                                            text(stream(0x5a5b00)) + " (context alive)",
+                                        "allocateAsync 8192 256 " + text(stream(0x5a5b00)),
+                                        "reallocateOutputAsync y 8192 gave " + text(second)}));
+    output = unit.value_dependent_output("y");
+    EXPECT_EQ(output.address, second);
+    EXPECT_EQ(output.shape, (Shape{1, 6}));
+
+    // Closing releases the context first, then gives the memory back.
+    unit.close();
+    std::vector<std::string> const closed = opened.calls();
+    EXPECT_NE(std::find(closed.begin(), closed.end(),
+                        "deallocateAsync " + text(second) + " " + text(nullptr)),
+              closed.end());
+    EXPECT_THROW((void)unit.value_dependent_output("y"), Error);
+}
+
+TEST(TensorRtExecution, AFailedOutputAllocationFailsTheEnqueueAsATensorRtError) {
+    Opened opened(value_dependent_io());
+    auto const memory = std::make_shared<RecordingMemory>(opened.events);
+    memory->fail = true;
+    tensorrt::Execution unit = opened.engine->create_execution(with_output_memory(memory));
+    unit.set_input_shapes({{"x", {1, 8}}});
+    unit.bind({{"x", address(0x7f0000010000)}});
+    opened.events->value_dependent["y"] = {4096, {1, 3}};
+    EXPECT_THROW(unit.enqueue(stream(0x5a5a00)), TensorRtError);
+    EXPECT_EQ(unit.value_dependent_output("y").address, nullptr);
+    EXPECT_FALSE(unit.value_dependent_output("y").shape.has_value());
+}
+
+TEST(TensorRtExecution, AnOutputAllocatorTensorRtRefusesIsATensorRtError) {
+    Behaviour behaviour;
+    behaviour.refused_allocators = {"y"};
+    Opened opened(value_dependent_io(), behaviour);
+    auto const memory = std::make_shared<RecordingMemory>(opened.events);
+    std::string const message = testing::message_of<TensorRtError>(
+        [&] { (void)opened.engine->create_execution(with_output_memory(memory)); });
+    EXPECT_NE(message.find("output allocator of output 'y'"), std::string::npos) << message;
     EXPECT_FALSE(opened.events->context_alive);
 }
 

@@ -41,6 +41,14 @@ struct Events {
     bool engine_alive = false;
     bool context_alive = false;
     std::vector<std::string> unexpected; // calls no stand-in expects (each also fails the test)
+    // What the next enqueueV3 computes for an output whose size depends on tensor values (the
+    // stand-in then calls its IOutputAllocator, as TensorRT documents: reallocateOutputAsync with
+    // these bytes, then notifyShape with this shape).
+    struct ValueDependentResult {
+        std::uint64_t bytes = 0;
+        std::vector<std::int64_t> shape;
+    };
+    std::map<std::string, ValueDependentResult> value_dependent;
 };
 
 inline std::string dims_text(Dims const& dims) {
@@ -85,8 +93,9 @@ struct Tensor {
 // What the stand-ins answer where TensorRT could refuse.
 struct Behaviour {
     bool context_created = true;
-    std::set<std::string> refused_shapes;    // setInputShape returns false for these inputs
-    std::set<std::string> refused_addresses; // setTensorAddress returns false for these
+    std::set<std::string> refused_shapes;     // setInputShape returns false for these inputs
+    std::set<std::string> refused_addresses;  // setTensorAddress returns false for these
+    std::set<std::string> refused_allocators; // setOutputAllocator returns false for these
     bool enqueue_succeeds = true;
     bool input_consumed_event_accepted = true;
     std::int32_t aux_streams = 0;         // getNbAuxStreams
@@ -196,6 +205,20 @@ public:
     }
     bool enqueueV3(cudaStream_t stream) noexcept override {
         record("enqueueV3 " + pointer_text(stream));
+        for (auto const& [name, allocator] : allocators_) {
+            auto const found = events().value_dependent.find(name);
+            if (found == events().value_dependent.end()) {
+                continue;
+            }
+            void* memory = allocator->reallocateOutputAsync(name.c_str(), nullptr,
+                                                            found->second.bytes, 256, stream);
+            record("reallocateOutputAsync " + name + " " + std::to_string(found->second.bytes) +
+                   " gave " + pointer_text(memory));
+            if (memory == nullptr) {
+                return false;
+            }
+            allocator->notifyShape(name.c_str(), dims(found->second.shape));
+        }
         return behaviour_.enqueue_succeeds;
     }
     void setDeviceMemoryV2(void* memory, std::int64_t size) noexcept override {
@@ -296,10 +319,16 @@ public:
         unexpected("getOutputTensorAddress");
         return nullptr;
     }
-    bool setOutputAllocator(char const* /*tensorName*/,
-                            IOutputAllocator* /*outputAllocator*/) noexcept override {
-        unexpected("setOutputAllocator");
-        return false;
+    bool setOutputAllocator(char const* tensorName,
+                            IOutputAllocator* outputAllocator) noexcept override {
+        record(std::string("setOutputAllocator ") + tensorName);
+        Tensor const* tensor = find(tensorName);
+        if (tensor == nullptr || tensor->mode != TensorIOMode::kOUTPUT ||
+            behaviour_.refused_allocators.count(tensorName) != 0) {
+            return false;
+        }
+        allocators_[tensorName] = outputAllocator;
+        return true;
     }
     IOutputAllocator* getOutputAllocator(char const* /*name*/) noexcept override {
         unexpected("getOutputAllocator");
@@ -387,6 +416,7 @@ private:
     std::vector<Tensor> const& tensors_;
     Behaviour const& behaviour_;
     std::map<std::string, Dims> shapes_;
+    std::map<std::string, IOutputAllocator*> allocators_;
 };
 
 class StandInContext final : public IExecutionContext {

@@ -3,10 +3,12 @@
 // decides what may be called and when, as the Python package's EngineExecution does
 // (python/src/tensoracle/execution/unit.py and io_table.py):
 // - creation refuses HOST-location tensors, shape tensors (inputs and outputs), IO formats other
-//   than LINEAR and outputs whose sizes depend on tensor values (EngineIOError naming each);
+//   than LINEAR, and outputs whose sizes depend on tensor values unless the unit has an
+//   allocator for them (EngineIOError naming each);
 // - the shapes of ranged inputs (a dynamic dimension and a profile whose minimum is not its
 //   maximum) are set together in one call, checked against profile 0 before TensorRT is called;
-//   the output shapes TensorRT then reports must all be resolved;
+//   the output shapes TensorRT then reports must all be resolved, but for those value-dependent
+//   outputs, whose shape and memory are known only during an enqueue;
 // - one device address per tensor, non-null and 256-byte aligned, is bound before an enqueue;
 // - enqueue is allowed only when shapes are set and every tensor has an address;
 // - a closed unit refuses every call.
@@ -91,9 +93,10 @@ public:
     // Throws EngineIOError (carrying `engine`, which messages name) naming every tensor an
     // execution unit cannot run: HOST location, shape tensors, a format other than LINEAR, an
     // output aliasing what is not an input, a dynamic input without a profile or with a profile
-    // of another rank; and a name listed twice.
+    // of another rank; and a name listed twice. With `value_dependent_outputs`, the unit has an
+    // allocator for outputs whose sizes depend on tensor values (check_creation_output_shapes).
     ExecutionContract(std::vector<TensorDescription> tensors, std::filesystem::path engine,
-                      std::int32_t profile = 0);
+                      std::int32_t profile = 0, bool value_dependent_outputs = false);
     // The optimization profile whose ranges the tensors' `profile` members hold (messages name it).
     std::int32_t profile() const noexcept { return profile_; }
 
@@ -105,6 +108,12 @@ public:
     std::vector<std::string> const& output_names() const noexcept { return outputs_; }
     // The inputs set_input_shapes takes: a dynamic dimension and profile minimum != maximum.
     std::vector<std::string> const& ranged_input_names() const noexcept { return ranged_; }
+    // The outputs whose shapes depend on tensor values (known after check_creation_output_shapes,
+    // in the engine's order): they take no address, and their shape is not known before an
+    // enqueue.
+    std::vector<std::string> const& value_dependent_output_names() const noexcept {
+        return value_dependent_;
+    }
     // InvalidArgument naming the engine's tensors for an unknown name.
     TensorDescription const& tensor(std::string_view name) const;
 
@@ -112,10 +121,11 @@ public:
 
     // Every input's shape at creation: fixed, the single point of its profile, or the optimum.
     std::vector<NamedShape> creation_shapes() const;
-    // Throws EngineIOError naming every output still unresolved (-1, or no valid shape) with
-    // every input at its creation shape: its size depends on tensor values, which an execution
-    // unit cannot allocate for. Afterwards the unit is ready, or, with ranged inputs, waits for
-    // set_input_shapes.
+    // An output still unresolved (-1, or no valid shape) with every input at its creation shape
+    // has a size that depends on tensor values: without `value_dependent_outputs` (the
+    // constructor's), throws EngineIOError naming every such output; with it, records them
+    // (value_dependent_output_names). Afterwards the unit is ready, or, with ranged inputs, waits
+    // for set_input_shapes.
     void check_creation_output_shapes(std::vector<ReportedShape> const& outputs);
 
     // ---- input shapes ----------------------------------------------------------------------
@@ -137,12 +147,13 @@ public:
     // Whether shapes are set (the concrete shape of every tensor is known).
     bool shapes_set() const noexcept { return blocked_.empty() && !closed_; }
     // The concrete shape of a tensor under the shapes set. Throws InvalidArgument for an
-    // unknown name, Error while shapes are not set or the unit is closed.
+    // unknown name, Error while shapes are not set, for a value-dependent output, or once closed.
     Shape const& shape(std::string_view name) const;
 
     // ---- addresses and enqueue -------------------------------------------------------------
 
-    // Checks one address per tensor (none missing, none unknown, none twice), each non-null,
+    // Checks one address per tensor but the value-dependent outputs, whose memory the unit's
+    // allocator provides (none missing, none unknown, none twice, none for those), each non-null,
     // 256-byte aligned, and each output written in place of an input at that input's address.
     // Returns them in the engine's order (inputs, then outputs) for the adapter to bind. Throws
     // InvalidArgument naming every problem; the unit then has no addresses until a later call.
@@ -166,6 +177,8 @@ public:
 
 private:
     std::size_t index_of(std::string_view name) const; // tensors_.size() when unknown
+    bool value_dependent(std::string_view name) const;
+    std::vector<std::string> addressed_names() const; // every tensor but value-dependent outputs
 
     std::filesystem::path engine_;
     std::int32_t profile_ = 0;
@@ -173,6 +186,8 @@ private:
     std::vector<std::string> inputs_;
     std::vector<std::string> outputs_;
     std::vector<std::string> ranged_;
+    bool allow_value_dependent_ = false;
+    std::vector<std::string> value_dependent_;
     std::vector<Shape> shapes_; // concrete, by index into tensors_
     std::string blocked_;       // why shapes are not set (empty: they are)
     std::string not_shaped_reason_;

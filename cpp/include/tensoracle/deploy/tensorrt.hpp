@@ -20,7 +20,9 @@
 // Execution holds the engine. Every check of an execution unit is ExecutionContract's
 // (execution_contract.hpp), made before the TensorRT call it guards; the calls themselves are
 // thin: setInputShape, getTensorShape (outputs), setTensorAddress and enqueueV3 on the caller's
-// stream. Nothing here allocates device memory, copies or synchronizes. A refusal by TensorRT is
+// stream. Nothing here allocates device memory, copies or synchronizes: outputs whose sizes depend
+// on tensor values get their memory, during enqueueV3, from an allocator the application gives
+// (ExecutionOptions::output_memory). A refusal by TensorRT is
 // a tensoracle::TensorRtError; the library's own checks throw its other errors. This header
 // compiles as C++17.
 #pragma once
@@ -522,7 +524,84 @@ struct ExecutionOptions {
     // same time should each use a profile of their own.
     std::int32_t profile = 0;
     cudaStream_t profile_stream = nullptr;
+    // Where the memory of outputs whose sizes depend on tensor values (such as a NonZero's) comes
+    // from: TensorRT learns their size only while it runs, and asks the unit for memory during
+    // enqueueV3 (IOutputAllocator); the unit takes it from this allocator on the enqueue's stream,
+    // keeps it while it is large enough, and gives it back when it needs more and when the unit
+    // closes (deallocateAsync on the default stream: close a unit once its work is done). It must
+    // return 256-byte aligned memory (cudaMallocAsync's is). Null: such outputs are refused when
+    // the unit is created.
+    std::shared_ptr<nvinfer1::IGpuAsyncAllocator> output_memory = nullptr;
 };
+
+// An output whose shape depends on tensor values, as the last enqueue left it: read it once that
+// enqueue's stream has completed.
+struct ValueDependentOutput {
+    void* address = nullptr;    // its memory, from ExecutionOptions::output_memory
+    std::uint64_t capacity = 0; // bytes there (at least what TensorRT asked for)
+    std::optional<Shape> shape; // as TensorRT reported it (absent before an enqueue reports it)
+};
+
+namespace detail {
+
+// The IOutputAllocator an Execution owns for one output whose size depends on tensor values:
+// TensorRT calls it during enqueueV3 with the bytes it needs, then with the shape. Never throws
+// into TensorRT: a failed allocation is a null answer, which fails that enqueue.
+class OutputBuffer final : public nvinfer1::IOutputAllocator {
+public:
+    explicit OutputBuffer(std::shared_ptr<nvinfer1::IGpuAsyncAllocator> memory)
+        : memory_(std::move(memory)) {}
+    OutputBuffer(OutputBuffer const&) = delete;
+    OutputBuffer& operator=(OutputBuffer const&) = delete;
+    OutputBuffer(OutputBuffer&&) = delete;
+    OutputBuffer& operator=(OutputBuffer&&) = delete;
+    ~OutputBuffer() override { release(nullptr); }
+
+    void* reallocateOutputAsync(char const* /*tensorName*/, void* /*currentMemory*/,
+                                std::uint64_t size, std::uint64_t alignment,
+                                cudaStream_t stream) noexcept override {
+        auto const at = reinterpret_cast<std::uintptr_t>(address_); // NOLINT: compared, not read
+        if (address_ != nullptr && size <= capacity_ && alignment != 0 && at % alignment == 0) {
+            return address_;
+        }
+        release(stream);
+        std::uint64_t const aligned = std::max<std::uint64_t>(alignment, kTensorAddressAlignment);
+        address_ = memory_->allocateAsync(size, aligned, 0, stream);
+        capacity_ = address_ == nullptr ? 0 : size;
+        return address_;
+    }
+    void notifyShape(char const* /*tensorName*/, nvinfer1::Dims const& dims) noexcept override {
+        shape_ = dims;
+        notified_ = true;
+    }
+
+    // A new enqueue begins: the shape of the last one no longer holds.
+    void begin_enqueue() noexcept { notified_ = false; }
+    ValueDependentOutput state() const {
+        ValueDependentOutput state{address_, capacity_, std::nullopt};
+        if (notified_) {
+            state.shape = shape_of(shape_);
+        }
+        return state;
+    }
+    // Gives the memory back on `stream`.
+    void release(cudaStream_t stream) noexcept {
+        if (address_ != nullptr) {
+            (void)memory_->deallocateAsync(address_, stream);
+        }
+        address_ = nullptr;
+        capacity_ = 0;
+    }
+
+private:
+    std::shared_ptr<nvinfer1::IGpuAsyncAllocator> memory_;
+    void* address_ = nullptr;
+    std::uint64_t capacity_ = 0;
+    nvinfer1::Dims shape_{};
+    bool notified_ = false;
+};
+
+} // namespace detail
 
 // One execution unit: an IExecutionContext over a deserialized engine, run on caller memory and
 // a caller stream. Movable, not copyable; use it from one thread at a time, and destroy (or
@@ -532,14 +611,16 @@ public:
     // Checks the engine's IO against the manifest entry (check_io), then what an execution unit
     // can run (ExecutionContract: EngineIOError naming each HOST tensor, shape tensor, format
     // other than LINEAR), all before the context exists; creates the context, sets every input
-    // to its creation shape and refuses outputs whose sizes depend on tensor values (`path`, the
-    // entry's file, names the engine in messages). Throws TensorRtError when TensorRT creates no
-    // context or refuses a creation shape.
+    // to its creation shape, and gives each output whose size depends on tensor values an
+    // IOutputAllocator of its own over ExecutionOptions::output_memory, or refuses it
+    // (EngineIOError) without one (`path`, the entry's file, names the engine in messages).
+    // Throws TensorRtError when TensorRT creates no context or refuses a creation shape or an
+    // output allocator.
     Execution(std::shared_ptr<nvinfer1::ICudaEngine> engine, ManifestEntry const& entry,
               std::filesystem::path const& path, ExecutionOptions const& options = {})
         : engine_(std::move(engine)),
           contract_(tensors_for(checked(engine_), entry, path, options.profile), path,
-                    options.profile),
+                    options.profile, options.output_memory != nullptr),
           user_managed_memory_(options.user_managed_memory) {
         context_.reset(engine_->createExecutionContext(
             user_managed_memory_ ? nvinfer1::ExecutionContextAllocationStrategy::kUSER_MANAGED
@@ -565,6 +646,14 @@ public:
             }
         }
         contract_.check_creation_output_shapes(output_shapes());
+        for (std::string const& name : contract_.value_dependent_output_names()) {
+            outputs_.push_back(std::make_unique<detail::OutputBuffer>(options.output_memory));
+            if (!context_->setOutputAllocator(name.c_str(), outputs_.back().get())) {
+                throw TensorRtError("TensorRT refused the output allocator of output '" + name +
+                                    "' of the engine '" + path.string() +
+                                    "' (setOutputAllocator; see the TensorRT log)");
+            }
+        }
     }
 
     // The same for the entry `deployed` was opened from.
@@ -573,8 +662,9 @@ public:
         : Execution(std::move(engine), deployed.entry(), deployed.path(), options) {}
 
     Execution(Execution&& other) noexcept
-        : engine_(std::move(other.engine_)), context_(std::move(other.context_)),
-          contract_(std::move(other.contract_)), user_managed_memory_(other.user_managed_memory_),
+        : engine_(std::move(other.engine_)), outputs_(std::move(other.outputs_)),
+          context_(std::move(other.context_)), contract_(std::move(other.contract_)),
+          user_managed_memory_(other.user_managed_memory_),
           device_memory_set_(other.device_memory_set_) {
         other.contract_.close();
     }
@@ -582,6 +672,7 @@ public:
         if (this != &other) {
             close();
             engine_ = std::move(other.engine_);
+            outputs_ = std::move(other.outputs_);
             context_ = std::move(other.context_);
             contract_ = std::move(other.contract_);
             user_managed_memory_ = other.user_managed_memory_;
@@ -604,6 +695,30 @@ public:
     }
     // The concrete shape of a tensor under the shapes set (ExecutionContract::shape).
     Shape const& shape(std::string_view name) const { return contract_.shape(name); }
+    // The outputs whose sizes depend on tensor values: no address is bound for them; their
+    // memory and shape after an enqueue are value_dependent_output's.
+    std::vector<std::string> const& value_dependent_output_names() const noexcept {
+        return contract_.value_dependent_output_names();
+    }
+    // The memory the unit's allocator gave that output and the shape TensorRT reported for it in
+    // the last enqueue (read them once its stream has completed). InvalidArgument for another
+    // name, Error once closed.
+    ValueDependentOutput value_dependent_output(std::string_view name) const {
+        contract_.check_open();
+        auto const& names = contract_.value_dependent_output_names();
+        auto const found = std::find(names.begin(), names.end(), name);
+        if (found == names.end()) {
+            std::string listed;
+            for (std::string const& one : names) {
+                listed += (listed.empty() ? "'" : ", '") + one + "'";
+            }
+            throw InvalidArgument("'" + std::string(name) +
+                                  "' is not an output whose size depends on tensor values; this "
+                                  "unit's are [" +
+                                  listed + "]");
+        }
+        return outputs_[static_cast<std::size_t>(found - names.begin())]->state();
+    }
     // The bytes a buffer of that tensor needs (LINEAR, its dtype, its concrete shape).
     std::uint64_t bytes(std::string_view name) const {
         return tensor_bytes(contract_.tensor(name).dtype, contract_.shape(name));
@@ -645,6 +760,9 @@ public:
             throw Error("cannot enqueue: the unit's device memory is the application's "
                         "(ExecutionOptions::user_managed_memory) and none is set: call "
                         "set_device_memory with at least device_memory_bytes() bytes first");
+        }
+        for (auto const& output : outputs_) {
+            output->begin_enqueue();
         }
         if (!context_->enqueueV3(stream)) {
             throw TensorRtError("enqueue failed: TensorRT enqueueV3 reported failure (see the "
@@ -747,6 +865,7 @@ public:
     void close() noexcept {
         contract_.close();
         context_.reset();
+        outputs_.clear(); // after the context, which holds them; each gives its memory back
         engine_.reset();
     }
     bool closed() const noexcept { return contract_.closed(); }
@@ -796,6 +915,8 @@ private:
     }
 
     std::shared_ptr<nvinfer1::ICudaEngine> engine_;
+    // Declared before the context, so destroyed after it: the context holds them.
+    std::vector<std::unique_ptr<detail::OutputBuffer>> outputs_;
     std::unique_ptr<nvinfer1::IExecutionContext> context_;
     ExecutionContract contract_;
     bool user_managed_memory_ = false;
