@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
     Action action;
     add_cache_command(app, action);
     add_bundle_command(app, action);
+    add_manifest_command(app, action);
     add_python_subcommand(app, "convert",
                           "Convert a PyTorch .pth checkpoint to safetensors (Python package)",
                           {"convert"}, action);

@@ -39,7 +39,7 @@ from tensoracle import _core
 from tensoracle.cache.remote.config import REMOTE, configure
 from tensoracle.cache.remote.objects import RemoteObjects, RemoteUnavailable, engine_key
 from tensoracle.cache.remote.publication import Publication, PublishOutcome
-from tensoracle.cli import deploy_manifest
+from tensoracle.cli import build_shard, deploy_manifest
 from tensoracle.cli.build_report import (
     ALREADY,
     BUILT,
@@ -75,7 +75,7 @@ from tensoracle.errors import EngineCacheError, RemoteCacheWarning
 
 USAGE = (
     "tensoracle build MODULE:ATTRIBUTE [--targets SM[,SM...]] [--push [URL]] [--force-rebuild] "
-    "[--manifest FILE] [--format json|table]"
+    "[--manifest FILE] [--shard I/N] [--format json|table]"
 )
 
 
@@ -165,6 +165,13 @@ def _parser(prog: str) -> Parser:
         type=Path,
         help="write the deployment manifest of the prepared entries to FILE (docs/deploy.md)",
     )
+    made.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="prepare only part I (from 0) of N disjoint parts of the recipes, the same split on "
+        "every machine; auto/N takes I from JOB_COMPLETION_INDEX or TENSORACLE_SHARD_INDEX. "
+        "Join the parts' manifests with 'tensoracle manifest merge'",
+    )
     add_format_option(made, TABLE, deprecated_json=True)
     return made
 
@@ -245,7 +252,12 @@ def _make(
 
 
 def _write_manifest(
-    path: Path, spec: str, publisher: Publisher | None, rows: list[Row], prog: str
+    path: Path,
+    spec: str,
+    publisher: Publisher | None,
+    rows: list[Row],
+    prog: str,
+    shard: dict[str, Any] | None = None,
 ) -> bool:
     """Writes the deployment manifest of the rows that prepared an entry; False (said on
     stderr) when it cannot be written or an entry cannot be read back."""
@@ -262,7 +274,9 @@ def _write_manifest(
             entries.append(
                 deploy_manifest.entry(row.name, row.graph_version, Path(row.path), fleet)
             )
-        deploy_manifest.write(path, spec, None if publisher is None else publisher.url, entries)
+        deploy_manifest.write(
+            path, spec, None if publisher is None else publisher.url, entries, shard
+        )
     except (OSError, EngineCacheError, RemoteUnavailable) as error:
         print(f"{prog}: --manifest: {error}", file=sys.stderr)
         return False
@@ -294,6 +308,10 @@ def _build(args: list[str], prog: str) -> int:
     except FormatError as error:
         raise UsageError(str(error)) from error
     targets = _targets(options.targets)
+    try:
+        shard = None if options.shard is None else build_shard.parse_shard(options.shard)
+    except build_shard.ShardError as error:
+        raise UsageError(str(error)) from error
     if options.manifest is not None:  # before anything is built, not after
         try:
             deploy_manifest.check_writable(options.manifest)
@@ -307,6 +325,15 @@ def _build(args: list[str], prog: str) -> int:
     if not recipes:  # load_recipes refuses an empty collection; never report success for none
         print(f"{prog}: {options.spec} holds no recipe: nothing was built", file=sys.stderr)
         return EXIT_FAILURE
+    shard_record = None
+    if shard is not None:
+        shard_record = build_shard.record(recipes, shard)
+        every = len(recipes)
+        recipes = [recipes[position] for position in build_shard.positions(recipes, shard)]
+        print(
+            f"{prog}: shard {shard}: {len(recipes)} of the {every} recipes of {options.spec}",
+            file=sys.stderr,
+        )
     rows = []
     for recipe in recipes:
         with contextlib.redirect_stdout(sys.stderr):  # stdout: the report
@@ -319,10 +346,16 @@ def _build(args: list[str], prog: str) -> int:
         rows.append(row)
     signed = None if publisher is None else publisher.signing is not None
     if options.manifest is not None and not _write_manifest(
-        options.manifest, options.spec, publisher, rows, prog
+        options.manifest, options.spec, publisher, rows, prog, shard_record
     ):
         return EXIT_FAILURE
-    report = document(options.spec, None if publisher is None else publisher.url, signed, rows)
+    report = document(
+        options.spec,
+        None if publisher is None else publisher.url,
+        signed,
+        rows,
+        None if shard is None else str(shard),
+    )
     if output == JSON:
         print_json(report)
     else:

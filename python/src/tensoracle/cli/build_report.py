@@ -30,15 +30,19 @@ class Row:
     publish_reason: str | None = None
 
 
-def document(spec: str, remote: str | None, signed: bool | None, rows: list[Row]) -> dict[str, Any]:
+def document(
+    spec: str, remote: str | None, signed: bool | None, rows: list[Row], shard: str | None = None
+) -> dict[str, Any]:
     """The JSON document: what was asked, one object per recipe, and the counts (of publishing
     only with ``--push``: None without). ``succeeded``: no recipe failed and, with ``--push``,
-    the remote cache holds every entry."""
+    the remote cache holds every entry; a build of no recipe succeeds only as a part of a sharded
+    build (``shard``, "I/N", None without ``--shard``), which may be given none."""
     pushing = remote is not None
     return {
         "spec": spec,
         "remote": remote,
         "signed": signed,
+        "shard": shard,
         "recipes": [{**asdict(row), "seconds": round(row.seconds, 3)} for row in rows],
         "built": sum(row.outcome == BUILT for row in rows),
         "reused": sum(row.outcome == REUSED for row in rows),
@@ -46,7 +50,7 @@ def document(spec: str, remote: str | None, signed: bool | None, rows: list[Row]
         "published": sum(row.published == YES for row in rows) if pushing else None,
         "already_published": sum(row.published == ALREADY for row in rows) if pushing else None,
         "not_published": sum(row.published == NO for row in rows) if pushing else None,
-        "succeeded": bool(rows)
+        "succeeded": (bool(rows) or shard is not None)
         and all(row.error is None and row.outcome != FAILED for row in rows)
         and (not pushing or all(row.published != NO for row in rows)),
     }

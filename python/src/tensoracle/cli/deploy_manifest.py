@@ -145,15 +145,24 @@ def check_writable(path: Path) -> None:
         raise OSError(f"cannot write the manifest {path}: {problem}")
 
 
-def write(path: Path, spec: str, remote: str | None, entries: list[dict[str, Any]]) -> None:
+def write(
+    path: Path,
+    spec: str,
+    remote: str | None,
+    entries: list[dict[str, Any]],
+    shard: dict[str, Any] | None = None,
+) -> None:
     """Writes the manifest to ``path`` atomically (a temporary file in its folder, flushed, then
-    renamed over it); ``OSError`` naming the file when it cannot be written."""
-    document = {
+    renamed over it); ``OSError`` naming the file when it cannot be written. A part of a sharded
+    build also records ``shard`` (cli.build_shard.record), which readers of the entries ignore."""
+    document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "spec": spec,
         "remote": remote,
         "entries": entries,
     }
+    if shard is not None:
+        document["shard"] = shard
     text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     folder = path.parent if str(path.parent) else Path(".")
     try:
