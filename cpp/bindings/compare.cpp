@@ -112,6 +112,16 @@ void bind_compare(nb::module_& module) {
     module.def("count_mismatches", &count_mismatches_binding, nb::arg("candidate"),
                nb::arg("reference"), nb::arg("threads"));
     module.def("decode_codes", &decode_codes, nb::arg("dtype"), nb::arg("codes"));
+    module.def(
+        "compare_kernel",
+        [](ViewArguments const& candidate, ViewArguments const& reference) {
+            return std::string(
+                compare_kernel(to_view(candidate, "candidate"), to_view(reference, "reference")));
+        },
+        nb::arg("candidate"), nb::arg("reference"),
+        "Which first pass compare_floating runs for these arrays: \"avx512\", \"avx2\" or "
+        "\"portable\" "
+        "(tensoracle::compare_kernel).");
 }
 
 } // namespace tensoracle::bindings

@@ -248,6 +248,13 @@ std::uint64_t checked_element_count(ArrayView const& view, std::string_view fiel
     return count;
 }
 
+bool is_contiguous(ArrayView const& view) noexcept {
+    Layout const layout = collapse(view);
+    return layout.rank == 1 &&
+           (layout.shape[0] == 1 ||
+            layout.strides[0] == static_cast<std::int64_t>(element_size(view.type)));
+}
+
 void load_doubles(ArrayView const& view, std::uint64_t first, std::size_t count, double* out) {
     switch (view.type) {
     case ElementType::float16: {

@@ -5,6 +5,7 @@
 #include "tensoracle/compare/compare.hpp"
 
 #include "error_statistics.hpp"
+#include "first_pass.hpp"
 #include "parallel_blocks.hpp"
 #include "tensoracle/errors.hpp"
 
@@ -19,7 +20,7 @@ namespace {
 // Elements converted per step; the conversion buffers stay in L1.
 constexpr std::size_t buffer_elements = 1024;
 // Lanes of independent plain sums inside one buffer, each covering at most 256 terms.
-constexpr std::size_t lanes = 4;
+constexpr std::size_t lanes = detail::first_pass_lanes;
 // Sums of squares below this may have lost bits to underflow, so they are recomputed scaled.
 constexpr double smallest_safe_sum = 0x1p-900;
 
@@ -81,8 +82,10 @@ struct Scales {
     bool scale_inputs_of_difference = false;
 };
 
-template <class T>
-T lane_sum(std::array<T, lanes> const& values) noexcept {
+// The lanes' sum in one fixed order, which every pass uses.
+template <class Values>
+double lane_sum(Values const& values) noexcept {
+    static_assert(lanes == 4);
     return (values[0] + values[1]) + (values[2] + values[3]);
 }
 
@@ -109,13 +112,10 @@ void accumulate_sums(double const* c, double const* r, std::size_t n, Scales con
     sums.product.add(lane_sum(cr));
 }
 
-// Per-lane running state of the first pass; independent lanes keep the additions of
-// neighbouring elements out of one dependency chain.
-struct LaneState {
-    std::array<double, lanes> dd{}, rr{}, cc{}, cr{}, ad{}, max_ad{}, max_c{}, max_r{};
-    // A count kept in double is exact far beyond one buffer, and vectorizes with the rest.
-    std::array<double, lanes> outside{};
-};
+// Per-lane running state of the first pass (detail::FirstPassLanes); independent lanes keep the
+// additions of neighbouring elements out of one dependency chain. A count kept in double is
+// exact far beyond one buffer, and vectorizes with the rest.
+using LaneState = detail::FirstPassLanes;
 
 // Non-finite values are not counted in the hot loop: any of them makes a sum of squares
 // non-finite, and only then is the buffer counted (see count_nonfinite).
@@ -161,34 +161,25 @@ void accumulate_lanes(double const* c, double const* r, std::size_t n, Tolerance
     }
 }
 
-double lane_max(std::array<double, lanes> const& values, double start) noexcept {
+template <class Values>
+double lane_max(Values const& values, double start) noexcept {
     for (double value : values) {
         start = value > start ? value : start;
     }
     return start;
 }
 
-// The fused first pass over one buffer: counts, maxima, tolerance and unscaled sums.
-void accumulate(double const* c, double const* r, std::size_t n,
-                std::optional<Tolerance> const& tolerance, double* abs_errors,
-                FloatPartial& partial) noexcept {
-    LaneState s;
-    if (tolerance) {
-        accumulate_lanes<true>(c, r, n, *tolerance, s);
-    } else {
-        accumulate_lanes<false>(c, r, n, Tolerance{}, s);
-    }
-    if (abs_errors != nullptr) {
-        for (std::size_t i = 0; i < n; ++i) {
-            abs_errors[i] = std::abs(c[i] - r[i]);
-        }
+// Folds one buffer's lanes into `partial`; `count` counts the buffer's non-finite values (only
+// called when a sum of squares is not finite).
+template <typename CountNonfinite>
+void fold(LaneState const& s, bool with_abs_errors, CountNonfinite&& count, FloatPartial& partial) {
+    if (with_abs_errors) {
         partial.abs_error.add(lane_sum(s.ad));
     }
     double const rr = lane_sum(s.rr);
     double const cc = lane_sum(s.cc);
     if (!std::isfinite(rr) || !std::isfinite(cc)) {
-        partial.candidate_nonfinite += count_nonfinite(c, n);
-        partial.reference_nonfinite += count_nonfinite(r, n);
+        count(partial);
     }
     partial.outside += static_cast<std::uint64_t>(lane_sum(s.outside));
     partial.max_abs_error = lane_max(s.max_ad, partial.max_abs_error);
@@ -198,6 +189,30 @@ void accumulate(double const* c, double const* r, std::size_t n,
     partial.sums.reference.add(rr);
     partial.sums.candidate.add(cc);
     partial.sums.product.add(lane_sum(s.cr));
+}
+
+// The fused first pass over one buffer: counts, maxima, tolerance and unscaled sums.
+void accumulate(double const* c, double const* r, std::size_t n,
+                std::optional<Tolerance> const& tolerance, double* abs_errors,
+                FloatPartial& partial) noexcept {
+    LaneState s{};
+    if (tolerance) {
+        accumulate_lanes<true>(c, r, n, *tolerance, s);
+    } else {
+        accumulate_lanes<false>(c, r, n, Tolerance{}, s);
+    }
+    if (abs_errors != nullptr) {
+        for (std::size_t i = 0; i < n; ++i) {
+            abs_errors[i] = std::abs(c[i] - r[i]);
+        }
+    }
+    fold(
+        s, abs_errors != nullptr,
+        [&](FloatPartial& counted) {
+            counted.candidate_nonfinite += count_nonfinite(c, n);
+            counted.reference_nonfinite += count_nonfinite(r, n);
+        },
+        partial);
 }
 
 std::string shape_text(std::span<std::int64_t const> shape) {
@@ -281,8 +296,40 @@ FloatComparison compare_floating(ArrayView const& candidate, ArrayView const& re
         abs_errors.resize(static_cast<std::size_t>(count));
     }
     double* const abs_output = options.statistics ? abs_errors.data() : nullptr;
+    // Contiguous arrays of float64, float32, float16 and bfloat16 run a vector kernel where the
+    // CPU has one, with the portable pass's results bit for bit.
+    detail::FirstPassKernel const kernel =
+        is_contiguous(candidate) && is_contiguous(reference)
+            ? detail::first_pass_kernel(candidate.type, reference.type).kernel
+            : nullptr;
+    std::size_t const candidate_size = element_size(candidate.type);
+    std::size_t const reference_size = element_size(reference.type);
     auto const partials = detail::run_blocks<FloatPartial>(
         count, options.threads, [&](std::uint64_t first, std::size_t n, FloatPartial& partial) {
+            if (kernel != nullptr) {
+                for (std::size_t done = 0; done < n; done += buffer_elements) {
+                    std::size_t const step = std::min(buffer_elements, n - done);
+                    std::uint64_t const at = first + done;
+                    double* const out = abs_output == nullptr ? nullptr : abs_output + at;
+                    LaneState s{};
+                    kernel(candidate.data + at * candidate_size,
+                           reference.data + at * reference_size, step,
+                           options.tolerance.has_value(),
+                           options.tolerance ? options.tolerance->atol : 0.0,
+                           options.tolerance ? options.tolerance->rtol : 0.0, out, &s);
+                    fold(
+                        s, out != nullptr,
+                        [&](FloatPartial& counted) {
+                            std::array<double, buffer_elements> values{};
+                            load_doubles(candidate, at, step, values.data());
+                            counted.candidate_nonfinite += count_nonfinite(values.data(), step);
+                            load_doubles(reference, at, step, values.data());
+                            counted.reference_nonfinite += count_nonfinite(values.data(), step);
+                        },
+                        partial);
+                }
+                return;
+            }
             for_each_chunk(
                 candidate, reference, first, n,
                 [&](double const* c, double const* r, std::size_t step, std::size_t done) {

@@ -146,6 +146,14 @@ def count_mismatches(
     threads: int,
 ) -> int: ...
 def decode_codes(dtype: str, codes: Sequence[int]) -> list[float]: ...
+def compare_kernel(
+    candidate: tuple[int, Sequence[int], Sequence[int], str],
+    reference: tuple[int, Sequence[int], Sequence[int], str],
+) -> str:
+    """
+    Which first pass compare_floating runs for these arrays: "avx512", "avx2" or "portable" (tensoracle::compare_kernel).
+    """
+
 def inspect_bundle(directory: str, plugin: str | None = None) -> str:
     """
     Checks a cubin bundle directory (and a plugin library); returns the report as JSON.

@@ -52,6 +52,10 @@ struct ArrayView {
 // returns the element count; throws InvalidArgument naming `field` otherwise.
 std::uint64_t checked_element_count(ArrayView const& view, std::string_view field);
 
+// Whether the elements lie one after the other in flat C order, each element_size(type) bytes
+// from the one before (dimensions of extent 1 aside).
+bool is_contiguous(ArrayView const& view) noexcept;
+
 // An integer read from any integer type: equality is exact across signedness and widths.
 struct IntegerValue {
     std::uint64_t bits = 0;

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,13 @@ inline constexpr std::array<double, 4> statistics_percentiles{50.0, 90.0, 99.0, 
 // that is negative or not finite.
 FloatComparison compare_floating(ArrayView const& candidate, ArrayView const& reference,
                                  CompareOptions const& options = {});
+
+// Which first pass compare_floating runs for these arrays: for contiguous float64, float32,
+// float16 or bfloat16 arrays on x86-64 Linux, "avx512" (eight doubles per step, where it has
+// AVX-512F, AVX2 and F16C) or "avx2" (where it has AVX2 and F16C); else "portable". Every pass
+// gives the same results bit for bit. TENSORACLE_COMPARE_KERNEL=avx2 (or =portable) in the
+// environment chooses no more than that pass.
+std::string_view compare_kernel(ArrayView const& candidate, ArrayView const& reference) noexcept;
 
 // Counts elements that differ between two integer arrays, or two boolean arrays, of one
 // nonempty shape. Integer values compare exactly across widths and signedness.

@@ -247,6 +247,14 @@ def compare_outputs(
     )
 
 
+def compare_kernel(candidate: np.ndarray, reference: np.ndarray) -> str:
+    """Which first pass ``compare_outputs`` runs for two floating arrays: ``"avx512"`` or
+    ``"avx2"`` (contiguous float64, float32, float16 or bfloat16 arrays on an x86-64 Linux CPU with
+    those instructions and F16C) or ``"portable"``; all give the same results bit for bit. ``TENSORACLE_COMPARE_KERNEL=portable``
+    chooses the portable one."""
+    return _core.compare_kernel(_view(_native(candidate)), _view(_native(reference)))
+
+
 def _as_array(value: object, field: str) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
