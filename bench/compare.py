@@ -118,7 +118,12 @@ def main() -> None:
         got = getattr(ours, name)
         for pass_name in passes:
             other = getattr(results[pass_name], name)
-            assert math.isclose(other, got, rel_tol=1e-14), (pass_name, name, other, got)
+            assert math.isclose(other, got, rel_tol=1e-14), (
+                pass_name,
+                name,
+                other,
+                got,
+            )
         if isinstance(value, int):
             assert got == value, (name, got, value)
         else:
