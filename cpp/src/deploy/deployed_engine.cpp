@@ -5,6 +5,7 @@
 
 #include "deploy/json_forms.hpp"
 #include "io/platform.hpp"
+#include "io/sha256_worker.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/identity.hpp"
@@ -23,6 +24,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <fcntl.h>
 #include <span>
 #include <string_view>
@@ -164,15 +166,38 @@ Signature signature_of(std::string const& hex) {
     return signature;
 }
 
-// The digests of a file, computed piece by piece as it is read: SHA-256 of every byte (when
+// Files from this size on have their SHA-256 computed on a thread of its own while the reading
+// thread copies and computes the XXH3-128: on two cores the open then costs about the SHA-256
+// alone. (Below it, starting a thread costs more than it saves.)
+constexpr std::uint64_t kSha256WorkerBytes = std::uint64_t{8} << 20U;
+
+// The digests of a file, computed piece by piece as it is read into the process's memory (the
+// pieces stay valid and unchanged while the digests are computed): SHA-256 of every byte (when
 // asked for) and XXH3-128 of the bytes from `plan_offset` on.
 class Digests {
 public:
-    Digests(std::size_t plan_offset, bool with_sha256)
-        : plan_offset_(plan_offset), with_sha256_(with_sha256) {}
+    Digests(std::size_t plan_offset, bool with_sha256, std::uint64_t file_bytes)
+        : plan_offset_(plan_offset), with_sha256_(with_sha256) {
+        if (with_sha256 && file_bytes >= kSha256WorkerBytes) {
+            worker_ = std::make_unique<Sha256Worker>();
+        }
+    }
 
     void add(std::span<std::byte const> piece) {
-        if (with_sha256_) {
+        if (piece.empty()) { // the copy is complete or abandoned: no piece is used after this
+            if (worker_) {
+                try {
+                    sha256_hex_ = worker_->hex_digest();
+                } catch (...) { // reported by engine_sha256, not into the copy's own failure
+                    failure_ = std::current_exception();
+                }
+                worker_.reset();
+            }
+            return;
+        }
+        if (worker_) {
+            worker_->add(piece);
+        } else if (with_sha256_) {
             sha256_.update(piece);
         }
         if (at_ + piece.size() > plan_offset_) {
@@ -181,7 +206,13 @@ public:
         }
         at_ += piece.size();
     }
-    std::string engine_sha256() { return sha256_.hex_digest(); }
+    // After the copy's end (FileContents's empty piece).
+    std::string engine_sha256() {
+        if (failure_) {
+            std::rethrow_exception(failure_);
+        }
+        return sha256_hex_.empty() ? sha256_.hex_digest() : sha256_hex_;
+    }
     std::string plan_xxh3_128() const { return plan_.hex_digest(); }
 
 private:
@@ -189,6 +220,9 @@ private:
     bool with_sha256_;
     std::size_t at_ = 0;
     Sha256 sha256_;
+    std::unique_ptr<Sha256Worker> worker_;
+    std::string sha256_hex_; // the worker's digest, taken at the copy's end
+    std::exception_ptr failure_;
     PlanChecksum plan_;
 };
 
@@ -241,7 +275,7 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
     // Where the plan starts by the manifest; the header must agree (checked below).
     auto const plan_offset = static_cast<std::size_t>(entry.engine_bytes - entry.plan_size);
     // One pass: each piece is hashed as it is copied, and only the copy is judged and handed on.
-    Digests digests(plan_offset, trusted.has_value());
+    Digests digests(plan_offset, trusted.has_value(), entry.engine_bytes);
     auto state = std::make_unique<State>(
         State{entry, path,
               read_entry(path, entry.engine_bytes,

@@ -105,7 +105,17 @@ void FileContents::copy_in(int fd, std::filesystem::path const& path,
     }
     platform::advise_sequential_reads(fd);
     copy_ = PrivateMemory(size, path);
-    copy_size_ = read_in_pieces(fd, {copy_.data(), size}, path, observe);
+    try {
+        copy_size_ = read_in_pieces(fd, {copy_.data(), size}, path, observe);
+    } catch (...) {
+        if (observe) {
+            observe({}); // abandoned: the pieces are released next
+        }
+        throw;
+    }
+    if (observe) {
+        observe({}); // complete
+    }
 }
 
 std::span<std::byte const> FileContents::bytes() const noexcept {

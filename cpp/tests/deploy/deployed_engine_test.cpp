@@ -49,12 +49,13 @@ std::string hex_of(Signature const& signature) {
 // A cache folder holding one saved entry, and the manifest entry `tensoracle build` writes for it.
 struct Deployment {
     testing::TemporaryDirectory folder;
-    std::vector<std::byte> plan = testing::random_bytes(4096, 7);
+    std::vector<std::byte> plan;
     EngineIdentity identity = recorded_identity(conditions());
     std::filesystem::path path;
     ManifestEntry entry;
 
-    Deployment() {
+    explicit Deployment(std::size_t plan_bytes = 4096)
+        : plan(testing::random_bytes(plan_bytes, 7)) {
         Store const store(folder.path());
         path = store.save(identity, {{"io", io_signature()}}, plan);
         entry = testing::manifest_entry_of(path, identity, io_signature());
@@ -236,6 +237,31 @@ TEST(DeployedEngine, WithAVerifyKeyOnlyTheKeysSignatureOpens) {
     message = message_of<UntrustedEngineError>(
         [&] { (void)DeployedEngine::open(deployment.entry, options); });
     EXPECT_NE(message.find("the file changed after signing"), std::string::npos) << message;
+}
+
+// From 8 MiB on, the SHA-256 of a signed entry is computed on a thread of its own while the file
+// is copied: the same verdicts, a changed byte anywhere (here, the plan's last) still refused.
+TEST(DeployedEngine, ALargeSignedEntryHashedOnAThreadOfItsOwnIsVerifiedTheSame) {
+    Keys const keys;
+    Deployment deployment((std::size_t{9} << 20U) + 123);
+    OpenOptions options = deployment.options();
+    options.verify_key = keys.verify_key;
+    deployment.sign(keys.signing);
+    DeployedEngine const engine = DeployedEngine::open(deployment.entry, options);
+    EXPECT_EQ(engine.signer(), keys.fingerprint());
+    ASSERT_EQ(engine.plan_size(), deployment.plan.size());
+    EXPECT_TRUE(std::equal(deployment.plan.begin(), deployment.plan.end(),
+                           static_cast<std::byte const*>(engine.plan_data())));
+    auto bytes = testing::read_all(deployment.path);
+    bytes.back() ^= std::byte{1};
+    deployment.overwrite(bytes);
+    std::string const message = message_of<UntrustedEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, options); });
+    EXPECT_NE(message.find("the file changed after signing"), std::string::npos) << message;
+    // Refused early (another size than the manifest's): the hashing thread is stopped cleanly.
+    bytes.pop_back();
+    deployment.overwrite(bytes);
+    EXPECT_THROW((void)DeployedEngine::open(deployment.entry, options), CorruptEngineError);
 }
 
 // Where the manifest records a signature, an open without a key does not fail open: it is

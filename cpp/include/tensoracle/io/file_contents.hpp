@@ -27,7 +27,10 @@ enum class Holding {
 };
 
 // Called with each piece of a copy right after it is read, in order, while it is still in the
-// CPU's cache: hashing there makes the read and the hash one pass.
+// CPU's cache: hashing there makes the read and the hash one pass. Then called once with an empty
+// piece when the copy is complete, or abandoned (a read failed: the pieces are released right
+// after): an observer that handed pieces to another thread waits for it there, so that no piece
+// is used after the constructor returns or throws.
 using PieceObserver = std::function<void(std::span<std::byte const> piece)>;
 
 class FileContents {
