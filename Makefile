@@ -30,7 +30,7 @@ REQUIREMENTS := $(wildcard python/requirements-*.txt)
 .PHONY: test test-started demo setup apt apt-core venv venv-runtime cpp cpp-test python python-test lint tidy \
 	fuzz bench bench-quick clean docs tensorrt-headers tensorrt-11-headers plugin-tensorrt \
 	cubin-plugin wheel wheel-test gpu-check windows-test wheel-abi3 wheel-abi3-test \
-	wheel-abi3-test-3.12 wheel-abi3-test-3.13 tidy-windows
+	wheel-abi3-test-3.12 wheel-abi3-test-3.13 abi3-suite-3.12 abi3-suite-3.13 tidy-windows
 
 # make test's steps, in order. Each step's end is logged (build/test-steps.log) by its
 # step-done-STEP target, so that the time each took, including the prerequisites it was the first
@@ -227,7 +227,8 @@ wheel-abi3: setup
 # minutes of each run) are left to make python-test. torch, which `make venv` adds for
 # 3.11 (the CPU build kept on this machine), is not installed: PyPI's torch 2.13.0 for 3.12 and
 # 3.13 is the CUDA build, which requires triton 3.7.1 against the pinned 3.8.0, so the converter's
-# tests skip with their reason.
+# tests skip with their reason. wheel-abi3-test runs the two suites at the same time (each is one
+# pytest process, mostly on one CPU), each one's output printed whole when it ends.
 ABI3_TEST_VENV := build/wheel-abi3-venv
 define test_abi3_wheel
 $(call need_python,$(1),$(2))
@@ -237,10 +238,16 @@ $(ABI3_TEST_VENV)-$(2)/bin/python -m pip install -q -r python/requirements-dev.t
 cd python/tests && ../../$(ABI3_TEST_VENV)-$(2)/bin/python -m pytest -q --installed-package \
   -m "not toolchain"
 endef
-wheel-abi3-test: wheel-abi3-test-3.12 wheel-abi3-test-3.13
+wheel-abi3-test: wheel-abi3 cubin-plugin
+	$(MAKE) --no-print-directory -j 2 --output-sync=target abi3-suite-3.12 abi3-suite-3.13
 wheel-abi3-test-3.12: wheel-abi3 cubin-plugin
-	$(call test_abi3_wheel,$(PYTHON312),3.12)
+	$(MAKE) --no-print-directory abi3-suite-3.12
 wheel-abi3-test-3.13: wheel-abi3 cubin-plugin
+	$(MAKE) --no-print-directory abi3-suite-3.13
+# The suites alone, on the wheel wheel-abi3 built.
+abi3-suite-3.12:
+	$(call test_abi3_wheel,$(PYTHON312),3.12)
+abi3-suite-3.13:
 	$(call test_abi3_wheel,$(PYTHON313),3.13)
 
 # On a machine with an NVIDIA GPU: every GPU test, the documentation examples and the GPU
