@@ -2,6 +2,7 @@
 // reading only directory entries, file metadata, engine headers and weight digest records.
 #include "tensoracle/cache/cache_listing.hpp"
 
+#include "cache/entry_workers.hpp"
 #include "io/platform.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/cache/identity.hpp"
@@ -15,7 +16,10 @@
 #include <cerrno>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
+#include <string>
+#include <vector>
 
 namespace tensoracle {
 namespace {
@@ -115,11 +119,14 @@ std::uint64_t distinct_size_bytes(std::span<CacheEntry const> entries) {
 }
 
 std::optional<std::string> entry_name_mismatch(std::string_view file_name,
-                                               nlohmann::json const& conditions) {
+                                               nlohmann::json const& conditions,
+                                               std::string_view canonical_conditions) {
     std::string expected;
     try {
         // As recorded: an entry saved before targets were sorted keeps its name.
-        expected = recorded_identity(conditions).file_name;
+        expected = canonical_conditions.empty()
+                       ? recorded_file_name(conditions)
+                       : recorded_file_name(conditions, canonical_conditions);
     } catch (Error const& error) {
         return std::string("its header's conditions name no saved engine (") + error.what() + ")";
     }
@@ -134,10 +141,14 @@ std::optional<std::string> entry_name_mismatch(std::string_view file_name,
 bool read_entry_header(std::filesystem::path const& directory, CacheEntry& entry) {
     std::filesystem::path const path = directory / entry.name;
     try {
-        entry.header = read_engine_header(path).header;
+        DecodedHeader decoded = read_engine_header(path);
+        entry.header = std::move(decoded.header);
+        entry.conditions_json = std::move(decoded.conditions_json);
         entry.status = EntryStatus::recognized;
-        if (auto mismatch = entry_name_mismatch(entry.name, entry.header->conditions)) {
+        if (auto mismatch =
+                entry_name_mismatch(entry.name, entry.header->conditions, entry.conditions_json)) {
             entry.header.reset();
+            entry.conditions_json = std::string();
             entry.status = EntryStatus::unrecognized;
             entry.reason = std::move(*mismatch);
         }
@@ -155,6 +166,55 @@ bool read_entry_header(std::filesystem::path const& directory, CacheEntry& entry
     return true;
 }
 
+namespace {
+
+// A name the scan keeps: an engine's, or a temporary file of a save.
+struct ListedName {
+    std::string name;
+    bool temporary = false;
+};
+
+// The entry at `listed` from its metadata (never following a link) and, when asked, its header.
+// Returns nullopt when the file has disappeared since the directory was read.
+std::optional<CacheEntry> describe_entry(std::filesystem::path const& directory,
+                                         ListedName const& listed, bool read_headers) {
+    auto const status = platform::status(directory / listed.name, platform::Follow::no_links);
+    if (!status) {
+        if (errno == ENOENT) {
+            return std::nullopt; // removed since the directory was read
+        }
+        throw_file_error("cannot read the metadata of", directory / listed.name, errno);
+    }
+    CacheEntry entry;
+    entry.name = listed.name;
+    entry.size_bytes = status->size;
+    entry.recorded_at_ns = status->modified_ns;
+    entry.inode = status->identity;
+    entry.device = status->device;
+    entry.temporary = listed.temporary;
+    if (status->kind != platform::FileKind::regular) {
+        // Never opened: a link, a directory or a FIFO is listed as unrecognized with the
+        // reason, so `cache verify` reports it and `prune` leaves it alone like any other
+        // file it cannot judge. It holds no engine bytes.
+        entry.regular = false;
+        entry.size_bytes = 0;
+        entry.status = EntryStatus::unrecognized;
+        entry.reason = status->kind == platform::FileKind::link
+                           ? link_refusal(directory / entry.name)
+                           : not_regular_refusal(directory / entry.name,
+                                                 status->kind == platform::FileKind::directory);
+    } else if (listed.temporary || entry.size_bytes == 0) {
+        entry.status = EntryStatus::building_or_leftover;
+    } else if (!read_headers) {
+        entry.status = EntryStatus::unrecognized;
+    } else if (!read_entry_header(directory, entry)) {
+        return std::nullopt;
+    }
+    return entry;
+}
+
+} // namespace
+
 CacheScan scan_cache(std::filesystem::path const& directory, bool read_headers) {
     CacheScan scan;
     scan.directory = directory;
@@ -166,44 +226,21 @@ CacheScan scan_cache(std::filesystem::path const& directory, bool read_headers) 
         throw_file_error("cannot list the cache directory", directory, errno);
     }
     scan.exists = true;
+    std::vector<ListedName> listed;
     for (std::string const& name : *names) {
         bool const temporary = is_temporary_engine_name(name);
-        if (!temporary && !is_engine_file_name(name)) {
-            continue;
+        if (temporary || is_engine_file_name(name)) {
+            listed.push_back({name, temporary});
         }
-        auto const status = platform::status(directory / name, platform::Follow::no_links);
-        if (!status) {
-            if (errno == ENOENT) {
-                continue; // removed since the directory was read
-            }
-            throw_file_error("cannot read the metadata of", directory / name, errno);
+    }
+    std::vector<std::optional<CacheEntry>> described(listed.size());
+    detail::for_each_entry(listed.size(), [&](std::size_t index) {
+        described[index] = describe_entry(directory, listed[index], read_headers);
+    });
+    for (std::optional<CacheEntry>& entry : described) {
+        if (entry) {
+            scan.entries.push_back(std::move(*entry));
         }
-        CacheEntry entry;
-        entry.name = name;
-        entry.size_bytes = status->size;
-        entry.recorded_at_ns = status->modified_ns;
-        entry.inode = status->identity;
-        entry.device = status->device;
-        entry.temporary = temporary;
-        if (status->kind != platform::FileKind::regular) {
-            // Never opened: a link, a directory or a FIFO is listed as unrecognized with the
-            // reason, so `cache verify` reports it and `prune` leaves it alone like any other
-            // file it cannot judge. It holds no engine bytes.
-            entry.regular = false;
-            entry.size_bytes = 0;
-            entry.status = EntryStatus::unrecognized;
-            entry.reason = status->kind == platform::FileKind::link
-                               ? link_refusal(directory / name)
-                               : not_regular_refusal(directory / name,
-                                                     status->kind == platform::FileKind::directory);
-        } else if (temporary || entry.size_bytes == 0) {
-            entry.status = EntryStatus::building_or_leftover;
-        } else if (!read_headers) {
-            entry.status = EntryStatus::unrecognized;
-        } else if (!read_entry_header(directory, entry)) {
-            continue;
-        }
-        scan.entries.push_back(std::move(entry));
     }
     std::sort(scan.entries.begin(), scan.entries.end(),
               [](CacheEntry const& a, CacheEntry const& b) { return a.name < b.name; });
@@ -267,7 +304,11 @@ nlohmann::json weight_paths_json(nlohmann::json const& conditions, WeightPathInd
     return result;
 }
 
-nlohmann::json entry_json(CacheEntry const& entry, WeightPathIndex const& weights) {
+namespace {
+
+// entry_json's object, less "conditions" when `conditions` is null.
+nlohmann::json entry_json_with(CacheEntry const& entry, WeightPathIndex const& weights,
+                               nlohmann::json const* conditions) {
     nlohmann::json json = {{"file_name", entry.name},
                            {"size_bytes", entry.size_bytes},
                            {"recorded_at", format_utc_time(entry.recorded_at_ns)},
@@ -278,11 +319,41 @@ nlohmann::json entry_json(CacheEntry const& entry, WeightPathIndex const& weight
         json["reason"] = entry.reason;
     }
     if (entry.header) {
-        json["conditions"] = entry.header->conditions;
         json["workspace_limit"] = workspace_limit_json(*entry.header);
         json["weight_paths"] = weight_paths_json(entry.header->conditions, weights);
+        if (conditions != nullptr) {
+            json["conditions"] = *conditions;
+        }
     }
     return json;
+}
+
+// Compact JSON, invalid UTF-8 replaced: how the listing writes names and what headers say.
+std::string listing_text(nlohmann::json const& value) {
+    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// listing_text(entry_json(entry, weights)), made without writing the conditions again: they are
+// the first member ("conditions" sorts before every other key), and their text is the header's
+// own canonical text of them, which is how dump() writes them (valid UTF-8, sorted keys, compact).
+std::string entry_line(CacheEntry const& entry, WeightPathIndex const& weights) {
+    if (!entry.header || entry.conditions_json.empty()) {
+        return listing_text(entry_json(entry, weights));
+    }
+    std::string const others = listing_text(entry_json_with(entry, weights, nullptr));
+    std::string line;
+    line.reserve(entry.conditions_json.size() + others.size() + 16);
+    line += R"({"conditions":)";
+    line += entry.conditions_json;
+    line += ',';
+    line.append(others, 1); // without its "{"
+    return line;
+}
+
+} // namespace
+
+nlohmann::json entry_json(CacheEntry const& entry, WeightPathIndex const& weights) {
+    return entry_json_with(entry, weights, entry.header ? &entry.header->conditions : nullptr);
 }
 
 nlohmann::json listing_json(CacheScan const& scan, std::span<WeightRecord const> records) {
@@ -303,21 +374,34 @@ void write_listing_json(std::ostream& out, std::filesystem::path const& director
         records = read_weight_records(directory);
     }
     WeightPathIndex const weights{records};
-    auto const text = [](nlohmann::json const& value) {
-        return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    };
-    out << "{\n  \"directory\": " << text(scan.directory.string()) << ",\n  \"entries\": [";
+    out << "{\n  \"directory\": " << listing_text(scan.directory.string()) << ",\n  \"entries\": [";
     DistinctFiles files;
     bool first = true;
-    for (CacheEntry& entry : scan.entries) {
-        bool const needs_header = entry.regular && !entry.temporary && entry.size_bytes > 0;
-        if (needs_header && !read_entry_header(directory, entry)) {
-            continue; // removed since the directory was read
+    // A batch of entries at a time: their headers read and their lines made on the entry
+    // workers, then written in order and released, so memory stays flat however many there are.
+    constexpr std::size_t batch_entries = 1024;
+    std::vector<std::optional<std::string>> lines;
+    for (std::size_t start = 0; start < scan.entries.size(); start += batch_entries) {
+        std::size_t const count = std::min(batch_entries, scan.entries.size() - start);
+        lines.assign(count, std::nullopt);
+        detail::for_each_entry(count, [&](std::size_t index) {
+            CacheEntry& entry = scan.entries[start + index];
+            bool const needs_header = entry.regular && !entry.temporary && entry.size_bytes > 0;
+            if (needs_header && !read_entry_header(directory, entry)) {
+                return; // removed since the directory was read
+            }
+            lines[index] = entry_line(entry, weights);
+            entry.header.reset();
+            entry.conditions_json = std::string();
+        });
+        for (std::size_t index = 0; index < count; ++index) {
+            if (!lines[index]) {
+                continue;
+            }
+            out << (first ? "\n    " : ",\n    ") << *lines[index];
+            first = false;
+            files.add(scan.entries[start + index]);
         }
-        out << (first ? "\n    " : ",\n    ") << text(entry_json(entry, weights));
-        first = false;
-        files.add(entry);
-        entry.header.reset(); // keep memory flat: one header at a time
     }
     out << (first ? "],\n" : "\n  ],\n") << "  \"total_size_bytes\": " << files.total_bytes()
         << "\n}\n";

@@ -19,6 +19,9 @@
 namespace tensoracle {
 namespace {
 
+// read_engine_header's first read: the preamble and, for most headers, all of the header.
+constexpr std::uint64_t kFirstHeaderReadBytes = 4096;
+
 [[noreturn]] void corrupt(std::filesystem::path const& path, std::string const& reason) {
     throw CorruptEngineError("saved engine '" + path.string() + "' is unusable: " + reason, path);
 }
@@ -76,7 +79,8 @@ void expect_members(nlohmann::json const& object, std::initializer_list<char con
     }
 }
 
-EngineHeader header_from_json(nlohmann::json const& json, std::filesystem::path const& path) {
+// The header's members are moved out of `json`, which is left with null values.
+EngineHeader header_from_json(nlohmann::json& json, std::filesystem::path const& path) {
     if (!json.is_object()) {
         corrupt(path, "the header is a JSON " + type_name(json) + ", not an object");
     }
@@ -88,8 +92,8 @@ EngineHeader header_from_json(nlohmann::json const& json, std::filesystem::path 
                               type_name(json.at(name)) + ", not an object");
         }
     }
-    header.conditions = json.at("conditions");
-    header.references = json.at("references");
+    header.conditions = std::move(json.at("conditions"));
+    header.references = std::move(json.at("references"));
     auto const& plan = json.at("plan");
     if (!plan.is_object()) {
         corrupt(path, "header member \"plan\" is a JSON " + type_name(plan) + ", not an object");
@@ -110,6 +114,51 @@ EngineHeader header_from_json(nlohmann::json const& json, std::filesystem::path 
         corrupt(path, "the header's " + *violation);
     }
     return header;
+}
+
+// The canonical JSON of a header whose members header_from_json has checked, in the pieces it is
+// made of: the conditions, the plan (two members of known types, so one spelling) and the
+// references. Returns the conditions' piece when `text` is exactly that JSON; refuses the header
+// otherwise, as canonical_json of the whole header would.
+std::string canonical_header_conditions(EngineHeader const& header, std::string_view text,
+                                        std::filesystem::path const& path) {
+    std::string conditions;
+    std::string references;
+    try {
+        conditions = canonical_json(header.conditions);
+        references = canonical_json(header.references);
+    } catch (Error const&) {
+        // The whole header again, for the message canonical_json gives of it (the JSON pointer of
+        // the value from the header's root).
+        nlohmann::json const whole = {
+            {"conditions", header.conditions},
+            {"plan", {{"size", header.plan_size}, {"xxh3_128", header.plan_xxh3_128}}},
+            {"references", header.references}};
+        try {
+            (void)canonical_json(whole);
+        } catch (Error const& error) {
+            corrupt(path, std::string("the header is not canonical JSON: ") + error.what());
+        }
+        throw;
+    }
+    std::string const plan = R"(,"plan":{"size":)" + std::to_string(header.plan_size) +
+                             R"(,"xxh3_128":")" + header.plan_xxh3_128 + R"("},"references":)";
+    std::string_view rest = text;
+    bool canonical = true;
+    for (std::string_view const piece :
+         {std::string_view(R"({"conditions":)"), std::string_view(conditions),
+          std::string_view(plan), std::string_view(references), std::string_view("}")}) {
+        if (!rest.starts_with(piece)) {
+            canonical = false;
+            break;
+        }
+        rest.remove_prefix(piece.size());
+    }
+    if (!canonical || !rest.empty()) {
+        corrupt(path, "the header is not in canonical JSON form (sorted keys, no white space, "
+                      "no duplicate keys)");
+    }
+    return conditions;
 }
 
 } // namespace
@@ -236,19 +285,10 @@ DecodedHeader decode_engine_prefix(std::span<std::byte const> bytes, std::uint64
     } catch (JsonLimitError const& error) {
         corrupt(path, std::string("the header is not valid JSON: ") + error.what());
     }
-    DecodedHeader decoded{header_from_json(json, path), plan_offset};
+    DecodedHeader decoded{header_from_json(json, path), plan_offset, {}};
     // A header that is not canonical was not written by tensoracle (or holds duplicate keys,
     // which a JSON parser would silently collapse): refuse it rather than guess.
-    std::string canonical;
-    try {
-        canonical = canonical_json(json);
-    } catch (Error const& error) {
-        corrupt(path, std::string("the header is not canonical JSON: ") + error.what());
-    }
-    if (canonical != text) {
-        corrupt(path, "the header is not in canonical JSON form (sorted keys, no white space, "
-                      "no duplicate keys)");
-    }
+    decoded.conditions_json = canonical_header_conditions(decoded.header, text, path);
     return decoded;
 }
 
@@ -287,16 +327,21 @@ DecodedHeader read_engine_header(std::filesystem::path const& path) {
         buffer.resize(read_from_start(fd, buffer, path));
         return buffer;
     };
-    auto preamble = read_prefix(kEnginePreambleBytes);
-    if (preamble.size() < kEnginePreambleBytes) {
-        return decode_engine_header(preamble, std::max<std::uint64_t>(file_size, preamble.size()),
-                                    path);
+    // One read answers most files: the preamble and a header of the usual few kilobytes.
+    auto const first = read_prefix(kFirstHeaderReadBytes);
+    if (first.size() < kEnginePreambleBytes) {
+        return decode_engine_header(first, std::max<std::uint64_t>(file_size, first.size()), path);
     }
-    auto const header_length = read_le<std::uint64_t>(preamble, 12);
+    auto const header_length = read_le<std::uint64_t>(first, 12);
     if (header_length == 0 || header_length > kMaxHeaderBytes) {
-        return decode_engine_header(preamble, file_size, path); // reports the bad length
+        return decode_engine_header(std::span(first).first(kEnginePreambleBytes), file_size,
+                                    path); // reports the bad length
     }
-    auto const prefix = read_prefix(kEnginePreambleBytes + header_length);
+    std::uint64_t const prefix_bytes = kEnginePreambleBytes + header_length;
+    if (prefix_bytes <= first.size()) {
+        return decode_engine_header(std::span(first).first(prefix_bytes), file_size, path);
+    }
+    auto const prefix = read_prefix(prefix_bytes);
     return decode_engine_header(prefix, file_size, path);
 }
 

@@ -6,7 +6,11 @@
 #include "tensoracle/text/canonical_json.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 
 namespace tensoracle {
 namespace {
@@ -85,7 +89,13 @@ EngineIdentity make_identity(nlohmann::json conditions) {
     return recorded_identity(std::move(conditions));
 }
 
-EngineIdentity recorded_identity(nlohmann::json conditions) {
+namespace {
+
+// The checks recorded_identity makes, and the digest and file name it gives; `canonical` is
+// canonical_json(conditions) when the caller has it.
+std::pair<std::string, std::string>
+digest_and_file_name(nlohmann::json const& conditions,
+                     std::optional<std::string_view> canonical = std::nullopt) {
     if (!conditions.is_object()) {
         throw InvalidArgument(std::string("engine conditions must be a JSON object, not a ") +
                               conditions.type_name());
@@ -96,11 +106,28 @@ EngineIdentity recorded_identity(nlohmann::json conditions) {
         throw InvalidArgument("engine conditions need a non-empty string member \"name\", got " +
                               (name == conditions.end() ? std::string("none") : name->dump()));
     }
+    std::string digest =
+        canonical ? sha256_hex(*canonical) : sha256_hex(canonical_json(conditions));
+    std::string file_name = safe_name(name->get<std::string>()) + "-" + digest + ".engine";
+    return {std::move(digest), std::move(file_name)};
+}
+
+} // namespace
+
+EngineIdentity recorded_identity(nlohmann::json conditions) {
     EngineIdentity identity;
-    identity.digest = sha256_hex(canonical_json(conditions));
-    identity.file_name = safe_name(name->get<std::string>()) + "-" + identity.digest + ".engine";
+    std::tie(identity.digest, identity.file_name) = digest_and_file_name(conditions);
     identity.conditions = std::move(conditions);
     return identity;
+}
+
+std::string recorded_file_name(nlohmann::json const& conditions) {
+    return digest_and_file_name(conditions).second;
+}
+
+std::string recorded_file_name(nlohmann::json const& conditions,
+                               std::string_view canonical_conditions) {
+    return digest_and_file_name(conditions, canonical_conditions).second;
 }
 
 } // namespace tensoracle

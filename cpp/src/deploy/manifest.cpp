@@ -149,7 +149,7 @@ ManifestEntry entry_of(Json const& value, std::string const& where) {
     entry.runs_on = conditions_from_json(conditions, fields.at("conditions"));
     std::string identity_name;
     try {
-        identity_name = recorded_identity(conditions).file_name;
+        identity_name = recorded_file_name(conditions);
     } catch (InvalidArgument const& error) {
         throw InvalidArgument(fields.at("conditions") +
                               " are not an engine's identity: " + error.what());

@@ -3,6 +3,8 @@
 
 #include "tensoracle/errors.hpp"
 
+#include <algorithm>
+
 namespace tensoracle {
 namespace {
 
@@ -28,10 +30,29 @@ void reject_floats(nlohmann::json const& value, nlohmann::json::json_pointer con
     }
 }
 
+// Whether reject_floats would throw, found without building a pointer per member (most values
+// hold neither, and this runs for every header read).
+bool holds_float_or_binary(nlohmann::json const& value) {
+    switch (value.type()) {
+    case nlohmann::json::value_t::number_float:
+    case nlohmann::json::value_t::binary:
+        return true;
+    case nlohmann::json::value_t::object:
+    case nlohmann::json::value_t::array:
+        return std::any_of(value.begin(), value.end(), [](nlohmann::json const& member) {
+            return holds_float_or_binary(member);
+        });
+    default:
+        return false;
+    }
+}
+
 } // namespace
 
 std::string canonical_json(nlohmann::json const& value) {
-    reject_floats(value, nlohmann::json::json_pointer{});
+    if (holds_float_or_binary(value)) {
+        reject_floats(value, nlohmann::json::json_pointer{}); // throws, naming where
+    }
     // nlohmann::json keeps object members in a std::map<std::string>, whose ordering compares
     // chars as unsigned bytes: dump() therefore writes keys in byte order. ensure_ascii=false
     // keeps non-ASCII text as its UTF-8 bytes, and the strict error handler refuses invalid UTF-8.

@@ -251,6 +251,104 @@ TEST(WriteListingJson, StreamsTheSameObjectAsListingJson) {
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 6 + 3);
 }
 
+// Enough entries for the listing's worker threads and for more than one batch of lines: every
+// kind of entry, each line written as entry_json writes that entry (the conditions, which the
+// streamed lines take from the header's own text, included), and the scan the same as one made
+// entry by entry on one thread.
+TEST(WriteListingJson, ALongListingIsWrittenLineForLineAsEntryJsonWritesEachEntry) {
+    TemporaryDirectory directory;
+    auto const& dir = directory.path();
+    auto const weight_file = dir / "w.safetensors";
+    testing::write_file(weight_file, "w", 1);
+    std::string const digest = weight_digest(dir, weight_file).sha256;
+    std::size_t const count = 2600;
+    for (std::size_t i = 0; i < count; ++i) {
+        auto const time = static_cast<std::int64_t>(1'700'000'000'000'000'000 + i);
+        std::string const index = std::to_string(i);
+        switch (i % 7) {
+        case 0:
+            testing::write_file(dir / ("junk-" + index + ".engine"), "not an engine", time);
+            break;
+        case 1:
+            testing::write_file(dir / ("empty-" + index + ".engine"), "", time);
+            break;
+        case 2:
+            testing::write_file(dir / ("t.engine.tmp-" + index + "-abc"), "partial", time);
+            break;
+        case 3: { // a recognized engine under another name
+            nlohmann::json const conditions = {{"name", "copy"}, {"i", i}};
+            testing::write_engine(dir / ("copy-" + index + ".engine"), conditions, {}, 8, time);
+            break;
+        }
+        default: { // recognized: non-ASCII text, escapes, weights, limits
+            nlohmann::json const conditions = {{"name", "m\xC3\xBC" + index},
+                                               {"note", "tab\tquote\" \u00e9 \x01"},
+                                               {"shape", {1, -1, static_cast<int>(i)}},
+                                               {"weights", {digest}}};
+            nlohmann::json const references = {{"workspace_limit", i % 2 == 0 ? 1024 : 0}};
+            testing::write_engine(dir / testing::engine_name(conditions), conditions, references,
+                                  16, time);
+        }
+        }
+    }
+    nlohmann::json const linked = {{"name", "linked"}};
+    testing::write_engine(dir / testing::engine_name(linked), linked, {}, 32, 9);
+    std::filesystem::create_directory(dir / "folder.engine");
+    std::size_t listed = count + 2;
+#ifndef _WIN32
+    // A hard link of a recognized entry counts its bytes once (made on POSIX systems only: the
+    // Windows build of this test runs under Wine, whose file identities of links are not ours).
+    std::filesystem::create_hard_link(dir / testing::engine_name(linked),
+                                      dir / "linked-copy.engine");
+    ++listed;
+#endif
+
+    CacheScan const scan = scan_cache(dir);
+    ASSERT_EQ(scan.entries.size(), listed);
+    // The same scan, one entry at a time: metadata first, then each header on this thread.
+    CacheScan one_by_one = scan_cache(dir, false);
+    ASSERT_EQ(one_by_one.entries.size(), scan.entries.size());
+    for (std::size_t i = 0; i < scan.entries.size(); ++i) {
+        CacheEntry& entry = one_by_one.entries[i];
+        if (entry.regular && !entry.temporary && entry.size_bytes > 0) {
+            ASSERT_TRUE(read_entry_header(dir, entry));
+        }
+        ASSERT_EQ(entry.name, scan.entries[i].name);
+        EXPECT_EQ(entry.status, scan.entries[i].status) << entry.name;
+        EXPECT_EQ(entry.reason, scan.entries[i].reason) << entry.name;
+        EXPECT_EQ(entry.header.has_value(), scan.entries[i].header.has_value()) << entry.name;
+        EXPECT_EQ(entry.conditions_json, scan.entries[i].conditions_json) << entry.name;
+    }
+    EXPECT_EQ(scan.total_size_bytes, one_by_one.total_size_bytes);
+
+    std::ostringstream out;
+    write_listing_json(out, dir);
+    std::istringstream lines(out.str());
+    std::vector<std::string> entry_lines;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.starts_with("    ")) {
+            if (line.ends_with(",")) {
+                line.pop_back();
+            }
+            entry_lines.push_back(line.substr(4));
+        }
+    }
+    std::vector<WeightRecord> const records = read_weight_records(dir);
+    WeightPathIndex const weights{records};
+    ASSERT_EQ(entry_lines.size(), scan.entries.size());
+    std::size_t recognized = 0;
+    for (std::size_t i = 0; i < scan.entries.size(); ++i) {
+        EXPECT_EQ(entry_lines[i],
+                  entry_json(scan.entries[i], weights)
+                      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+            << scan.entries[i].name;
+        recognized += scan.entries[i].status == EntryStatus::recognized ? 1U : 0U;
+    }
+    // i % 7 in 4..6 (2,600 = 7 * 371 + 3), and the linked entry under its own name only.
+    EXPECT_EQ(recognized, 3 * (count / 7) + 1);
+    EXPECT_EQ(nlohmann::json::parse(out.str()), listing_json(scan, records));
+}
+
 TEST(WriteListingJson, EmptyAndMissingDirectories) {
     TemporaryDirectory directory;
     for (auto const& dir : {directory.path(), directory.path() / "absent"}) {

@@ -4,6 +4,7 @@
 #include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/bounded_json.hpp"
+#include "tensoracle/text/canonical_json.hpp"
 #include "tensoracle/text/utf8_text.hpp"
 
 #include <gtest/gtest.h>
@@ -295,11 +296,36 @@ TEST(EngineFile, MembersAreCheckedOneByOne) {
         {R"({"conditions":{}, )" + good + R"(,"references":{}})", "not in canonical JSON form"},
         {R"({"conditions":{"a":1,"a":2},)" + good + R"(,"references":{}})",
          "not in canonical JSON form"},
+        // Each piece of the header's canonical text is judged: the plan, the references, what
+        // follows the last brace, escapes where the character itself is canonical.
+        {R"({"conditions":{},"plan":{"size": 4,"xxh3_128":")" + sum + R"("},"references":{}})",
+         "not in canonical JSON form"},
+        {R"({"conditions":{},"plan":{"xxh3_128":")" + sum + R"(","size":4},"references":{}})",
+         "not in canonical JSON form"},
+        {R"({"conditions":{},)" + good + R"(,"references":{"b":1,"a":2}})",
+         "not in canonical JSON form"},
+        {R"({"conditions":{},)" + good + R"(,"references":{} })", "not in canonical JSON form"},
+        {std::string(R"({"conditions":{"name":"\u0041"},)") + good + R"(,"references":{}})",
+         "not in canonical JSON form"},
+        {R"({"references":{},"conditions":{},)" + good + "}", "not in canonical JSON form"},
+        {R"({"conditions":{},)" + good + R"(,"references":{"r":[1,2.5]}})", "/references/r/1"},
     };
     for (auto const& c : cases) {
         auto const message = decode_error(assemble(1, c.header.size(), c.header, plan));
         EXPECT_TRUE(contains(message, c.expected)) << c.header << "\n  gave: " << message;
     }
+}
+
+TEST(EngineFile, TheDecodedConditionsTextIsTheCanonicalTextOfTheConditions) {
+    auto const plan = testing::random_bytes(64, 9);
+    auto const header = sample_header(plan);
+    auto const bytes = whole_file(header, plan);
+    auto const decoded = decode_engine_header(bytes, bytes.size(), kPath);
+    EXPECT_EQ(decoded.conditions_json, canonical_json(header.conditions));
+    std::string const text(reinterpret_cast<char const*>(bytes.data()) + kEnginePreambleBytes,
+                           decoded.plan_offset - kEnginePreambleBytes);
+    EXPECT_EQ(text.substr(0, 14 + decoded.conditions_json.size()),
+              R"({"conditions":)" + decoded.conditions_json);
 }
 
 TEST(EngineFile, EncodeRefusesInvalidHeaders) {
@@ -339,6 +365,34 @@ TEST(EngineFile, ReadHeaderFromDiskWithoutThePlan) {
         EXPECT_THROW(read_engine_header(path), CorruptEngineError) << length;
     }
     EXPECT_THROW(read_engine_header(dir.path() / "absent.engine"), FileError);
+}
+
+// The header is read in one piece when it fits the first read (4,096 bytes with the preamble),
+// else in two: headers ending just before, at and after that size, and one much longer.
+TEST(EngineFile, HeadersOfEveryLengthAroundTheFirstReadAreReadWhole) {
+    testing::TemporaryDirectory dir;
+    auto const plan = testing::random_bytes(5000, 8);
+    auto const path = dir.path() / "e.engine";
+    EngineHeader base = sample_header(plan);
+    base.references["pad"] = "";
+    std::size_t const base_prefix = encode_engine_prefix(base).size();
+    for (std::size_t const prefix :
+         {std::size_t{4095}, std::size_t{4096}, std::size_t{4097}, std::size_t{70000}}) {
+        EngineHeader header = base;
+        header.references["pad"] = std::string(prefix - base_prefix, 'x');
+        auto const bytes = whole_file(header, plan);
+        ASSERT_EQ(bytes.size(), prefix + plan.size());
+        testing::write_all(path, bytes);
+        auto const decoded = read_engine_header(path);
+        EXPECT_EQ(decoded.plan_offset, prefix);
+        EXPECT_EQ(decoded.header.references, header.references);
+        EXPECT_EQ(decoded.conditions_json, canonical_json(header.conditions));
+        // Cut inside the header, and inside the plan.
+        for (std::size_t const length : {prefix - 1, prefix + 10}) {
+            testing::write_all(path, std::span(bytes).first(length));
+            EXPECT_THROW(read_engine_header(path), CorruptEngineError) << prefix << " " << length;
+        }
+    }
 }
 
 } // namespace

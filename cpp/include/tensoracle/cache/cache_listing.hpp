@@ -7,14 +7,15 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,7 @@ struct CacheEntry {
     EntryStatus status = EntryStatus::building_or_leftover;
     std::string reason;                 // why the header is unrecognized
     std::optional<EngineHeader> header; // set for recognized entries
+    std::string conditions_json;        // with header: its canonical text of header->conditions
 };
 
 struct CacheScan {
@@ -64,7 +66,12 @@ public:
     std::uint64_t total_bytes() const noexcept { return total_; }
 
 private:
-    std::set<std::pair<std::uint64_t, std::uint64_t>> seen_; // (device, inode)
+    struct FileHash {
+        std::size_t operator()(std::pair<std::uint64_t, std::uint64_t> const& file) const noexcept {
+            return std::hash<std::uint64_t>{}(file.first * 0x9E3779B97F4A7C15ULL ^ file.second);
+        }
+    };
+    std::unordered_set<std::pair<std::uint64_t, std::uint64_t>, FileHash> seen_; // (device, inode)
     std::uint64_t total_ = 0;
 };
 
@@ -73,8 +80,10 @@ std::uint64_t distinct_size_bytes(std::span<CacheEntry const> entries);
 // Why the file name `file_name` is not the one a saved engine with these header conditions has
 // ("<safe name>-<digest>.engine", make_identity), or nullopt when it is. A copy or hard link of an
 // entry under another name is never opened by open_engine, so it is unrecognized.
+// `canonical_conditions`, when not empty, is canonical_json(conditions) (the header's own text).
 std::optional<std::string> entry_name_mismatch(std::string_view file_name,
-                                               nlohmann::json const& conditions);
+                                               nlohmann::json const& conditions,
+                                               std::string_view canonical_conditions = {});
 
 // Lists the directory without following symbolic links or reading any plan body. A link, a
 // directory or another special file at an engine's name is `unrecognized` with the reason, as is

@@ -49,6 +49,8 @@ std::vector<std::byte> encode_engine_prefix(EngineHeader const& header);
 struct DecodedHeader {
     EngineHeader header;
     std::uint64_t plan_offset = 0;
+    // canonical_json(header.conditions): the header's own text of its conditions.
+    std::string conditions_json;
 };
 
 // How many bytes (preamble and header) to read from the start of an engine file so that

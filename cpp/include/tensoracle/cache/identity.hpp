@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace tensoracle {
 
@@ -25,5 +26,12 @@ EngineIdentity make_identity(nlohmann::json conditions);
 // checked), for judging whether a saved file's name is its header's: an entry saved before
 // targets were sorted keeps the name it was saved under. Same errors as make_identity otherwise.
 EngineIdentity recorded_identity(nlohmann::json conditions);
+
+// recorded_identity(conditions).file_name, without a copy of the conditions; the second form
+// hashes `canonical_conditions`, which must be canonical_json(conditions) (a header's own text of
+// them, DecodedHeader::conditions_json), instead of writing that text again.
+std::string recorded_file_name(nlohmann::json const& conditions);
+std::string recorded_file_name(nlohmann::json const& conditions,
+                               std::string_view canonical_conditions);
 
 } // namespace tensoracle
