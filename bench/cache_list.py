@@ -101,7 +101,9 @@ def main() -> None:
     print(f"cpu count: {os.cpu_count()}; load average: {os.getloadavg()[0]:.2f}")
     print(f"ratio (best/best): {ratio:.1f}x find")
     print(f"goal < {goal_seconds:.3g} s: {'met' if best < goal_seconds else 'NOT met'}")
-    print(f"goal <= {GOAL_RATIO:g}x find: {'met' if ratio <= GOAL_RATIO else 'NOT met'}")
+    print(
+        f"goal <= {GOAL_RATIO:g}x find: {'met' if ratio <= GOAL_RATIO else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":
