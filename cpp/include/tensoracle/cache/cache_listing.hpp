@@ -123,9 +123,10 @@ nlohmann::json entry_json(CacheEntry const& entry, WeightPathIndex const& weight
 // {"directory", "entries", "total_size_bytes"} for an already scanned directory.
 nlohmann::json listing_json(CacheScan const& scan, std::span<WeightRecord const> records);
 
-// Writes the same object as listing_json for `directory`, streaming: the header of one entry
-// at a time is read, written (one entry per line) and released, so memory stays flat and the
-// output starts at once. The total counts the entries written.
+// Writes the same object as listing_json for `directory`, streaming: the headers of a batch of
+// entries (1,024) are read on a few worker threads, written in the directory's order (one entry
+// per line) and released before the next batch, so memory stays flat however many entries there
+// are and the output starts after the first batch. The total counts the entries written.
 void write_listing_json(std::ostream& out, std::filesystem::path const& directory);
 
 // An aligned text table for people: name, graph version, size, recorded time, status, targets;
