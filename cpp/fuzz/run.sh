@@ -25,7 +25,7 @@ if [ $# -ne 1 ]; then
 fi
 build_dir=$1
 targets=(fuzz_engine_header fuzz_weight_record fuzz_bundle_manifest fuzz_cubin_elf fuzz_size_text
-    fuzz_deploy_manifest)
+    fuzz_deploy_manifest fuzz_json_text)
 kept=$(cd "$(dirname "$0")" && pwd)/corpus
 total=${FUZZ_SECONDS:-60}
 per_target=$(( total / ${#targets[@]} ))
@@ -205,6 +205,7 @@ for target in "${targets[@]}"; do
         fuzz_weight_record) seeds+=("$work/seeds/weight") ;;
         fuzz_bundle_manifest) seeds+=("$work/seeds/manifest") ;;
         fuzz_deploy_manifest) seeds+=("$work/seeds/deploy") ;;
+        fuzz_json_text) seeds+=("$work/seeds/deploy" "$work/seeds/manifest") ;;
     esac
     if [ -d "$kept/$target" ]; then seeds+=("$kept/$target"); fi
     corpus=$work/corpus/$target

@@ -2,10 +2,10 @@
 // follows the text's structure (brackets, braces, commas, colons, strings skipped honouring their
 // escapes) counting depth and values, and refuses at the first byte past a limit, before any value
 // is built: a hostile text at the size limit is refused at memory speed, whatever its shape. Then,
-// for a text within the limits, nlohmann::json's lexer and parser feed the SAX events to
-// BoundedDomBuilder, which builds the value on a stack of its own, counting depth and values
-// again as it goes. Every event costs constant time, so a text is parsed in time linear in its
-// size.
+// for a text within the limits, the parser (json_parser.hpp: nlohmann's grammar, strings read a
+// word at a time) feeds its events to BoundedDomBuilder, which builds the value on a stack of its
+// own, counting depth and values again as it goes. Every event costs constant time, so a text is
+// parsed in time linear in its size.
 //
 // Which error a text gets: the pre-scan judges the limits on the structure alone. Where the
 // structure itself is broken before a limit is passed (a byte that JSON allows nowhere outside a
@@ -14,15 +14,15 @@
 // lies inside a scalar or a string (a misspelt number or literal, an invalid escape, bytes that
 // are not UTF-8) is the parser's alone: a text whose structure passes a limit is refused for the
 // limit even where such an error comes earlier. A text within the limits is accepted or refused
-// exactly as the parser alone would.
+// exactly as the parser alone would, and so as nlohmann::json::parse would.
 //
-// It replaces nlohmann::json::parse with a parser callback (nlohmann 3.11's
-// json_sax_dom_callback_parser), which is quadratic: after every object ends, end_object scans
-// the enclosing array or object from its start for a discarded value to erase, so an array of n
-// objects costs n²/2 steps (a 768 KB header of 256,000 empty objects took 20 s to read).
+// nlohmann::json::parse with a parser callback (nlohmann 3.11's json_sax_dom_callback_parser) is
+// not used: it is quadratic (after every object ends, end_object scans the enclosing array or
+// object from its start for a discarded value to erase, so a 768 KB header of 256,000 empty
+// objects took 20 s to read), and nlohmann's lexer copies a string byte by byte.
 #include "tensoracle/text/bounded_json.hpp"
 
-#include "tensoracle/text/utf8_text.hpp"
+#include "json_parser.hpp"
 
 #include <algorithm>
 #include <array>
@@ -225,65 +225,31 @@ void prescan(std::string_view text, JsonLimits const& limits) {
     }
 }
 
-// Builds the DOM from nlohmann's SAX events, refusing a container opened beyond
-// limits.max_depth or a value beyond limits.max_values (JsonLimitError), and a text that is not
-// JSON (JsonSyntaxError, or JsonLimitError for a number beyond a double).
-class BoundedDomBuilder final : public nlohmann::json_sax<json> {
+// Builds the DOM from the parser's events, refusing a container opened beyond limits.max_depth
+// or a value beyond limits.max_values (JsonLimitError).
+class BoundedDomBuilder final : public json_text::Events {
 public:
     explicit BoundedDomBuilder(JsonLimits limits) : limits_(limits) {}
 
-    bool null() override { return add(json(nullptr)); }
-    bool boolean(bool value) override { return add(json(value)); }
-    bool number_integer(number_integer_t value) override { return add(json(value)); }
-    bool number_unsigned(number_unsigned_t value) override { return add(json(value)); }
-    bool number_float(number_float_t value, string_t const& /*spelling*/) override {
-        return add(json(value));
-    }
-    bool string(string_t& value) override { return add(json(std::move(value))); }
-    // Only the binary formats (CBOR, MessagePack...) have binary values; JSON text never does.
-    bool binary(binary_t& value) override { return add(json::binary(std::move(value))); }
+    void null() override { place(json(nullptr)); }
+    void boolean(bool value) override { place(json(value)); }
+    void number_integer(std::int64_t value) override { place(json(value)); }
+    void number_unsigned(std::uint64_t value) override { place(json(value)); }
+    void number_float(double value) override { place(json(value)); }
+    void string(std::string& value) override { place(json(std::move(value))); }
 
-    bool start_object(std::size_t /*elements*/) override {
-        open(json::value_t::object);
-        return true;
-    }
-    bool key(string_t& name) override {
+    void start_object() override { open(json::value_t::object); }
+    void key(std::string& name) override {
         // A repeated key keeps its last value, as nlohmann::json::parse does.
         member_ = &open_.back()->get_ref<json::object_t&>()[std::move(name)];
-        return true;
     }
-    bool end_object() override {
-        open_.pop_back();
-        return true;
-    }
-    bool start_array(std::size_t /*elements*/) override {
-        open(json::value_t::array);
-        return true;
-    }
-    bool end_array() override {
-        open_.pop_back();
-        return true;
-    }
-
-    // `position` counts the bytes read, the one the parser stopped at included.
-    bool parse_error(std::size_t position, std::string const& /*last_token*/,
-                     nlohmann::detail::exception const& error) override {
-        // The parser quotes the bytes it last read, which may be anything: keep the message text.
-        std::string const message = escape_invalid_utf8(error.what());
-        if (dynamic_cast<json::parse_error const*>(&error) == nullptr) {
-            throw JsonLimitError(message); // a number beyond a double
-        }
-        throw JsonSyntaxError(message, position == 0 ? 0 : position - 1);
-    }
+    void end_object() override { open_.pop_back(); }
+    void start_array() override { open(json::value_t::array); }
+    void end_array() override { open_.pop_back(); }
 
     json take() && { return std::move(root_); }
 
 private:
-    bool add(json&& value) {
-        place(std::move(value));
-        return true;
-    }
-
     // Puts `value` where the parser is (the root, the end of the open array, or the member whose
     // key came last) and returns where it lies.
     json* place(json&& value) {
@@ -331,8 +297,8 @@ nlohmann::json parse_bounded_json(std::string_view text, JsonLimits limits) {
                              " bytes exceeds the limit of " + std::to_string(limits.max_bytes) +
                              " bytes");
     }
-    // nlohmann's lexer takes a NUL byte for the end of the input and would accept what precedes
-    // it; JSON text holds none (not even in a string, where it must be escaped).
+    // JSON text holds no NUL byte (not even in a string, where it must be escaped); nlohmann's
+    // lexer took one for the end of the input and accepted what preceded it.
     if (auto const nul = text.find('\0'); nul != std::string_view::npos) {
         throw JsonSyntaxError(
             "a NUL byte at offset " + std::to_string(nul) + ": JSON text holds none", nul);
@@ -340,17 +306,8 @@ nlohmann::json parse_bounded_json(std::string_view text, JsonLimits limits) {
     // Refuses a text past a limit before anything is built.
     prescan(text, limits);
     BoundedDomBuilder builder(limits);
-    bool parsed = false;
-    try {
-        // Strict: the value must end the text (whitespace aside). Every error reaches
-        // parse_error, which throws.
-        parsed = json::sax_parse(text, &builder);
-    } catch (json::exception const& error) {
-        throw JsonLimitError(escape_invalid_utf8(error.what()));
-    }
-    if (!parsed) {
-        throw JsonLimitError("the JSON text was not parsed to its end");
-    }
+    // Strict: the value must end the text (white space aside).
+    json_text::parse(text, builder);
     return std::move(builder).take();
 }
 

@@ -5,7 +5,7 @@
 //
 // nlohmann::json parses iteratively, but copying, comparing and writing a value recurse once per
 // level; a limit on depth at parse time is what keeps every later use of the value bounded.
-// Strings are checked for valid UTF-8 (and paired surrogates) by nlohmann's lexer itself.
+// Strings are checked for valid UTF-8 and paired surrogates as they are read.
 #pragma once
 
 #include <cstddef>
