@@ -82,9 +82,14 @@ void bind_remote(nb::module_& module) {
         "decode_engine_header",
         [](nb::handle prefix, std::uint64_t file_size, std::string const& name) {
             BufferView const view(prefix, "prefix");
-            DecodedHeader const decoded = decode_engine_header(view.bytes(), file_size, name);
-            return std::make_tuple(canonical_json(decoded.header.conditions),
-                                   canonical_json(decoded.header.references), decoded.plan_offset);
+            auto const bytes = view.bytes();
+            DecodedHeader const decoded = decode_engine_header(bytes, file_size, name);
+            // The references' canonical text is the header's own, read where it lies.
+            nb::str references(reinterpret_cast<char const*>(bytes.data()) +
+                                   decoded.references_offset,
+                               decoded.references_bytes);
+            return std::make_tuple(decoded.conditions_json, std::move(references),
+                                   decoded.plan_offset);
         },
         nb::arg("prefix"), nb::arg("file_size"), nb::arg("name"),
         "(conditions_json, references_json, plan_offset) from the first bytes of an engine file "

@@ -118,15 +118,35 @@ EngineHeader header_from_json(nlohmann::json& json, std::filesystem::path const&
 
 // The canonical JSON of a header whose members header_from_json has checked, in the pieces it is
 // made of: the conditions, the plan (two members of known types, so one spelling) and the
-// references. Returns the conditions' piece when `text` is exactly that JSON; refuses the header
-// otherwise, as canonical_json of the whole header would.
-std::string canonical_header_conditions(EngineHeader const& header, std::string_view text,
-                                        std::filesystem::path const& path) {
+// references. When `text` is exactly that JSON, keeps the conditions' piece and where the
+// references' lies in `decoded`; refuses the header otherwise, as canonical_json of the whole
+// header would.
+void check_canonical_header(DecodedHeader& decoded, std::string_view text,
+                            std::filesystem::path const& path) {
+    EngineHeader const& header = decoded.header;
     std::string conditions;
-    std::string references;
+    std::string_view rest = text;
+    bool canonical = false;
     try {
         conditions = canonical_json(header.conditions);
-        references = canonical_json(header.references);
+        std::string const plan = R"(,"plan":{"size":)" + std::to_string(header.plan_size) +
+                                 R"(,"xxh3_128":")" + header.plan_xxh3_128 + R"("},"references":)";
+        canonical = true;
+        for (std::string_view const piece :
+             {std::string_view(R"({"conditions":)"), std::string_view(conditions),
+              std::string_view(plan)}) {
+            if (!rest.starts_with(piece)) {
+                canonical = false;
+                break;
+            }
+            rest.remove_prefix(piece.size());
+        }
+        // The references, often the largest piece, are compared where they lie, not written;
+        // walked whatever came before, so that what they hold is refused as canonical_json would.
+        canonical = canonical && rest.ends_with('}');
+        bool const references = is_canonical_json(
+            header.references, canonical ? rest.substr(0, rest.size() - 1) : std::string_view{});
+        canonical = canonical && references;
     } catch (Error const&) {
         // The whole header again, for the message canonical_json gives of it (the JSON pointer of
         // the value from the header's root).
@@ -141,24 +161,13 @@ std::string canonical_header_conditions(EngineHeader const& header, std::string_
         }
         throw;
     }
-    std::string const plan = R"(,"plan":{"size":)" + std::to_string(header.plan_size) +
-                             R"(,"xxh3_128":")" + header.plan_xxh3_128 + R"("},"references":)";
-    std::string_view rest = text;
-    bool canonical = true;
-    for (std::string_view const piece :
-         {std::string_view(R"({"conditions":)"), std::string_view(conditions),
-          std::string_view(plan), std::string_view(references), std::string_view("}")}) {
-        if (!rest.starts_with(piece)) {
-            canonical = false;
-            break;
-        }
-        rest.remove_prefix(piece.size());
-    }
-    if (!canonical || !rest.empty()) {
+    if (!canonical) {
         corrupt(path, "the header is not in canonical JSON form (sorted keys, no white space, "
                       "no duplicate keys)");
     }
-    return conditions;
+    decoded.conditions_json = std::move(conditions);
+    decoded.references_offset = kEnginePreambleBytes + (text.size() - rest.size());
+    decoded.references_bytes = rest.size() - 1;
 }
 
 } // namespace
@@ -285,10 +294,12 @@ DecodedHeader decode_engine_prefix(std::span<std::byte const> bytes, std::uint64
     } catch (JsonLimitError const& error) {
         corrupt(path, std::string("the header is not valid JSON: ") + error.what());
     }
-    DecodedHeader decoded{header_from_json(json, path), plan_offset, {}};
+    DecodedHeader decoded;
+    decoded.header = header_from_json(json, path);
+    decoded.plan_offset = plan_offset;
     // A header that is not canonical was not written by tensoracle (or holds duplicate keys,
     // which a JSON parser would silently collapse): refuse it rather than guess.
-    decoded.conditions_json = canonical_header_conditions(decoded.header, text, path);
+    check_canonical_header(decoded, text, path);
     return decoded;
 }
 

@@ -1,14 +1,14 @@
 // Well-formedness of UTF-8 after the Unicode standard's table 3-7.
 #include "tensoracle/text/utf8_text.hpp"
 
+#include "byte_words.hpp"
+
 #include <array>
 #include <cstddef>
 
 namespace tensoracle {
-namespace {
 
-// The length of the well-formed sequence starting at `text[at]`, or 0 when it is not one.
-std::size_t sequence_length(std::string_view text, std::size_t at) noexcept {
+std::size_t utf8_sequence_length(std::string_view text, std::size_t at) noexcept {
     auto const byte = [&](std::size_t i) { return static_cast<unsigned char>(text[at + i]); };
     auto const continuation = [&](std::size_t i, unsigned char low = 0x80,
                                   unsigned char high = 0xBF) {
@@ -34,11 +34,13 @@ std::size_t sequence_length(std::string_view text, std::size_t at) noexcept {
     return 0;
 }
 
-} // namespace
-
 bool is_valid_utf8(std::string_view text) noexcept {
     for (std::size_t at = 0; at < text.size();) {
-        std::size_t const length = sequence_length(text, at);
+        at = text_words::skip_ascii(text, at); // ASCII text a word at a time
+        if (at == text.size()) {
+            break;
+        }
+        std::size_t const length = utf8_sequence_length(text, at);
         if (length == 0) {
             return false;
         }
@@ -52,7 +54,7 @@ std::string escape_invalid_utf8(std::string_view text) {
     std::string out;
     out.reserve(text.size());
     for (std::size_t at = 0; at < text.size();) {
-        std::size_t const length = sequence_length(text, at);
+        std::size_t const length = utf8_sequence_length(text, at);
         if (length == 0) {
             auto const c = static_cast<unsigned char>(text[at]);
             out += "\\x";
@@ -99,7 +101,7 @@ std::string escape_for_terminal(std::string_view text) {
     std::string out;
     out.reserve(text.size());
     for (std::size_t at = 0; at < text.size();) {
-        std::size_t const length = sequence_length(text, at);
+        std::size_t const length = utf8_sequence_length(text, at);
         if (length == 0) {
             append_hex(out, "\\x", static_cast<unsigned char>(text[at]), 2);
             ++at;

@@ -328,6 +328,21 @@ TEST(EngineFile, TheDecodedConditionsTextIsTheCanonicalTextOfTheConditions) {
               R"({"conditions":)" + decoded.conditions_json);
 }
 
+// The references' text is read where it lies in the file: it must be exactly their canonical
+// text, and end where the header's closing brace begins.
+TEST(EngineFile, TheDecodedReferencesLieInTheFileAsTheirCanonicalText) {
+    auto const plan = testing::random_bytes(64, 9);
+    auto header = sample_header(plan);
+    header.references["long"] = std::string(100000, 'x') + "\n\"\xC3\xA9";
+    auto const bytes = whole_file(header, plan);
+    auto const decoded = decode_engine_header(bytes, bytes.size(), kPath);
+    std::string const references(reinterpret_cast<char const*>(bytes.data()) +
+                                     decoded.references_offset,
+                                 decoded.references_bytes);
+    EXPECT_EQ(references, canonical_json(header.references));
+    EXPECT_EQ(decoded.references_offset + decoded.references_bytes + 1, decoded.plan_offset);
+}
+
 TEST(EngineFile, EncodeRefusesInvalidHeaders) {
     EngineHeader header = sample_header({});
     header.plan_xxh3_128 = "xyz";

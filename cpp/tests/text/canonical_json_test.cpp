@@ -2,7 +2,11 @@
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 
+#include <cstdint>
 #include <gtest/gtest.h>
+#include <limits>
+#include <string>
+#include <vector>
 
 namespace tensoracle {
 namespace {
@@ -67,6 +71,64 @@ TEST(CanonicalJson, PointerEscapesSlashesInKeys) {
     } catch (InvalidArgument const& error) {
         EXPECT_NE(std::string(error.what()).find("/a~1b"), std::string::npos) << error.what();
     }
+}
+
+// The writer walks the value itself (plain text copied a run at a time); its bytes must be those
+// of nlohmann's dump(-1, ' ', false, strict), for every byte a string can hold, at every place
+// of an eight-byte word, and for every kind of value.
+TEST(CanonicalJson, WritesTheBytesNlohmannsDumpWrites) {
+    auto const dumped = [](json const& value) {
+        return value.dump(-1, ' ', false, json::error_handler_t::strict);
+    };
+    std::vector<json> values = {nullptr,
+                                true,
+                                false,
+                                0,
+                                -1,
+                                18446744073709551615ULL,
+                                std::numeric_limits<std::int64_t>::min(),
+                                "",
+                                json::array(),
+                                json::object(),
+                                json::parse(R"({"b":[1,{"d":null,"c":"x"}],"a":{},"":[[]]})")};
+    for (int byte = 1; byte < 0x80; ++byte) {
+        for (std::size_t at = 0; at < 17; ++at) {
+            std::string text(17, 'a');
+            text[at] = static_cast<char>(byte);
+            values.emplace_back(text);
+            values.push_back(json::object({{text, text}}));
+        }
+    }
+    for (std::string const text : {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80"}) {
+        values.emplace_back("plain and long enough " + text + " \n\" \x1f" + text);
+    }
+    for (json const& value : values) {
+        std::string const text = dumped(value);
+        EXPECT_EQ(canonical_json(value), text) << text;
+        // The same walk compares without writing: the text itself, and nothing else.
+        EXPECT_TRUE(is_canonical_json(value, text)) << text;
+        EXPECT_FALSE(is_canonical_json(value, text + " ")) << text;
+        EXPECT_FALSE(is_canonical_json(value, text.substr(0, text.size() - 1))) << text;
+        std::string changed = text;
+        changed[changed.size() / 2] ^= 0x01;
+        EXPECT_FALSE(is_canonical_json(value, changed)) << text;
+    }
+}
+
+// A string that is not UTF-8 is refused wherever it lies, with dump's words for the byte.
+TEST(CanonicalJson, RefusesInvalidUtf8AnywhereInTheValue) {
+    for (json const& value : {json("0123456789abcdef\xff"), json::array({"ok", "\xC3"}),
+                              json::object({{"k", {{"\xED\xA0\x80", 1}}}})}) {
+        try {
+            canonical_json(value);
+            ADD_FAILURE() << "accepted";
+        } catch (InvalidArgument const& error) {
+            EXPECT_NE(std::string(error.what()).find("UTF-8"), std::string::npos) << error.what();
+        }
+        // Compared with any text, the value is refused alike, not merely found different.
+        EXPECT_THROW((void)is_canonical_json(value, "[]"), InvalidArgument);
+    }
+    EXPECT_THROW((void)is_canonical_json(json::array({1, 0.5}), "[1,0.5]"), InvalidArgument);
 }
 
 } // namespace

@@ -51,6 +51,10 @@ struct DecodedHeader {
     std::uint64_t plan_offset = 0;
     // canonical_json(header.conditions): the header's own text of its conditions.
     std::string conditions_json;
+    // Where canonical_json(header.references) lies in the bytes decoded, counted from the file's
+    // first byte: the header's own text of its references, to be read there without writing it.
+    std::uint64_t references_offset = 0;
+    std::uint64_t references_bytes = 0;
 };
 
 // How many bytes (preamble and header) to read from the start of an engine file so that

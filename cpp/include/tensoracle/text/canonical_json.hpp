@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace tensoracle {
 
@@ -11,6 +12,10 @@ namespace tensoracle {
 // string, an integer, a boolean, null, or a container of those, so that two builds spell the
 // same conditions with the same bytes.
 std::string canonical_json(nlohmann::json const& value);
+
+// Whether `text` is exactly canonical_json(value), found without writing it (a reader's check of
+// a large value it has just parsed). Refuses what canonical_json refuses, alike.
+bool is_canonical_json(nlohmann::json const& value, std::string_view text);
 
 // The bytes Python writes for `value` with json.dumps(value, sort_keys=True, separators=(",",
 // ":"), ensure_ascii=True): keys in code point order, every character outside printable ASCII as

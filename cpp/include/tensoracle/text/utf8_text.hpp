@@ -1,10 +1,15 @@
 // Text that crosses into messages (and so into Python's str) from bytes we do not control.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace tensoracle {
+
+// The length of the well-formed UTF-8 sequence at `text[at]` (1 to 4), or 0 when none begins
+// there.
+std::size_t utf8_sequence_length(std::string_view text, std::size_t at) noexcept;
 
 // Whether `text` is well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF).
 bool is_valid_utf8(std::string_view text) noexcept;
