@@ -297,13 +297,8 @@ nlohmann::json parse_bounded_json(std::string_view text, JsonLimits limits) {
                              " bytes exceeds the limit of " + std::to_string(limits.max_bytes) +
                              " bytes");
     }
-    // JSON text holds no NUL byte (not even in a string, where it must be escaped); nlohmann's
-    // lexer took one for the end of the input and accepted what preceded it.
-    if (auto const nul = text.find('\0'); nul != std::string_view::npos) {
-        throw JsonSyntaxError(
-            "a NUL byte at offset " + std::to_string(nul) + ": JSON text holds none", nul);
-    }
-    // Refuses a text past a limit before anything is built.
+    // Refuses a text past a limit before anything is built. A NUL byte is refused by the parser,
+    // where it reads one (the pre-scan leaves it there: outside a string no JSON has it).
     prescan(text, limits);
     BoundedDomBuilder builder(limits);
     // Strict: the value must end the text (white space aside).

@@ -108,6 +108,8 @@ public:
             token.kind = Token::Kind::literal_null;
             at_ = scan_literal(at_, "null") - 1;
             break;
+        case '\0':
+            refuse_nul(at_);
         default:
             if (text_[at_] != '-' && !is_digit(text_[at_])) {
                 refuse(at_, "unexpected " + byte_text(text_[at_]) +
@@ -128,8 +130,12 @@ public:
                               offset);
     }
 
-    std::size_t size() const noexcept { return text_.size(); }
-    std::string_view text() const noexcept { return text_; }
+    // JSON text holds no NUL byte, not even in a string, where it must be escaped (nlohmann's
+    // lexer took one for the end of the text and accepted what preceded it).
+    [[noreturn]] static void refuse_nul(std::size_t offset) {
+        throw JsonSyntaxError(
+            "a NUL byte at offset " + std::to_string(offset) + ": JSON text holds none", offset);
+    }
 
 private:
     // The byte at `at`, refusing the text when it ends before it.
@@ -165,6 +171,8 @@ private:
                 out.append(text_, run, at - run);
                 at = scan_escape(at, out);
                 run = at;
+            } else if (byte == 0) {
+                refuse_nul(at);
             } else if (byte < 0x20) {
                 refuse(at, "the control character " + byte_text(static_cast<char>(byte)) +
                                " in a string must be escaped");

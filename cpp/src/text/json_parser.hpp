@@ -41,8 +41,10 @@ public:
     virtual void end_array() = 0;
 };
 
-// Parses `text` (which holds no NUL byte) as one JSON value and nothing after it but white
-// space, a leading UTF-8 byte order mark skipped. Throws JsonSyntaxError, or JsonLimitError for
+// Parses `text` as one JSON value and nothing after it but white space, a leading UTF-8 byte
+// order mark skipped. A NUL byte is refused with its own message ("a NUL byte at offset N"),
+// where nlohmann's parser would have taken it for the end of the text: the one place where the
+// two differ. Throws JsonSyntaxError, or JsonLimitError for
 // a number beyond a double; what `events` throws passes through.
 void parse(std::string_view text, Events& events);
 

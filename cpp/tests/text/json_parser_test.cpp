@@ -381,5 +381,19 @@ TEST(JsonParser, ARefusalSaysWhereAndWhat) {
     EXPECT_EQ(ours("1e400").message, "number overflow at byte 0: 1e400 is beyond a double");
 }
 
+// A NUL byte, which nlohmann's parser took for the end of the text, is refused where it lies:
+// outside a string, inside one, and after the value alike.
+TEST(JsonParser, ANulByteIsRefusedWhereItLies) {
+    using namespace std::string_literals;
+    for (auto const& [text, offset] : {std::pair{"[1,\0]"s, 3U}, std::pair{"[\"a\0\"]"s, 3U},
+                                       std::pair{"[1]\0[2]"s, 3U}, std::pair{"\0"s, 0U}}) {
+        Outcome const mine = ours(text);
+        ASSERT_EQ(mine.kind, Outcome::Kind::syntax_error) << shown(text);
+        EXPECT_EQ(mine.offset, offset) << shown(text);
+        EXPECT_EQ(mine.message,
+                  "a NUL byte at offset " + std::to_string(offset) + ": JSON text holds none");
+    }
+}
+
 } // namespace
 } // namespace tensoracle
