@@ -55,7 +55,15 @@ def interrupted(
     """Runs ``command``, sends SIGINT once ``started`` is set (and ``before`` has run), and
     returns (exit status, stderr, seconds from the signal to the exit)."""
     process = subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # SIGINT as a terminal delivers it: a suite started in the background of a shell without
+        # job control inherits SIGINT ignored, and so would the command (POSIX keeps an ignored
+        # signal ignored across exec), which then rightly goes on.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert started.wait(60), "the command never reached the store"
