@@ -3,6 +3,7 @@
 #include "cache/entry_workers.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <gtest/gtest.h>
 #include <mutex>
 #include <set>
@@ -49,6 +50,11 @@ TEST(EntryWorkers, TheFirstFailureIsRethrownAndTheRestIsSkipped) {
             if (index == 10) {
                 throw std::runtime_error("entry 10 failed");
             }
+            // Work that takes time, as a header read does: all of it would take seconds, so the
+            // other threads cannot run through every index while the failing one, descheduled on
+            // a busy machine, has not yet said it failed (with no work they could, in a
+            // millisecond).
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
         });
         FAIL() << "the failure was not rethrown";
     } catch (std::runtime_error const& error) {
