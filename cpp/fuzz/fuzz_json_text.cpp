@@ -66,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         our_kind = Kind::overflow;
     }
     if (text.find('\0') != std::string_view::npos) {
-        return 0; // refused by the reader alone: nlohmann takes a NUL for the end
+        return 0; // nlohmann takes a NUL between tokens for the end of the text
     }
     json theirs;
     std::size_t their_offset = 0;

@@ -14,7 +14,8 @@
 // lies inside a scalar or a string (a misspelt number or literal, an invalid escape, bytes that
 // are not UTF-8) is the parser's alone: a text whose structure passes a limit is refused for the
 // limit even where such an error comes earlier. A text within the limits is accepted or refused
-// exactly as the parser alone would, and so as nlohmann::json::parse would.
+// exactly as the parser alone would, and so as nlohmann::json::parse would, a NUL byte between
+// tokens aside (json_parser.hpp).
 //
 // nlohmann::json::parse with a parser callback (nlohmann 3.11's json_sax_dom_callback_parser) is
 // not used: it is quadratic (after every object ends, end_object scans the enclosing array or

@@ -75,7 +75,13 @@ struct Append {
     std::string& out;
     void put(char c) { out.push_back(c); }
     void put(std::string_view text) { out.append(text); }
-    void reserve(std::size_t more) { out.reserve(out.size() + more); }
+    // Room for `more` bytes, growing geometrically (a reserve of the exact size per string would
+    // copy the whole text again for each string where reserve grows by no more than asked).
+    void reserve(std::size_t more) {
+        if (out.capacity() - out.size() < more) {
+            out.reserve(std::max(out.size() + more, 2 * out.capacity()));
+        }
+    }
 };
 
 struct Match {

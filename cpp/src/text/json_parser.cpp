@@ -131,7 +131,7 @@ public:
     }
 
     // JSON text holds no NUL byte, not even in a string, where it must be escaped (nlohmann's
-    // lexer took one for the end of the text and accepted what preceded it).
+    // lexer took one between tokens for the end of the text and accepted what preceded it).
     [[noreturn]] static void refuse_nul(std::size_t offset) {
         throw JsonSyntaxError(
             "a NUL byte at offset " + std::to_string(offset) + ": JSON text holds none", offset);

@@ -42,10 +42,12 @@ public:
 };
 
 // Parses `text` as one JSON value and nothing after it but white space, a leading UTF-8 byte
-// order mark skipped. A NUL byte is refused with its own message ("a NUL byte at offset N"),
-// where nlohmann's parser would have taken it for the end of the text: the one place where the
-// two differ. Throws JsonSyntaxError, or JsonLimitError for
-// a number beyond a double; what `events` throws passes through.
+// order mark skipped. A NUL byte where a token would begin is refused ("a NUL byte at offset N"),
+// where nlohmann's lexer took it for the end of the text and accepted a value before it ("[1]\0x"):
+// the one place where the two differ. A NUL inside a string is refused at the same byte as there
+// (with that message too); inside a literal, number or escape, as the byte that cannot continue it.
+// Throws JsonSyntaxError, or JsonLimitError for a number beyond a double; what `events` throws
+// passes through.
 void parse(std::string_view text, Events& events);
 
 } // namespace tensoracle::json_text

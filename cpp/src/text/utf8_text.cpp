@@ -9,6 +9,9 @@
 namespace tensoracle {
 
 std::size_t utf8_sequence_length(std::string_view text, std::size_t at) noexcept {
+    if (at >= text.size()) {
+        return 0;
+    }
     auto const byte = [&](std::size_t i) { return static_cast<unsigned char>(text[at + i]); };
     auto const continuation = [&](std::size_t i, unsigned char low = 0x80,
                                   unsigned char high = 0xBF) {

@@ -381,8 +381,8 @@ TEST(JsonParser, ARefusalSaysWhereAndWhat) {
     EXPECT_EQ(ours("1e400").message, "number overflow at byte 0: 1e400 is beyond a double");
 }
 
-// A NUL byte, which nlohmann's parser took for the end of the text, is refused where it lies:
-// outside a string, inside one, and after the value alike.
+// A NUL byte, which nlohmann's parser took for the end of the text where a token would begin, is
+// refused where it lies: between tokens, inside a string, and after the value alike.
 TEST(JsonParser, ANulByteIsRefusedWhereItLies) {
     using namespace std::string_literals;
     for (auto const& [text, offset] : {std::pair{"[1,\0]"s, 3U}, std::pair{"[\"a\0\"]"s, 3U},

@@ -8,7 +8,7 @@
 namespace tensoracle {
 
 // The length of the well-formed UTF-8 sequence at `text[at]` (1 to 4), or 0 when none begins
-// there.
+// there (or `at` is past the text).
 std::size_t utf8_sequence_length(std::string_view text, std::size_t at) noexcept;
 
 // Whether `text` is well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF).
