@@ -229,14 +229,15 @@ bool write_value(nlohmann::json const& value, Out& out) {
     }
 }
 
-// Refuses what canonical JSON cannot hold: floats and binary values (naming where), and strings
-// that are not UTF-8 (with dump's words for the byte, found by writing the value with dump).
+// Refuses floats and binary values, which canonical JSON cannot hold, naming where.
 void refuse_floats(nlohmann::json const& value) {
     if (holds_float_or_binary(value)) {
         reject_floats(value, nlohmann::json::json_pointer{}); // throws, naming where
     }
 }
 
+// Refuses a value holding a string that is not UTF-8, with dump's words for the byte (found by
+// writing the value with dump).
 [[noreturn]] void refuse_invalid_utf8(nlohmann::json const& value) {
     // ensure_ascii=false keeps non-ASCII text as its UTF-8 bytes; the strict error handler
     // refuses what is not UTF-8, naming the byte.

@@ -185,33 +185,19 @@ private:
     // Past the UTF-8 sequence at `at`, or refused at its first byte that cannot be (table 3-7 of
     // the Unicode standard: no overlong form, no surrogate, nothing past U+10FFFF).
     std::size_t scan_utf8(std::size_t at) const {
-        auto const lead = static_cast<unsigned char>(text_[at]);
-        auto const continuation = [&](std::size_t offset, unsigned low, unsigned high) {
-            auto const byte =
-                static_cast<unsigned char>(byte_at(at + offset, "a UTF-8 sequence in a string"));
-            if (byte < low || byte > high) {
-                refuse(at + offset,
-                       "ill-formed UTF-8 in a string: " + byte_text(static_cast<char>(byte)) +
-                           " after " + byte_text(static_cast<char>(lead)));
-            }
-        };
-        if (lead >= 0xC2 && lead <= 0xDF) {
-            continuation(1, 0x80, 0xBF);
-            return at + 2;
+        Utf8Sequence const sequence = read_utf8_sequence(text_, at);
+        if (sequence.length != 0) {
+            return at + sequence.length;
         }
-        if (lead >= 0xE0 && lead <= 0xEF) {
-            continuation(1, lead == 0xE0 ? 0xA0 : 0x80, lead == 0xED ? 0x9F : 0xBF);
-            continuation(2, 0x80, 0xBF);
-            return at + 3;
+        char const lead = text_[at];
+        if (sequence.well_formed_bytes == 0) {
+            refuse(at, "ill-formed UTF-8 in a string: " + byte_text(lead) +
+                           " begins no UTF-8 sequence");
         }
-        if (lead >= 0xF0 && lead <= 0xF4) {
-            continuation(1, lead == 0xF0 ? 0x90 : 0x80, lead == 0xF4 ? 0x8F : 0xBF);
-            continuation(2, 0x80, 0xBF);
-            continuation(3, 0x80, 0xBF);
-            return at + 4;
-        }
-        refuse(at, "ill-formed UTF-8 in a string: " + byte_text(static_cast<char>(lead)) +
-                       " begins no UTF-8 sequence");
+        std::size_t const stop = at + sequence.well_formed_bytes;
+        char const byte = byte_at(stop, "a UTF-8 sequence in a string"); // refused at the end
+        refuse(stop,
+               "ill-formed UTF-8 in a string: " + byte_text(byte) + " after " + byte_text(lead));
     }
 
     // The four hex digits from `at`, or refused at the first that is not one.

@@ -8,33 +8,48 @@
 
 namespace tensoracle {
 
-std::size_t utf8_sequence_length(std::string_view text, std::size_t at) noexcept {
+Utf8Sequence read_utf8_sequence(std::string_view text, std::size_t at) noexcept {
     if (at >= text.size()) {
-        return 0;
+        return {};
     }
-    auto const byte = [&](std::size_t i) { return static_cast<unsigned char>(text[at + i]); };
-    auto const continuation = [&](std::size_t i, unsigned char low = 0x80,
-                                  unsigned char high = 0xBF) {
-        return at + i < text.size() && byte(i) >= low && byte(i) <= high;
-    };
-    unsigned char const lead = byte(0);
+    auto const lead = static_cast<unsigned char>(text[at]);
     if (lead < 0x80) {
-        return 1;
+        return {.length = 1, .well_formed_bytes = 1};
     }
+    // The range of the byte after the lead, which rules out overlong forms, the surrogates
+    // U+D800..DFFF and what lies past U+10FFFF; every later byte is any continuation byte.
+    std::size_t length = 0;
+    unsigned char low = 0x80;
+    unsigned char high = 0xBF;
     if (lead >= 0xC2 && lead <= 0xDF) {
-        return continuation(1) ? 2 : 0;
+        length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+        length = 3;
+        low = lead == 0xE0 ? 0xA0 : 0x80;
+        high = lead == 0xED ? 0x9F : 0xBF;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+        length = 4;
+        low = lead == 0xF0 ? 0x90 : 0x80;
+        high = lead == 0xF4 ? 0x8F : 0xBF;
+    } else {
+        return {};
     }
-    if (lead >= 0xE0 && lead <= 0xEF) {
-        unsigned char const low = lead == 0xE0 ? 0xA0 : 0x80;
-        unsigned char const high = lead == 0xED ? 0x9F : 0xBF; // U+D800..DFFF are not text
-        return continuation(1, low, high) && continuation(2) ? 3 : 0;
+    for (std::size_t i = 1; i < length; ++i) {
+        if (at + i >= text.size()) {
+            return {.length = 0, .well_formed_bytes = i};
+        }
+        auto const byte = static_cast<unsigned char>(text[at + i]);
+        if (byte < low || byte > high) {
+            return {.length = 0, .well_formed_bytes = i};
+        }
+        low = 0x80;
+        high = 0xBF;
     }
-    if (lead >= 0xF0 && lead <= 0xF4) {
-        unsigned char const low = lead == 0xF0 ? 0x90 : 0x80;
-        unsigned char const high = lead == 0xF4 ? 0x8F : 0xBF;
-        return continuation(1, low, high) && continuation(2) && continuation(3) ? 4 : 0;
-    }
-    return 0;
+    return {.length = length, .well_formed_bytes = length};
+}
+
+std::size_t utf8_sequence_length(std::string_view text, std::size_t at) noexcept {
+    return read_utf8_sequence(text, at).length;
 }
 
 bool is_valid_utf8(std::string_view text) noexcept {

@@ -7,8 +7,17 @@
 
 namespace tensoracle {
 
-// The length of the well-formed UTF-8 sequence at `text[at]` (1 to 4), or 0 when none begins
-// there (or `at` is past the text).
+// How the UTF-8 sequence at `text[at]` reads: `length` is its length (1 to 4) when it is
+// well-formed, else 0; `well_formed_bytes` counts its bytes up to the first that cannot continue
+// it (0 when the first byte begins no sequence; at + well_formed_bytes is the text's size when the
+// text ends inside it). Both are 0 when `at` is past the text.
+struct Utf8Sequence {
+    std::size_t length = 0;
+    std::size_t well_formed_bytes = 0;
+};
+Utf8Sequence read_utf8_sequence(std::string_view text, std::size_t at) noexcept;
+
+// read_utf8_sequence(text, at).length.
 std::size_t utf8_sequence_length(std::string_view text, std::size_t at) noexcept;
 
 // Whether `text` is well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF).
