@@ -7,8 +7,10 @@
 #include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_bytes.hpp"
+#include "tensoracle/io/hash.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
+#include "tensoracle/text/json_excerpt.hpp"
 
 #include <algorithm>
 #include <array>
@@ -79,8 +81,51 @@ void expect_members(nlohmann::json const& object, std::initializer_list<char con
     }
 }
 
+// The "chunks" member of a version 2 header's plan: one digest of each kind per chunk.
+PlanChunks chunks_from_json(nlohmann::json const& chunks, std::uint64_t plan_size,
+                            std::filesystem::path const& path) {
+    if (!chunks.is_object()) {
+        corrupt(path, R"("plan"."chunks" is a JSON )" + type_name(chunks) + ", not an object");
+    }
+    expect_members(chunks, {"sha256", "xxh3_128"}, R"("plan"."chunks")", path);
+    std::uint64_t const count = plan_chunk_count(plan_size);
+    PlanChunks read;
+    struct Kind {
+        char const* name;
+        std::size_t digits;
+        std::vector<std::string>& into;
+    };
+    for (Kind const kind : {Kind{"sha256", 64, read.sha256}, Kind{"xxh3_128", 32, read.xxh3_128}}) {
+        auto const& list = chunks.at(kind.name);
+        std::string const where = std::string(R"("plan"."chunks".")") + kind.name + '"';
+        if (!list.is_array() || list.size() != count) {
+            corrupt(path, where + " must be a list of " + std::to_string(count) +
+                              " digests (one per " + std::to_string(kPlanChunkBytes) +
+                              " bytes of a plan of " + std::to_string(plan_size) + "), not " +
+                              (list.is_array() ? std::to_string(list.size()) + " items"
+                                               : "a JSON " + type_name(list)));
+        }
+        kind.into.reserve(list.size());
+        for (std::size_t index = 0; index < list.size(); ++index) {
+            auto const& digest = list[index];
+            bool const hex =
+                digest.is_string() &&
+                (kind.digits == 64 ? is_sha256_hex(digest.get_ref<std::string const&>())
+                                   : is_plan_checksum_hex(digest.get_ref<std::string const&>()));
+            if (!hex) {
+                corrupt(path, where + "[" + std::to_string(index) + "] must be " +
+                                  std::to_string(kind.digits) + " lowercase hex digits, not " +
+                                  json_excerpt(digest));
+            }
+            kind.into.push_back(digest.get<std::string>());
+        }
+    }
+    return read;
+}
+
 // The header's members are moved out of `json`, which is left with null values.
-EngineHeader header_from_json(nlohmann::json& json, std::filesystem::path const& path) {
+EngineHeader header_from_json(nlohmann::json& json, std::uint32_t version,
+                              std::filesystem::path const& path) {
     if (!json.is_object()) {
         corrupt(path, "the header is a JSON " + type_name(json) + ", not an object");
     }
@@ -98,7 +143,12 @@ EngineHeader header_from_json(nlohmann::json& json, std::filesystem::path const&
     if (!plan.is_object()) {
         corrupt(path, "header member \"plan\" is a JSON " + type_name(plan) + ", not an object");
     }
-    expect_members(plan, {"size", "xxh3_128"}, "header member \"plan\"", path);
+    if (version == kUnchunkedFormatVersion) {
+        expect_members(plan, {"size", "xxh3_128"}, "header member \"plan\" (format version 1)",
+                       path);
+    } else {
+        expect_members(plan, {"chunks", "size", "xxh3_128"}, "header member \"plan\"", path);
+    }
     auto const& size = plan.at("size");
     if (!size.is_number_unsigned()) {
         corrupt(path, R"("plan"."size" must be a non-negative integer, not )" + size.dump());
@@ -110,10 +160,22 @@ EngineHeader header_from_json(nlohmann::json& json, std::filesystem::path const&
                 R"("plan"."xxh3_128" must be 32 lowercase hex digits, not )" + checksum.dump());
     }
     header.plan_xxh3_128 = checksum.get<std::string>();
+    if (version != kUnchunkedFormatVersion) {
+        header.chunks = chunks_from_json(plan.at("chunks"), header.plan_size, path);
+    }
     if (auto const violation = header_schema_violation(header.conditions, header.references)) {
         corrupt(path, "the header's " + *violation);
     }
     return header;
+}
+
+// The header's "plan" member.
+nlohmann::json plan_json(EngineHeader const& header) {
+    nlohmann::json plan = {{"size", header.plan_size}, {"xxh3_128", header.plan_xxh3_128}};
+    if (header.chunks) {
+        plan["chunks"] = {{"sha256", header.chunks->sha256}, {"xxh3_128", header.chunks->xxh3_128}};
+    }
+    return plan;
 }
 
 // The canonical JSON of a header whose members header_from_json has checked, in the pieces it is
@@ -129,8 +191,8 @@ void check_canonical_header(DecodedHeader& decoded, std::string_view text,
     bool canonical = false;
     try {
         conditions = canonical_json(header.conditions);
-        std::string const plan = R"(,"plan":{"size":)" + std::to_string(header.plan_size) +
-                                 R"(,"xxh3_128":")" + header.plan_xxh3_128 + R"("},"references":)";
+        std::string const plan =
+            R"(,"plan":)" + canonical_json(plan_json(header)) + R"(,"references":)";
         canonical = true;
         for (std::string_view const piece :
              {std::string_view(R"({"conditions":)"), std::string_view(conditions),
@@ -150,10 +212,9 @@ void check_canonical_header(DecodedHeader& decoded, std::string_view text,
     } catch (Error const&) {
         // The whole header again, for the message canonical_json gives of it (the JSON pointer of
         // the value from the header's root).
-        nlohmann::json const whole = {
-            {"conditions", header.conditions},
-            {"plan", {{"size", header.plan_size}, {"xxh3_128", header.plan_xxh3_128}}},
-            {"references", header.references}};
+        nlohmann::json const whole = {{"conditions", header.conditions},
+                                      {"plan", plan_json(header)},
+                                      {"references", header.references}};
         try {
             (void)canonical_json(whole);
         } catch (Error const& error) {
@@ -183,10 +244,25 @@ std::vector<std::byte> encode_engine_prefix(EngineHeader const& header) {
         throw InvalidArgument("engine header plan_xxh3_128 must be 32 lowercase hex digits, not '" +
                               header.plan_xxh3_128 + "'");
     }
+    if (header.chunks) {
+        std::uint64_t const count = plan_chunk_count(header.plan_size);
+        bool const well_formed =
+            header.chunks->sha256.size() == count && header.chunks->xxh3_128.size() == count &&
+            std::all_of(header.chunks->sha256.begin(), header.chunks->sha256.end(),
+                        [](std::string const& digest) { return is_sha256_hex(digest); }) &&
+            std::all_of(header.chunks->xxh3_128.begin(), header.chunks->xxh3_128.end(),
+                        [](std::string const& digest) { return is_plan_checksum_hex(digest); });
+        if (!well_formed) {
+            throw InvalidArgument("engine header chunks must hold " + std::to_string(count) +
+                                  " SHA-256 and " + std::to_string(count) +
+                                  " XXH3-128 hex digests for a plan of " +
+                                  std::to_string(header.plan_size) + " bytes");
+        }
+    }
     nlohmann::json json = {
         {"conditions", header.conditions},
         {"references", header.references},
-        {"plan", {{"size", header.plan_size}, {"xxh3_128", header.plan_xxh3_128}}},
+        {"plan", plan_json(header)},
     };
     if (std::size_t const depth = json_depth(json); depth > kMaxJsonDepth) {
         throw InvalidArgument("engine header nests " + std::to_string(depth) +
@@ -211,7 +287,7 @@ std::vector<std::byte> encode_engine_prefix(EngineHeader const& header) {
     for (char const c : kEngineMagic) {
         out.push_back(static_cast<std::byte>(c));
     }
-    append_le<std::uint32_t>(out, kEngineFormatVersion);
+    append_le<std::uint32_t>(out, header.chunks ? kEngineFormatVersion : kUnchunkedFormatVersion);
     append_le<std::uint64_t>(out, text.size());
     auto const text_bytes = std::as_bytes(std::span(text));
     out.insert(out.end(), text_bytes.begin(), text_bytes.end());
@@ -227,6 +303,15 @@ std::uint64_t engine_prefix_bytes(std::span<std::byte const> preamble) {
         return kEnginePreambleBytes;
     }
     return kEnginePreambleBytes + header_length;
+}
+
+std::uint32_t engine_format_version(std::span<std::byte const> bytes) noexcept {
+    auto const magic = std::as_bytes(std::span(kEngineMagic));
+    if (bytes.size() < kEnginePreambleBytes ||
+        !std::equal(magic.begin(), magic.end(), bytes.begin())) {
+        return 0;
+    }
+    return read_le<std::uint32_t>(bytes, 8);
 }
 
 std::uint64_t check_engine_preamble(std::span<std::byte const> bytes, std::uint64_t file_size,
@@ -252,11 +337,13 @@ std::uint64_t check_engine_preamble(std::span<std::byte const> bytes, std::uint6
     auto const version = read_le<std::uint32_t>(bytes, 8);
     if (version > kEngineFormatVersion) {
         corrupt(path, "written by a newer tensoracle, format version " + std::to_string(version) +
-                          "; this build reads version " + std::to_string(kEngineFormatVersion));
+                          "; this build reads versions " + std::to_string(kUnchunkedFormatVersion) +
+                          " and " + std::to_string(kEngineFormatVersion));
     }
-    if (version != kEngineFormatVersion) {
+    if (version != kEngineFormatVersion && version != kUnchunkedFormatVersion) {
         corrupt(path, "unknown format version " + std::to_string(version) +
-                          "; this build reads version " + std::to_string(kEngineFormatVersion));
+                          "; this build reads versions " + std::to_string(kUnchunkedFormatVersion) +
+                          " and " + std::to_string(kEngineFormatVersion));
     }
     auto const header_length = read_le<std::uint64_t>(bytes, 12);
     if (header_length == 0) {
@@ -295,7 +382,8 @@ DecodedHeader decode_engine_prefix(std::span<std::byte const> bytes, std::uint64
         corrupt(path, std::string("the header is not valid JSON: ") + error.what());
     }
     DecodedHeader decoded;
-    decoded.header = header_from_json(json, path);
+    decoded.format_version = read_le<std::uint32_t>(bytes, 8);
+    decoded.header = header_from_json(json, decoded.format_version, path);
     decoded.plan_offset = plan_offset;
     // A header that is not canonical was not written by tensoracle (or holds duplicate keys,
     // which a JSON parser would silently collapse): refuse it rather than guess.

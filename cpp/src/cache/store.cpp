@@ -4,6 +4,7 @@
 #include "io/platform.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
 #include "tensoracle/text/utf8_text.hpp"
@@ -85,6 +86,15 @@ DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdenti
                                      "' is unusable: the plan's XXH3-128 checksum is " + actual +
                                      " but the header records " + decoded.header.plan_xxh3_128,
                                  path);
+    }
+    if (decoded.header.chunks) {
+        PlanChunkHasher hasher({.sha256 = false, .xxh3_128 = true});
+        hasher.update(plan);
+        if (auto const difference = chunk_difference(hasher.finish(), *decoded.header.chunks,
+                                                     decoded.header.plan_size)) {
+            throw CorruptEngineError(
+                "saved engine '" + path.string() + "' is unusable: " + *difference, path);
+        }
     }
     check_conditions(decoded.header.conditions, identity.conditions, path);
     return decoded;
@@ -245,6 +255,7 @@ std::filesystem::path Store::save(EngineIdentity const& identity, nlohmann::json
     header.references = std::move(references);
     header.plan_size = plan.size();
     header.plan_xxh3_128 = plan_checksum_hex(plan);
+    header.chunks = plan_chunks_of(plan);
     auto const prefix = encode_engine_prefix(header);
     auto path = entry_path(identity);
     AtomicFile file(path);

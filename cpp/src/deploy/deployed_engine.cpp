@@ -3,6 +3,7 @@
 // signature judged before any header byte is decoded, then the header and the manifest compared.
 #include "tensoracle/deploy/deployed_engine.hpp"
 
+#include "deploy/deployed_engine_state.hpp"
 #include "deploy/json_forms.hpp"
 #include "io/platform.hpp"
 #include "io/sha256_worker.hpp"
@@ -10,8 +11,10 @@
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/identity.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/io/file_bytes.hpp"
 #include "tensoracle/io/file_contents.hpp"
 #include "tensoracle/io/hash.hpp"
 #include "tensoracle/remote/remote_object.hpp"
@@ -31,14 +34,6 @@
 #include <utility>
 
 namespace tensoracle::deploy {
-
-struct DeployedEngine::State {
-    ManifestEntry entry;
-    std::filesystem::path path;
-    FileContents contents;
-    std::size_t plan_offset = 0;
-    std::optional<std::string> signer;
-};
 
 namespace {
 
@@ -116,12 +111,12 @@ Json entry_json(ManifestEntry const& entry, std::string const& text, char const*
                       " bytes, the manifest records engine_bytes " + std::to_string(engine_bytes));
 }
 
-// The open file, as Store::read opens an entry: without following a link, a regular file only;
-// copied into this process's memory, each piece handed to `observe` as it is read. A file of
-// another size than the manifest's is refused before any of it is read.
-FileContents read_entry(std::filesystem::path const& path, std::uint64_t engine_bytes,
-                        PieceObserver const& observe) {
-    platform::Descriptor const file{open_cache_file(path, O_RDONLY)};
+// The entry's file, opened as Store::read opens an entry: without following a link, a regular
+// file only, of the manifest's size (refused before any of it is read).
+std::shared_ptr<platform::Descriptor const> open_entry(std::filesystem::path const& path,
+                                                       std::uint64_t engine_bytes) {
+    auto opened = std::make_shared<platform::Descriptor const>(open_cache_file(path, O_RDONLY));
+    platform::Descriptor const& file = *opened;
     if (!file.valid()) {
         int const error = errno;
         if (error == ENOENT) {
@@ -152,9 +147,22 @@ FileContents read_entry(std::filesystem::path const& path, std::uint64_t engine_
     if (status->size != engine_bytes) {
         corrupt_size(path, status->size, engine_bytes);
     }
-    FileContents contents(file.get(), path, observe);
-    (void)platform::touch(file.get()); // a read, for `cache prune`'s least recently used order
-    return contents;
+    return opened;
+}
+
+// The preamble and header of the open entry of `engine_bytes` bytes (the preamble alone when its
+// header length is unusable: decoding reports why), read into this process's memory.
+std::vector<std::byte> read_prefix(int fd, std::uint64_t engine_bytes,
+                                   std::filesystem::path const& path) {
+    std::vector<std::byte> prefix(
+        static_cast<std::size_t>(std::min<std::uint64_t>(kEnginePreambleBytes, engine_bytes)));
+    prefix.resize(read_from_start(fd, prefix, path));
+    std::uint64_t const wanted = std::min(engine_prefix_bytes(prefix), engine_bytes);
+    if (wanted > prefix.size()) {
+        prefix.resize(static_cast<std::size_t>(wanted));
+        prefix.resize(read_from_start(fd, prefix, path));
+    }
+    return prefix;
 }
 
 Signature signature_of(std::string const& hex) {
@@ -166,14 +174,71 @@ Signature signature_of(std::string const& hex) {
     return signature;
 }
 
+// The fingerprint of `trusted` when it accepts the manifest's signature of the entry over
+// `statement`; UntrustedEngineError otherwise.
+std::string check_signature(ManifestEntry const& entry, VerifyKey const& trusted,
+                            std::string const& statement, std::filesystem::path const& path) {
+    if (!entry.fleet || !entry.fleet->signature) {
+        throw UntrustedEngineError("deployed engine '" + path.string() +
+                                       "' has no signature in the manifest (fleet.signature "
+                                       "is null), and the verify key " +
+                                       trusted.fingerprint() +
+                                       " is set: only signed engines are opened",
+                                   path);
+    }
+    Signature const signature = signature_of(*entry.fleet->signature);
+    if (!trusted.verify(std::as_bytes(std::span(statement)), signature)) {
+        throw UntrustedEngineError(
+            "deployed engine '" + path.string() +
+                "' has a signature (fleet.signature) that "
+                "the verify key " +
+                trusted.fingerprint() +
+                " does not accept: signed by another key, or the file changed after signing",
+            path);
+    }
+    return trusted.fingerprint();
+}
+
+// The checks of the verified header against the manifest entry (plan checksum, conditions, IO
+// signature); then what the engine is run by is what the header records.
+void check_header(DecodedHeader const& decoded, ManifestEntry const& entry,
+                  std::filesystem::path const& path, ManifestEntry& opened) {
+    EngineHeader const& header = decoded.header;
+    if (header.plan_xxh3_128 != entry.plan_xxh3_128) {
+        corrupt(path, "plan.xxh3_128 is " + header.plan_xxh3_128 + ", the manifest records " +
+                          entry.plan_xxh3_128);
+    }
+    check_conditions(header.conditions, entry_json(entry, entry.conditions_json, "conditions_json"),
+                     path);
+    Json const observed_io =
+        header.references.contains("io") ? header.references.at("io") : Json(nullptr);
+    if (std::string const difference =
+            first_difference(observed_io, entry_json(entry, entry.io_json, "io_json"), "io");
+        !difference.empty()) {
+        throw EngineIOError("deployed engine '" + path.string() +
+                                "': the saved header's IO signature differs from the "
+                                "manifest's at " +
+                                difference,
+                            path);
+    }
+    // What the engine is run by from here on is what the verified header records, whatever an
+    // application that built the entry itself put in its typed members.
+    opened.runs_on = conditions_from_json(header.conditions, path.string() + ": conditions");
+    opened.io = std::nullopt;
+    if (!observed_io.is_null()) {
+        opened.io = io_from_json(observed_io, path.string() + ": references.io");
+    }
+}
+
 // Files from this size on have their SHA-256 computed on a thread of its own while the reading
 // thread copies and computes the XXH3-128: on two cores the open then costs about the SHA-256
 // alone. (Below it, starting a thread costs more than it saves.)
 constexpr std::uint64_t kSha256WorkerBytes = std::uint64_t{8} << 20U;
 
 // The digests of a file, computed piece by piece as it is read into the process's memory (the
-// pieces stay valid and unchanged while the digests are computed): SHA-256 of every byte (when
-// asked for) and XXH3-128 of the bytes from `plan_offset` on.
+// pieces stay valid and unchanged while the digests are computed): XXH3-128 of the bytes from
+// `plan_offset` on and, when asked for, what the signature is over: for format version 2 the
+// SHA-256 of the preamble and header and of each plan chunk, for version 1 of every byte.
 class Digests {
 public:
     Digests(std::size_t plan_offset, bool with_sha256, std::uint64_t file_bytes)
@@ -195,7 +260,22 @@ public:
             }
             return;
         }
-        if (worker_) {
+        if (at_ == 0 && with_sha256_ && engine_format_version(piece) == kEngineFormatVersion) {
+            // The signature is over the header, which records each chunk's SHA-256.
+            worker_.reset();
+            prefix_end_ = engine_prefix_bytes(piece);
+            chunks_.emplace(ChunkDigestKinds{.sha256 = true, .xxh3_128 = false});
+        }
+        if (chunks_) {
+            if (at_ < prefix_end_) {
+                prefix_sha256_.update(piece.first(static_cast<std::size_t>(
+                    std::min<std::uint64_t>(piece.size(), prefix_end_ - at_))));
+            }
+            if (at_ + piece.size() > prefix_end_) {
+                std::size_t const skip = prefix_end_ > at_ ? prefix_end_ - at_ : 0;
+                chunks_->update(piece.subspan(skip));
+            }
+        } else if (worker_) {
             worker_->add(piece);
         } else if (with_sha256_) {
             sha256_.update(piece);
@@ -206,12 +286,24 @@ public:
         }
         at_ += piece.size();
     }
-    // After the copy's end (FileContents's empty piece).
-    std::string engine_sha256() {
+    // After the copy's end (FileContents's empty piece): the statement the signature of the
+    // entry `file_name` must be over.
+    std::string signed_statement(std::string_view file_name) {
         if (failure_) {
             std::rethrow_exception(failure_);
         }
-        return sha256_hex_.empty() ? sha256_.hex_digest() : sha256_hex_;
+        if (chunks_) {
+            return signed_header_statement(file_name, prefix_sha256_.hex_digest());
+        }
+        return signed_statement_of_digest(file_name,
+                                          sha256_hex_.empty() ? sha256_.hex_digest() : sha256_hex_);
+    }
+    // The SHA-256 of each plan chunk (format version 2 with a key), after the copy's end.
+    std::optional<PlanChunks> chunk_sha256() {
+        if (!chunks_) {
+            return std::nullopt;
+        }
+        return chunks_->finish();
     }
     std::string plan_xxh3_128() const { return plan_.hex_digest(); }
 
@@ -224,6 +316,10 @@ private:
     std::string sha256_hex_; // the worker's digest, taken at the copy's end
     std::exception_ptr failure_;
     PlanChecksum plan_;
+    // Format version 2 with a key: the preamble and header's SHA-256, and each chunk's.
+    std::uint64_t prefix_end_ = 0;
+    Sha256 prefix_sha256_;
+    std::optional<PlanChunkHasher> chunks_;
 };
 
 } // namespace
@@ -274,78 +370,75 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
     }
     // Where the plan starts by the manifest; the header must agree (checked below).
     auto const plan_offset = static_cast<std::size_t>(entry.engine_bytes - entry.plan_size);
-    // One pass: each piece is hashed as it is copied, and only the copy is judged and handed on.
-    Digests digests(plan_offset, trusted.has_value(), entry.engine_bytes);
-    auto state = std::make_unique<State>(
-        State{entry, path,
-              read_entry(path, entry.engine_bytes,
-                         [&digests](std::span<std::byte const> piece) { digests.add(piece); }),
-              0, std::nullopt});
-    auto const bytes = state->contents.bytes();
-    if (bytes.size() != entry.engine_bytes) { // it shrank while it was read
-        corrupt_size(path, bytes.size(), entry.engine_bytes);
-    }
-    std::string const plan_xxh3_128 = digests.plan_xxh3_128();
-    if (trusted) {
-        if (!entry.fleet || !entry.fleet->signature) {
-            throw UntrustedEngineError("deployed engine '" + path.string() +
-                                           "' has no signature in the manifest (fleet.signature "
-                                           "is null), and the verify key " +
-                                           trusted->fingerprint() +
-                                           " is set: only signed engines are opened",
-                                       path);
-        }
-        Signature const signature = signature_of(*entry.fleet->signature);
-        std::string const statement =
-            signed_statement_of_digest(entry.file_name, digests.engine_sha256());
-        if (!trusted->verify(std::as_bytes(std::span(statement)), signature)) {
-            throw UntrustedEngineError(
-                "deployed engine '" + path.string() +
-                    "' has a signature (fleet.signature) that "
-                    "the verify key " +
-                    trusted->fingerprint() +
-                    " does not accept: signed by another key, or the file changed after signing",
-                path);
-        }
-        state->signer = trusted->fingerprint();
-    }
-    DecodedHeader const decoded = decode_engine_header(bytes, bytes.size(), path);
-    EngineHeader const& header = decoded.header;
-    if (plan_xxh3_128 != header.plan_xxh3_128 || decoded.plan_offset != plan_offset) {
-        // A header that announces another plan length than the manifest's leaves the plan's
-        // checksum computed over other bytes: report what the header itself says.
-        if (header.plan_size != entry.plan_size) {
-            corrupt(path, "plan.size is " + std::to_string(header.plan_size) +
-                              ", the manifest records " + std::to_string(entry.plan_size));
-        }
-        corrupt(path, "the plan's XXH3-128 checksum is " + plan_xxh3_128 +
-                          " but the header records " + header.plan_xxh3_128);
-    }
-    if (header.plan_xxh3_128 != entry.plan_xxh3_128) {
-        corrupt(path, "plan.xxh3_128 is " + header.plan_xxh3_128 + ", the manifest records " +
-                          entry.plan_xxh3_128);
-    }
-    check_conditions(header.conditions, entry_json(entry, entry.conditions_json, "conditions_json"),
-                     path);
-    Json const observed_io =
-        header.references.contains("io") ? header.references.at("io") : Json(nullptr);
-    if (std::string const difference =
-            first_difference(observed_io, entry_json(entry, entry.io_json, "io_json"), "io");
-        !difference.empty()) {
-        throw EngineIOError("deployed engine '" + path.string() +
-                                "': the saved header's IO signature differs from the "
-                                "manifest's at " +
-                                difference,
-                            path);
-    }
-    // What the engine is run by from here on is what the verified header records, whatever an
-    // application that built the entry itself put in its typed members.
-    state->entry.runs_on = conditions_from_json(header.conditions, path.string() + ": conditions");
-    state->entry.io = std::nullopt;
-    if (!observed_io.is_null()) {
-        state->entry.io = io_from_json(observed_io, path.string() + ": references.io");
-    }
+    auto state = std::make_unique<State>();
+    state->entry = entry;
+    state->path = path;
     state->plan_offset = plan_offset;
+    state->plan_size = entry.plan_size;
+    std::shared_ptr<platform::Descriptor const> const file = open_entry(path, entry.engine_bytes);
+    std::optional<std::string> plan_xxh3_128; // computed over the plan when it is read whole
+    std::optional<DecodedHeader> decoded;
+    if (options.stream_plan) {
+        // The preamble and header only; the plan stays in the file until a PlanReader reads it.
+        std::vector<std::byte> const prefix = read_prefix(file->get(), entry.engine_bytes, path);
+        if (engine_format_version(prefix) == kEngineFormatVersion) {
+            if (trusted) {
+                state->signer = check_signature(
+                    entry, *trusted, signed_header_statement(entry.file_name, sha256_hex(prefix)),
+                    path);
+            }
+            decoded = decode_engine_prefix(prefix, entry.engine_bytes, path);
+            if (decoded->plan_offset != plan_offset ||
+                decoded->header.plan_size != entry.plan_size) {
+                corrupt(path, "plan.size is " + std::to_string(decoded->header.plan_size) +
+                                  ", the manifest records " + std::to_string(entry.plan_size));
+            }
+            state->chunks.sha256 = trusted.has_value();
+            state->chunks.digests =
+                trusted ? decoded->header.chunks->sha256 : decoded->header.chunks->xxh3_128;
+            state->file = file;
+        }
+    }
+    if (!state->file) {
+        // One pass: each piece is hashed as it is copied, and only the copy is judged and
+        // handed on.
+        Digests digests(plan_offset, trusted.has_value(), entry.engine_bytes);
+        state->contents.emplace(file->get(), path, [&digests](std::span<std::byte const> piece) {
+            digests.add(piece);
+        });
+        auto const bytes = state->contents->bytes();
+        if (bytes.size() != entry.engine_bytes) { // it shrank while it was read
+            corrupt_size(path, bytes.size(), entry.engine_bytes);
+        }
+        plan_xxh3_128 = digests.plan_xxh3_128();
+        if (trusted) {
+            state->signer =
+                check_signature(entry, *trusted, digests.signed_statement(entry.file_name), path);
+        }
+        decoded = decode_engine_header(bytes, bytes.size(), path);
+        if (auto const chunks = digests.chunk_sha256(); chunks && decoded->header.chunks) {
+            if (auto const difference =
+                    chunk_difference(*chunks, *decoded->header.chunks, entry.plan_size)) {
+                throw UntrustedEngineError("deployed engine '" + path.string() +
+                                               "' does not hold what its signature vouches for: " +
+                                               *difference + " (the file changed after signing)",
+                                           path);
+            }
+        }
+        if (*plan_xxh3_128 != decoded->header.plan_xxh3_128 ||
+            decoded->plan_offset != plan_offset) {
+            // A header that announces another plan length than the manifest's leaves the plan's
+            // checksum computed over other bytes: report what the header itself says.
+            if (decoded->header.plan_size != entry.plan_size) {
+                corrupt(path, "plan.size is " + std::to_string(decoded->header.plan_size) +
+                                  ", the manifest records " + std::to_string(entry.plan_size));
+            }
+            corrupt(path, "the plan's XXH3-128 checksum is " + *plan_xxh3_128 +
+                              " but the header records " + decoded->header.plan_xxh3_128);
+        }
+    }
+    (void)platform::touch(file->get()); // a read, for `cache prune`'s least recently used order
+    check_header(*decoded, entry, path, state->entry);
     return DeployedEngine(std::move(state));
 }
 
@@ -361,10 +454,13 @@ std::filesystem::path const& DeployedEngine::path() const noexcept {
     return state_->path;
 }
 std::byte const* DeployedEngine::plan_data() const noexcept {
-    return state_->contents.bytes().data() + state_->plan_offset;
+    return state_->contents ? state_->contents->bytes().data() + state_->plan_offset : nullptr;
 }
 std::size_t DeployedEngine::plan_size() const noexcept {
-    return state_->contents.bytes().size() - state_->plan_offset;
+    return static_cast<std::size_t>(state_->plan_size);
+}
+bool DeployedEngine::streamed() const noexcept {
+    return state_->file != nullptr;
 }
 std::optional<std::string> const& DeployedEngine::signer() const noexcept {
     return state_->signer;

@@ -1,6 +1,7 @@
 // Signing and verifying the objects of a remote engine cache (see remote_object.hpp).
 #include "tensoracle/remote/remote_object.hpp"
 
+#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/hash.hpp"
@@ -10,6 +11,30 @@
 #include <cstring>
 
 namespace tensoracle {
+
+void check_signed_chunks(PlanChunks const& observed, DecodedHeader const& decoded,
+                         std::string_view object_name) {
+    if (!decoded.header.chunks) {
+        return;
+    }
+    if (auto const difference =
+            chunk_difference(observed, *decoded.header.chunks, decoded.header.plan_size)) {
+        throw UntrustedEngineError("remote engine '" + std::string(object_name) +
+                                       "' does not hold what its signature vouches for: " +
+                                       *difference + " (changed after signing)",
+                                   std::filesystem::path(std::string(object_name)));
+    }
+}
+
+void check_chunk_sha256(std::span<std::byte const> engine, DecodedHeader const& decoded,
+                        std::string_view object_name) {
+    if (!decoded.header.chunks) {
+        return;
+    }
+    PlanChunkHasher hasher({.sha256 = true, .xxh3_128 = false});
+    hasher.update(engine.subspan(static_cast<std::size_t>(decoded.plan_offset)));
+    check_signed_chunks(hasher.finish(), decoded, object_name);
+}
 
 bool has_signature_trailer(std::uint64_t object_size, std::span<std::byte const> tail) {
     if (object_size < kEnginePreambleBytes + kSignatureTrailerBytes ||
@@ -21,7 +46,21 @@ bool has_signature_trailer(std::uint64_t object_size, std::span<std::byte const>
 }
 
 std::string signed_statement(std::string_view file_name, std::span<std::byte const> engine) {
+    if (engine_format_version(engine) == kEngineFormatVersion) {
+        std::uint64_t const prefix = engine_prefix_bytes(engine);
+        return signed_header_statement(file_name,
+                                       sha256_hex(engine.first(static_cast<std::size_t>(
+                                           std::min<std::uint64_t>(prefix, engine.size())))));
+    }
     return signed_statement_of_digest(file_name, sha256_hex(engine));
+}
+
+std::string signed_header_statement(std::string_view file_name, std::string_view prefix_sha256) {
+    std::string statement = "tensoracle remote engine v2\n";
+    statement += file_name;
+    statement += '\n';
+    statement += prefix_sha256;
+    return statement;
 }
 
 std::string signed_statement_of_digest(std::string_view file_name, std::string_view engine_sha256) {
@@ -34,6 +73,17 @@ std::string signed_statement_of_digest(std::string_view file_name, std::string_v
 
 std::vector<std::byte> signature_trailer(SigningKey const& key, std::string_view file_name,
                                          std::span<std::byte const> engine) {
+    if (engine_format_version(engine) == kEngineFormatVersion) {
+        // What the signature vouches for is what the plan holds.
+        std::filesystem::path const label{std::string(file_name)};
+        DecodedHeader const decoded = decode_engine_header(engine, engine.size(), label);
+        auto const plan = engine.subspan(static_cast<std::size_t>(decoded.plan_offset));
+        if (auto const difference = chunk_difference(plan_chunks_of(plan), *decoded.header.chunks,
+                                                     decoded.header.plan_size)) {
+            throw CorruptEngineError(
+                "engine '" + std::string(file_name) + "' is not signed: " + *difference, label);
+        }
+    }
     std::string const statement = signed_statement(file_name, engine);
     Signature const signature = key.sign(std::as_bytes(std::span(statement)));
     std::vector<std::byte> trailer(kSignatureTrailerBytes);
@@ -45,6 +95,13 @@ std::vector<std::byte> signature_trailer(SigningKey const& key, std::string_view
 std::string check_remote_signature(std::span<std::byte const> trailer,
                                    std::string_view engine_sha256, std::string_view object_name,
                                    std::string_view file_name, VerifyKey const& trusted) {
+    return check_statement_signature(trailer, signed_statement_of_digest(file_name, engine_sha256),
+                                     object_name, trusted);
+}
+
+std::string check_statement_signature(std::span<std::byte const> trailer,
+                                      std::string_view statement, std::string_view object_name,
+                                      VerifyKey const& trusted) {
     std::filesystem::path const label{std::string(object_name)};
     if (trailer.empty()) {
         throw UntrustedEngineError("remote engine '" + std::string(object_name) +
@@ -60,7 +117,6 @@ std::string check_remote_signature(std::span<std::byte const> trailer,
     }
     Signature signature{};
     std::memcpy(signature.data(), trailer.data(), signature.size());
-    std::string const statement = signed_statement_of_digest(file_name, engine_sha256);
     if (!trusted.verify(std::as_bytes(std::span(statement)), signature)) {
         throw UntrustedEngineError("remote engine '" + std::string(object_name) +
                                        "' has a signature that the trusted key " +
@@ -112,10 +168,13 @@ RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string
     result.is_signed = is_signed;
     if (trusted != nullptr) {
         auto const trailer = is_signed ? object.subspan(engine.size()) : object.first(0);
-        result.signer =
-            check_remote_signature(trailer, sha256_hex(engine), object_name, file_name, *trusted);
+        result.signer = check_statement_signature(trailer, signed_statement(file_name, engine),
+                                                  object_name, *trusted);
     }
     DecodedHeader const header = decode_engine_header(engine, engine.size(), label);
+    if (trusted != nullptr) { // a version 2 signature vouches for the plan through its chunks
+        check_chunk_sha256(engine, header, object_name);
+    }
     result.identity = remote_entry_identity(header.header, expected, object_name, file_name);
     result.decoded = verify_engine_bytes(engine, result.identity, label);
     return result;

@@ -4,6 +4,7 @@
 #include "io/platform.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/io/hash.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -105,6 +106,11 @@ void RemoteReceiver::judge_prefix(std::span<std::byte const> bytes) {
                                       trusted_ == nullptr);
             plan_offset_ = engine_prefix_bytes(prefix_);
             prefix_wanted_ = plan_offset_;
+            if (engine_format_version(prefix_) == kEngineFormatVersion) {
+                // Its signature is over the header, which records each chunk's SHA-256.
+                chunks_.emplace(ChunkDigestKinds{.sha256 = trusted_ != nullptr, .xxh3_128 = true});
+                engine_sha256_.reset();
+            }
             continue;
         }
         if (trusted_ == nullptr) { // the header is complete
@@ -133,7 +139,11 @@ void RemoteReceiver::write_engine(std::span<std::byte const> piece, std::uint64_
     std::uint64_t const plan_start = std::max<std::uint64_t>(plan_offset_, kEnginePreambleBytes);
     if (offset + piece.size() > plan_start) {
         std::uint64_t const skip = offset < plan_start ? plan_start - offset : 0;
-        plan_checksum_.update(piece.subspan(static_cast<std::size_t>(skip)));
+        auto const plan = piece.subspan(static_cast<std::size_t>(skip));
+        plan_checksum_.update(plan);
+        if (chunks_) {
+            chunks_->update(plan);
+        }
     }
 }
 
@@ -178,8 +188,10 @@ ReceivedEngine RemoteReceiver::verify_and_commit() {
     if (trusted_ != nullptr) {
         std::span<std::byte const> const trailer =
             result.is_signed ? std::span<std::byte const>(tail_) : std::span<std::byte const>{};
-        result.signer = check_remote_signature(trailer, engine_sha256_->hex_digest(), object_name_,
-                                               file_name_, *trusted_);
+        std::string const statement =
+            chunks_ ? signed_header_statement(file_name_, sha256_hex(prefix_))
+                    : signed_statement_of_digest(file_name_, engine_sha256_->hex_digest());
+        result.signer = check_statement_signature(trailer, statement, object_name_, *trusted_);
     }
     if (prefix_.size() > result.engine_bytes) {
         refuse(object_name_, "truncated: its header needs " + std::to_string(prefix_.size()) +
@@ -195,6 +207,17 @@ ReceivedEngine RemoteReceiver::verify_and_commit() {
                                      " but the header records " + decoded.header.plan_xxh3_128,
                                  label);
     }
+    if (chunks_ && decoded.header.chunks) {
+        PlanChunks const observed = chunks_->finish();
+        if (trusted_ != nullptr) { // the signature vouches for the plan through these
+            check_signed_chunks(PlanChunks{observed.sha256, {}}, decoded, object_name_);
+        }
+        if (auto const difference =
+                chunk_difference(PlanChunks{{}, observed.xxh3_128}, *decoded.header.chunks,
+                                 decoded.header.plan_size)) {
+            refuse(object_name_, *difference);
+        }
+    }
     check_conditions(decoded.header.conditions, result.identity.conditions, label);
     // The file must be the one Store::save writes for this entry (conditions from the identity,
     // the object's references, plan size and checksum), byte for byte.
@@ -203,6 +226,7 @@ ReceivedEngine RemoteReceiver::verify_and_commit() {
     saved_header.references = decoded.header.references;
     saved_header.plan_size = decoded.header.plan_size;
     saved_header.plan_xxh3_128 = decoded.header.plan_xxh3_128;
+    saved_header.chunks = decoded.header.chunks;
     std::vector<std::byte> saved_prefix;
     try {
         saved_prefix = encode_engine_prefix(saved_header);

@@ -3,6 +3,7 @@
 #include "support/child_process.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
@@ -53,6 +54,7 @@ void chunked_save(Store const& store, EngineIdentity const& identity, std::uint6
     header.references = {{"generation", generation}};
     header.plan_size = plan.size();
     header.plan_xxh3_128 = plan_checksum_hex(plan);
+    header.chunks = plan_chunks_of(plan); // format version 2, as Store::save writes
     AtomicFile file(store.entry_path(identity));
     file.write(encode_engine_prefix(header));
     for (std::size_t offset = 0; offset < plan.size(); offset += kChunkBytes) {

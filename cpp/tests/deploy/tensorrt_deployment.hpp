@@ -59,7 +59,7 @@ inline deploy::RuntimeBackend const kBackend{deploy::kTensorRt, "11.1.0.106"};
 
 struct TensorRtDeployment {
     TemporaryDirectory folder;
-    std::vector<std::byte> plan = random_bytes(4096, 7);
+    std::vector<std::byte> plan;
     std::vector<stand_in::Tensor> tensors;
     deploy::Manifest manifest;
     std::filesystem::path path;
@@ -69,8 +69,9 @@ struct TensorRtDeployment {
                {{"name", "NVIDIA GeForce RTX 4090"}, {"compute_capability", "8.9"}}, "gpu")};
 
     explicit TensorRtDeployment(std::vector<stand_in::Tensor> io = ranged_io(),
-                                std::vector<std::string> const& plugins = {})
-        : tensors(std::move(io)) {
+                                std::vector<std::string> const& plugins = {},
+                                std::size_t plan_size = 4096)
+        : plan(random_bytes(plan_size, 7)), tensors(std::move(io)) {
         nlohmann::json conditions = {{"name", "encoder"},
                                      {"graph_version", "3"},
                                      {"backend", kBackend.name},
@@ -89,6 +90,7 @@ struct TensorRtDeployment {
     }
 
     deploy::OpenOptions open_options() const { return {folder.path(), {}}; }
+    deploy::ManifestEntry const& entry() const { return manifest.entries.front(); }
 
     // Options whose runtime is a stand-in that deserializes to an engine of `tensors`, created
     // with `logger`; `runtime` receives the stand-in (owned by the Runtime).

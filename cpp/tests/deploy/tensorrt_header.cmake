@@ -26,6 +26,16 @@ find_library(TENSORACLE_TENSORRT_LIBRARY NAMES nvinfer_lean libnvinfer_lean.so.1
     HINTS ${tensorrt_library_hints}
     DOC "A TensorRT 11 library (libnvinfer or the lean runtime) for the adapter's tests to link")
 
+# CUDA's runtime library, which the adapter calls to copy a streamed plan into device memory
+# (VerifiedPlanStream): libcudart of the nvidia-cuda-runtime wheel in .venv. Without a CUDA
+# driver its calls fail, and the adapter then treats every destination as host memory.
+file(GLOB cuda_library_hints
+    "${PROJECT_SOURCE_DIR}/../.venv/lib/*/site-packages/nvidia/cu13/lib")
+find_library(TENSORACLE_CUDA_RUNTIME_LIBRARY NAMES cudart libcudart.so.13
+    HINTS ${cuda_library_hints} $ENV{CUDAToolkit_ROOT}/lib64 $ENV{CUDA_HOME}/lib64
+    PATHS /usr/local/cuda/lib64
+    DOC "CUDA's runtime library (libcudart), for the adapter's tests to link")
+
 set(tensorrt_versions)
 if(TENSORACLE_TENSORRT_HEADERS)
     file(GLOB tensorrt_headers "${TENSORACLE_TENSORRT_HEADERS}/*/include/NvInferRuntime.h")
@@ -55,6 +65,11 @@ elseif(NOT TENSORACLE_CUDA_RUNTIME_INCLUDE)
     message(FATAL_ERROR "CUDA's cuda_runtime_api.h, which TensorRT's headers include, was not "
         "found (looked in the nvidia/cu13 wheel of .venv, $CUDAToolkit_ROOT, $CUDA_HOME and "
         "/usr/local/cuda): set TENSORACLE_CUDA_RUNTIME_INCLUDE to its folder, or leave "
+        "TENSORACLE_TENSORRT_HEADERS unset to skip the TensorRT adapter's tests")
+elseif(NOT TENSORACLE_CUDA_RUNTIME_LIBRARY)
+    message(FATAL_ERROR "CUDA's runtime library (libcudart), which the TensorRT adapter calls, "
+        "was not found (looked in the nvidia/cu13 wheel of .venv, $CUDAToolkit_ROOT, $CUDA_HOME "
+        "and /usr/local/cuda): set TENSORACLE_CUDA_RUNTIME_LIBRARY to it, or leave "
         "TENSORACLE_TENSORRT_HEADERS unset to skip the TensorRT adapter's tests")
 elseif(NOT TENSORACLE_TENSORRT_LIBRARY)
     message(FATAL_ERROR "no TensorRT 11 library was found for the TensorRT adapter's tests "
@@ -103,7 +118,7 @@ target_include_directories(tensorrt_runtime_test PRIVATE ${CMAKE_CURRENT_SOURCE_
 target_include_directories(tensorrt_runtime_test SYSTEM PRIVATE
     ${TENSORACLE_TENSORRT_HEADERS}/${newest_tensorrt}/include ${TENSORACLE_CUDA_RUNTIME_INCLUDE})
 target_link_libraries(tensorrt_runtime_test PRIVATE tensoracle_deploy tensoracle_core
-    tensoracle_test_main GTest::gtest Threads::Threads)
+    tensoracle_test_main GTest::gtest Threads::Threads ${TENSORACLE_CUDA_RUNTIME_LIBRARY})
 tensoracle_warnings(tensorrt_runtime_test)
 add_test(NAME tensorrt_runtime_test COMMAND tensorrt_runtime_test)
 set_tests_properties(tensorrt_runtime_test PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120
@@ -117,7 +132,8 @@ function(tensoracle_tensorrt_test name source)
         ${TENSORACLE_TENSORRT_HEADERS}/${newest_tensorrt}/include
         ${TENSORACLE_CUDA_RUNTIME_INCLUDE})
     target_link_libraries(${name} PRIVATE tensoracle_deploy tensoracle_core
-        tensoracle_test_main GTest::gtest Threads::Threads ${TENSORACLE_TENSORRT_LIBRARY})
+        tensoracle_test_main GTest::gtest Threads::Threads ${TENSORACLE_TENSORRT_LIBRARY}
+        ${TENSORACLE_CUDA_RUNTIME_LIBRARY})
     tensoracle_warnings(${name})
 endfunction()
 

@@ -8,11 +8,15 @@
 // log through the runtime's logger as they go; they prove our ownership, not TensorRT's.
 #include "deploy/tensorrt_deployment.hpp"
 #include "deploy/tensorrt_stand_ins.hpp"
+#include "support/error_message.hpp"
 #include "tensoracle/deploy/tensorrt.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <exception>
+#include <filesystem>
 #include <gtest/gtest.h>
 #include <memory>
 #include <optional>
@@ -22,6 +26,7 @@
 namespace tensoracle::deploy {
 namespace {
 
+using testing::message_of;
 using testing::TensorRtDeployment;
 using testing::stand_in::Events;
 using testing::stand_in::RecordingLogger;
@@ -105,21 +110,132 @@ TEST(TensorRtLifetime, TensorRtIsOfferedTheVerifiedPlanAfterItWasVerifiedAndNoth
         tensorrt::Engine const engine =
             tensorrt::open_engine_for(deployment.manifest, "encoder", deployment.gpu, options);
         EXPECT_EQ(stand_in->impl().received, deployment.plan);
-        EXPECT_EQ(events->calls.front(), "deserializeCudaEngine 4096");
+        EXPECT_EQ(events->calls.front(), "deserializeCudaEngineV2 4096");
         EXPECT_EQ(engine.path(), deployment.path);
         EXPECT_EQ(engine.plan_size(), deployment.plan.size());
         EXPECT_EQ(engine.device(), 0);
         EXPECT_FALSE(engine.why().empty());
     }
-    // One byte of the plan changed in the file: refused while opening, TensorRT never called.
+    // One byte of the plan changed in the file: the header is the verified one, so the short
+    // path (which streams the plan) reaches deserializeCudaEngineV2, but the read of the chunk
+    // holding that byte fails and hands over none of it: the reader's memory is left zeroed, and
+    // no engine comes back.
     events->calls.clear();
     auto bytes = testing::read_all(deployment.path);
     bytes[bytes.size() - 10] ^= std::byte{1};
     testing::write_all(deployment.path, bytes);
-    EXPECT_THROW(
-        (void)tensorrt::open_engine_for(deployment.manifest, "encoder", deployment.gpu, options),
-        CorruptEngineError);
-    EXPECT_TRUE(events->calls.empty());
+    std::string const message = message_of<CorruptEngineError>([&] {
+        (void)tensorrt::open_engine_for(deployment.manifest, "encoder", deployment.gpu, options);
+    });
+    EXPECT_NE(message.find("chunk 0 (bytes 0 to 4095 of the plan) has the XXH3-128 "),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(events->calls,
+              std::vector<std::string>{"deserializeCudaEngineV2 0 then a failed read"});
+    EXPECT_TRUE(stand_in->impl().received.empty());
+    EXPECT_EQ(stand_in->impl().reads, std::vector<std::int64_t>{-1});
+    ASSERT_EQ(stand_in->impl().handed.size(), 0U);
+}
+
+// What a streamed open hands TensorRT, read by read: each read gets the plan's next bytes, a
+// read that ends inside a chunk is served from the reader's checked copy of that chunk, and a
+// chunk that changed in the file after the open is refused at the read that reaches it, with
+// none of its bytes in the destination; the chunks before it were handed over unchanged.
+TEST(TensorRtLifetime, AStreamedPlanIsHandedOverChunkByChunkEachCheckedFirst) {
+    TensorRtDeployment const deployment(testing::ranged_io(), {}, (std::size_t{9} << 20U) + 77);
+    OpenOptions options = deployment.open_options();
+    options.stream_plan = true;
+    DeployedEngine const deployed = DeployedEngine::open(deployment.entry(), options);
+    ASSERT_TRUE(deployed.streamed());
+    EXPECT_EQ(deployed.plan_data(), nullptr);
+    EXPECT_EQ(deployed.plan_size(), deployment.plan.size());
+
+    // Whole, in reads of 3 MiB + 1 (straddling every chunk boundary).
+    {
+        tensorrt::VerifiedPlanStream stream(deployed);
+        std::vector<std::byte> read_back;
+        std::vector<std::byte> piece((std::size_t{3} << 20U) + 1);
+        for (;;) {
+            std::int64_t const got =
+                stream.read(piece.data(), static_cast<std::int64_t>(piece.size()), nullptr);
+            ASSERT_GE(got, 0);
+            if (got == 0) {
+                break;
+            }
+            read_back.insert(read_back.end(), piece.begin(), piece.begin() + got);
+        }
+        EXPECT_EQ(read_back, deployment.plan);
+        EXPECT_EQ(stream.failure(), nullptr);
+        EXPECT_LE(stream.reader().buffer_bytes(), std::size_t{4} << 20U);
+        // Seeking back and reading again gives the same bytes; beyond the end is refused.
+        EXPECT_TRUE(stream.seek(-100, nvinfer1::SeekPosition::kEND));
+        std::vector<std::byte> tail(200);
+        EXPECT_EQ(stream.read(tail.data(), 200, nullptr), 100);
+        EXPECT_TRUE(std::equal(tail.begin(), tail.begin() + 100, deployment.plan.end() - 100));
+        EXPECT_FALSE(stream.seek(1, nvinfer1::SeekPosition::kEND));
+        EXPECT_FALSE(stream.seek(-1, nvinfer1::SeekPosition::kSET));
+        EXPECT_EQ(stream.position(), deployment.plan.size());
+    }
+
+    // Chunk 1 (bytes 4 MiB to 8 MiB - 1) changed in the file after the open.
+    {
+        auto bytes = testing::read_all(deployment.path);
+        std::size_t const plan_offset = bytes.size() - deployment.plan.size();
+        bytes[plan_offset + (std::size_t{5} << 20U)] ^= std::byte{1};
+        testing::write_all(deployment.path, bytes);
+        tensorrt::VerifiedPlanStream stream(deployed);
+        std::vector<std::byte> first(std::size_t{4} << 20U);
+        EXPECT_EQ(stream.read(first.data(), static_cast<std::int64_t>(first.size()), nullptr),
+                  static_cast<std::int64_t>(first.size()));
+        EXPECT_TRUE(std::equal(first.begin(), first.end(), deployment.plan.begin()));
+        std::vector<std::byte> second(std::size_t{4} << 20U, std::byte{0xEE});
+        EXPECT_EQ(stream.read(second.data(), static_cast<std::int64_t>(second.size()), nullptr),
+                  -1);
+        EXPECT_TRUE(std::all_of(second.begin(), second.end(),
+                                [](std::byte value) { return value == std::byte{0}; }));
+        ASSERT_NE(stream.failure(), nullptr);
+        std::string const message = message_of<CorruptEngineError>(
+            [&] { std::rethrow_exception(stream.failure()); });
+        EXPECT_NE(message.find("chunk 1 (bytes 4194304 to 8388607 of the plan) has the XXH3-128 "),
+                  std::string::npos)
+            << message;
+        // Refused from then on, even where the bytes are unchanged.
+        EXPECT_TRUE(stream.seek(0, nvinfer1::SeekPosition::kSET));
+        EXPECT_EQ(stream.read(first.data(), 16, nullptr), -1);
+
+        // Cut short after the open: refused at the read that reaches the cut, nothing crashes.
+        bytes.resize(plan_offset + (std::size_t{6} << 20U));
+        testing::write_all(deployment.path, bytes);
+        tensorrt::VerifiedPlanStream cut(deployed);
+        EXPECT_EQ(cut.read(first.data(), static_cast<std::int64_t>(first.size()), nullptr),
+                  static_cast<std::int64_t>(first.size()));
+        EXPECT_EQ(cut.read(second.data(), static_cast<std::int64_t>(second.size()), nullptr), -1);
+        std::string const cut_message =
+            message_of<CorruptEngineError>([&] { std::rethrow_exception(cut.failure()); });
+        EXPECT_NE(cut_message.find("ends 2097152 bytes early: the file was cut"),
+                  std::string::npos)
+            << cut_message;
+    }
+}
+
+// A file replaced by another (renamed over it) after a streamed open changes nothing handed on:
+// the reader reads the file it opened.
+TEST(TensorRtLifetime, AStreamedPlanIsReadFromTheFileOpenedNotWhatLaterHasItsName) {
+    TensorRtDeployment const deployment;
+    OpenOptions options = deployment.open_options();
+    options.stream_plan = true;
+    DeployedEngine const deployed = DeployedEngine::open(deployment.entry(), options);
+    auto bytes = testing::read_all(deployment.path);
+    bytes.back() ^= std::byte{1};
+    std::filesystem::path const other = deployment.path.string() + ".other";
+    testing::write_all(other, bytes);
+    std::filesystem::rename(other, deployment.path);
+    tensorrt::VerifiedPlanStream stream(deployed);
+    std::vector<std::byte> read_back(deployment.plan.size() + 10);
+    EXPECT_EQ(stream.read(read_back.data(), static_cast<std::int64_t>(read_back.size()), nullptr),
+              static_cast<std::int64_t>(deployment.plan.size()));
+    read_back.resize(deployment.plan.size());
+    EXPECT_EQ(read_back, deployment.plan);
 }
 
 TEST(TensorRtLifetime, ARefusedSelectionNeitherOpensTheEntryNorCallsTensorRt) {

@@ -60,7 +60,7 @@ TEST(TensorRtPlugins, ALibraryIsLoadedFromItsVerifiedCopyAndDeregisteredAfterThe
     ASSERT_GE(calls.size(), 3U);
     EXPECT_EQ(calls[0], "getPluginRegistry");
     EXPECT_EQ(calls[1].rfind("loadLibrary /proc/self/fd/", 0), 0U) << calls[1];
-    EXPECT_EQ(calls[2], "deserializeCudaEngine 4096");
+    EXPECT_EQ(calls[2], "deserializeCudaEngineV2 4096");
     ASSERT_EQ(stand_in->impl().registry.loaded.size(), 1U);
     EXPECT_EQ(stand_in->impl().registry.loaded[0], text_of(library.bytes));
 
@@ -134,8 +134,8 @@ TEST(TensorRtPlugins, ALibraryTensorRtRefusesIsATensorRtErrorAndNothingStaysLoad
     EXPECT_THROW(
         (void)tensorrt::open_engine_for(deployment.manifest, "encoder", deployment.gpu, options),
         TensorRtError);
-    EXPECT_EQ(std::count(events->calls.begin(), events->calls.end(), "deserializeCudaEngine 4096"),
-              0);
+    EXPECT_EQ(
+        std::count(events->calls.begin(), events->calls.end(), "deserializeCudaEngineV2 4096"), 0);
 }
 
 } // namespace

@@ -241,10 +241,18 @@ TEST(TensorRtRuntime, AnUnsignedOrForeignSignedEntryNeverReachesTensorRt) {
     sign(deployment, stranger);
     EXPECT_NE(load_refusal<UntrustedEngineError>(deployment, options).find("does not accept"),
               std::string::npos);
-    // Signed by the trusted key, then one byte changed: refused by the signature.
+    // Signed by the trusted key, then one plan byte changed: refused by the chunk digest the
+    // signed header records; one header byte changed: refused by the signature.
     sign(deployment, trusted);
-    auto bytes = testing::read_all(deployment.path);
+    auto const signed_bytes = testing::read_all(deployment.path);
+    auto bytes = signed_bytes;
     bytes.back() ^= std::byte{1};
+    testing::write_all(deployment.path, bytes);
+    EXPECT_NE(load_refusal<UntrustedEngineError>(deployment, options)
+                  .find("does not hold what its signature vouches for: chunk 0"),
+              std::string::npos);
+    bytes = signed_bytes;
+    bytes[40] ^= std::byte{1};
     testing::write_all(deployment.path, bytes);
     EXPECT_NE(load_refusal<UntrustedEngineError>(deployment, options).find("does not accept"),
               std::string::npos);

@@ -818,6 +818,8 @@ struct Deserialization {
     std::vector<Tensor> tensors;
     Behaviour behaviour;
     std::optional<std::string> error;
+    // How many bytes each read of a stream (deserializeCudaEngineV2) asks for.
+    std::int64_t read_bytes = 1 << 20;
 };
 
 class RuntimeImpl final : public apiv::VRuntime, Base {
@@ -830,6 +832,50 @@ public:
         record("deserializeCudaEngine " + std::to_string(size));
         auto const* bytes = static_cast<std::byte const*>(blob);
         received.assign(bytes, bytes + size);
+        return deserialized();
+    }
+
+    // Reads the stream to its end in pieces of Deserialization::read_bytes, each into host
+    // memory of its own, recording what every read returned and the bytes it handed over; a
+    // failed read (-1) is logged as an error, and no engine is made.
+    nvinfer1::ICudaEngine* deserializeCudaEngineV2(IStreamReaderV2& reader) noexcept override {
+        received.clear();
+        reads.clear();
+        handed.clear();
+        for (;;) {
+            std::vector<std::byte> piece(static_cast<std::size_t>(deserialization_.read_bytes),
+                                         std::byte{0xEE});
+            std::int64_t const got =
+                reader.read(piece.data(), deserialization_.read_bytes, cudaStream_t{});
+            reads.push_back(got);
+            if (got < 0) {
+                record("deserializeCudaEngineV2 " + std::to_string(received.size()) +
+                       " then a failed read");
+                logger_.log(ILogger::Severity::kERROR, "stand-in: the stream reader failed");
+                return nullptr;
+            }
+            if (got == 0) {
+                break;
+            }
+            received.insert(received.end(), piece.begin(), piece.begin() + got);
+            handed.push_back(std::move(piece));
+        }
+        record("deserializeCudaEngineV2 " + std::to_string(received.size()));
+        return deserialized();
+    }
+
+    IPluginRegistry& getPluginRegistry() noexcept override {
+        record("getPluginRegistry");
+        return registry;
+    }
+
+    std::vector<std::byte> received;            // the bytes the last deserialization was offered
+    std::vector<std::int64_t> reads;            // what each read of the last stream returned
+    std::vector<std::vector<std::byte>> handed; // the memory of each read, as it was left
+    StandInRegistry registry{shared_events()};
+
+private:
+    ICudaEngine* deserialized() noexcept {
         if (deserialization_.error) {
             logger_.log(ILogger::Severity::kERROR, deserialization_.error->c_str());
             return nullptr;
@@ -838,14 +884,7 @@ public:
                                  deserialization_.behaviour, logger_);
     }
 
-    IPluginRegistry& getPluginRegistry() noexcept override {
-        record("getPluginRegistry");
-        return registry;
-    }
-
-    std::vector<std::byte> received; // the bytes the last deserializeCudaEngine was offered
-    StandInRegistry registry{shared_events()};
-
+public:
     IRuntime* getPImpl() noexcept override {
         unexpected("getPImpl");
         return nullptr;
@@ -908,11 +947,6 @@ public:
     bool getEngineHostCodeAllowed() const noexcept override {
         unexpected("getEngineHostCodeAllowed");
         return false;
-    }
-    nvinfer1::ICudaEngine*
-    deserializeCudaEngineV2(IStreamReaderV2& /*streamReader*/) noexcept override {
-        unexpected("deserializeCudaEngineV2");
-        return nullptr;
     }
 
 private:

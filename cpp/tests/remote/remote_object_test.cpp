@@ -3,6 +3,7 @@
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/remote/remote_object.hpp"
 
@@ -27,6 +28,7 @@ Entry make_entry(std::string const& name, std::size_t plan_size = 4096) {
     auto const plan = testing::random_bytes(plan_size, 7);
     header.plan_size = plan.size();
     header.plan_xxh3_128 = plan_checksum_hex(plan);
+    header.chunks = plan_chunks_of(plan); // format version 2, as Store::save writes
     entry.engine = encode_engine_prefix(header);
     entry.engine.insert(entry.engine.end(), plan.begin(), plan.end());
     return entry;
@@ -138,7 +140,8 @@ TEST(RemoteObject, DamagedOrTruncatedObjectsAreCorruptWithoutAKey) {
 }
 
 // Where a verify key is configured the signature is checked first: a changed byte or a cut
-// object is refused as untrusted before its header is decoded.
+// object is refused as untrusted; a changed plan byte of a version 2 object (whose signature is
+// over the header) by the chunk digest the signed header records.
 TEST(RemoteObject, DamagedOrTruncatedObjectsAreUntrustedWithAKey) {
     Keys const keys;
     Entry const entry = make_entry("model");
@@ -147,7 +150,16 @@ TEST(RemoteObject, DamagedOrTruncatedObjectsAreUntrustedWithAKey) {
     flipped[entry.engine.size() - 100] ^= std::byte{1};
     std::string const message = message_of<UntrustedEngineError>(
         [&] { verify_remote_object(flipped, kObject, name, &entry.identity, &keys.trusted); });
-    EXPECT_NE(message.find("does not accept"), std::string::npos) << message;
+    EXPECT_NE(message.find("does not hold what its signature vouches for: chunk 0 (bytes 0 to "
+                           "4095 of the plan)"),
+              std::string::npos)
+        << message;
+    auto header_flipped = signed_object(entry, keys.signing);
+    header_flipped[30] ^= std::byte{1};
+    std::string const header_message = message_of<UntrustedEngineError>([&] {
+        verify_remote_object(header_flipped, kObject, name, &entry.identity, &keys.trusted);
+    });
+    EXPECT_NE(header_message.find("does not accept"), std::string::npos) << header_message;
     auto const truncated = std::span(entry.engine).first(entry.engine.size() - 1000);
     EXPECT_THROW(verify_remote_object(truncated, kObject, name, &entry.identity, &keys.trusted),
                  UntrustedEngineError);

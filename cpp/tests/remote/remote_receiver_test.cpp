@@ -5,6 +5,7 @@
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/remote/remote_receiver.hpp"
 
@@ -33,6 +34,7 @@ Entry make_entry(std::string const& name, std::size_t plan_size = 100'000) {
     header.references = entry.references;
     header.plan_size = entry.plan.size();
     header.plan_xxh3_128 = plan_checksum_hex(entry.plan);
+    header.chunks = plan_chunks_of(entry.plan); // format version 2, as Store::save writes
     entry.engine = encode_engine_prefix(header);
     entry.engine.insert(entry.engine.end(), entry.plan.begin(), entry.plan.end());
     return entry;

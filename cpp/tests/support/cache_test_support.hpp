@@ -6,6 +6,7 @@
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/identity.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/cache/plan_chunks.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -51,6 +52,7 @@ inline std::uint64_t write_engine(std::filesystem::path const& path, nlohmann::j
         random_bytes(plan_size, static_cast<std::uint32_t>(plan_size));
     header.plan_size = plan.size();
     header.plan_xxh3_128 = plan_checksum_hex(plan);
+    header.chunks = plan_chunks_of(plan); // format version 2, as Store::save writes
     std::vector<std::byte> bytes = encode_engine_prefix(header);
     bytes.insert(bytes.end(), plan.begin(), plan.end());
     write_all(path, bytes);

@@ -1,7 +1,7 @@
 // The saved-engine file format.
 //
 //   offset 0   8 bytes   magic "TSRCLENG"
-//   offset 8   u32 LE    format version (kEngineFormatVersion)
+//   offset 8   u32 LE    format version: 2 (kEngineFormatVersion) or 1 (kUnchunkedFormatVersion)
 //   offset 12  u64 LE    header length H (1 .. kMaxHeaderBytes)
 //   offset 20  H bytes   header: canonical JSON object (see EngineHeader)
 //   offset 20+H          plan: exactly header.plan_size bytes, XXH3-128 = header.plan_xxh3_128
@@ -10,14 +10,21 @@
 //   "conditions": object   the identity conditions (what the file name digest is computed from)
 //   "references": object   recorded facts outside the identity (workspace limit, shape-tensor
 //                          outputs, IO signature, build targets, ...); never used for matching
-//   "plan": {"size": integer >= 0, "xxh3_128": 32 lowercase hex digits (plan_checksum.hpp)}
+//   "plan": {"size": integer >= 0, "xxh3_128": 32 lowercase hex digits (plan_checksum.hpp),
+//            "chunks": {"sha256": [64 hex digits, ...], "xxh3_128": [32 hex digits, ...]}}
+//          "chunks" in version 2 only, and there always: each chunk's digests (plan_chunks.hpp),
+//          one per kPlanChunkBytes of the plan. Version 1 files (written before chunks existed)
+//          are read as they are; their plan can only be checked whole.
 #pragma once
+
+#include "tensoracle/cache/plan_chunks.hpp"
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,7 +32,10 @@
 namespace tensoracle {
 
 inline constexpr std::array<char, 8> kEngineMagic = {'T', 'S', 'R', 'C', 'L', 'E', 'N', 'G'};
-inline constexpr std::uint32_t kEngineFormatVersion = 1;
+// The version written for a header with chunk digests (every entry tensoracle saves now), and
+// the one of headers without them (entries saved before); a reader takes both.
+inline constexpr std::uint32_t kEngineFormatVersion = 2;
+inline constexpr std::uint32_t kUnchunkedFormatVersion = 1;
 inline constexpr std::uint64_t kEnginePreambleBytes = 20;
 inline constexpr std::uint64_t kMaxHeaderBytes = 16ULL << 20;
 // The most JSON values a header may hold (each scalar, array and object once), 2^18. What
@@ -41,14 +51,18 @@ struct EngineHeader {
     nlohmann::json references = nlohmann::json::object();
     std::uint64_t plan_size = 0;
     std::string plan_xxh3_128;
+    // The plan's chunk digests: present in version 2, absent in version 1.
+    std::optional<PlanChunks> chunks = std::nullopt;
 };
 
-// Magic, version, length and canonical header JSON: the bytes that precede the plan.
+// Magic, version, length and canonical header JSON: the bytes that precede the plan. The version
+// is 2 when the header has chunk digests, else 1.
 std::vector<std::byte> encode_engine_prefix(EngineHeader const& header);
 
 struct DecodedHeader {
     EngineHeader header;
     std::uint64_t plan_offset = 0;
+    std::uint32_t format_version = kEngineFormatVersion;
     // canonical_json(header.conditions): the header's own text of its conditions.
     std::string conditions_json;
     // Where canonical_json(header.references) lies in the bytes decoded, counted from the file's
@@ -68,6 +82,10 @@ std::uint64_t engine_prefix_bytes(std::span<std::byte const> preamble);
 // CorruptEngineError naming `path` and what is wrong; a newer format version is reported as such.
 DecodedHeader decode_engine_header(std::span<std::byte const> bytes, std::uint64_t file_size,
                                    std::filesystem::path const& path);
+
+// The format version the preamble at the start of `bytes` announces (0 for fewer than 20 bytes
+// or another magic); nothing else is judged.
+std::uint32_t engine_format_version(std::span<std::byte const> bytes) noexcept;
 
 // The checks of the preamble alone (magic, version, header length within kMaxHeaderBytes and
 // within `file_size`), on at least its first kEnginePreambleBytes bytes; returns the plan offset

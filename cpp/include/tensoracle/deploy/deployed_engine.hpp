@@ -7,15 +7,20 @@
 //       entry, tensoracle::deploy::options_from_environment());
 //   // engine.plan_data(), engine.plan_size(): the verified plan, for TensorRT (tensorrt.hpp)
 //
+// With OpenOptions::stream_plan the plan is not read by open(): the checks below are made on
+// the header, and each chunk of the plan is checked as a PlanReader hands it on (plan_reader.hpp).
+//
 // open() reads the entry's file without following a symbolic link into this process's own memory,
 // hashing each piece as it is read (one pass), and judges only that copy: the plan handed out is
 // the bytes verified, whatever another process then writes into the file, truncates or replaces.
 // A file of another size than the manifest's is refused before any of it is read. It refuses the
 // entry unless, in this order:
 // 1. with a verify key: the manifest carries a signature for the entry and the key accepts it
-//    over the entry's file name and the SHA-256 of every byte of the file (the bytes held, which
-//    are the bytes the plan is handed from); nothing of the file is decoded before this;
-// 2. the header is well formed and the plan's XXH3-128 is the one it records;
+//    over the entry's file name and the SHA-256 of the bytes held (format version 2: of the
+//    preamble and header, which record each plan chunk's SHA-256; version 1: of every byte of
+//    the file); nothing of the file is decoded before this;
+// 2. the header is well formed and the plan's XXH3-128 is the one it records (with a key and
+//    format version 2, each chunk's SHA-256 as well);
 // 3. the header's conditions are the entry's (so its file name is their identity), and its
 //    plan size, checksum, file size and IO signature are the manifest's.
 // This header compiles as C++17.
@@ -50,6 +55,13 @@ struct OpenOptions {
     // (UntrustedEngineError, saying how to pass the key): a key that was not passed through
     // never means a silently unverified open. Set this to open such entries unverified anyway.
     bool skip_signature_verification = false;
+    // How the plan is held. false: the whole file is copied into this process's memory and
+    // checked before open() returns (plan_data()). true: open() reads and checks the header only
+    // and keeps the file open; the plan is handed on through a PlanReader (plan_reader.hpp),
+    // chunk by chunk, each checked against the digests of the verified header just before, so
+    // the extra memory is one 4 MiB chunk whatever the plan's size (streamed()). An entry saved
+    // before chunk digests existed (engine format version 1) is copied whole either way.
+    bool stream_plan = false;
 };
 
 // The default folder, and the verify key TENSORACLE_REMOTE_VERIFY_KEY gives when it is set and
@@ -83,13 +95,18 @@ public:
 
     ManifestEntry const& entry() const noexcept;
     std::filesystem::path const& path() const noexcept;
-    // The plan: the bytes to hand to TensorRT's deserializeCudaEngine, and only these.
+    // The plan: the bytes to hand to TensorRT's deserializeCudaEngine, and only these; null
+    // when streamed() (read it through a PlanReader).
     std::byte const* plan_data() const noexcept;
     std::size_t plan_size() const noexcept;
+    // Whether the plan is read from the open file chunk by chunk (OpenOptions::stream_plan, for
+    // an entry with chunk digests) instead of held whole.
+    bool streamed() const noexcept;
     // The fingerprint of the verify key that accepted the signature (absent without a key).
     std::optional<std::string> const& signer() const noexcept;
 
 private:
+    friend class PlanReader;
     struct State;
     explicit DeployedEngine(std::unique_ptr<State> state) noexcept;
     std::unique_ptr<State> state_;

@@ -1,7 +1,7 @@
 // The TensorRT adapter of tensoracle::deploy: header-only, compiled by the application against
 // its own TensorRT 11 headers (<NvInferRuntime.h>, which includes CUDA's <cuda_runtime_api.h>).
 // tensoracle itself links no TensorRT; an application that includes this header links its
-// TensorRT (libnvinfer) as it would without tensoracle.
+// TensorRT (libnvinfer) and CUDA's runtime (libcudart) as it would without tensoracle.
 //
 // The short path, on the thread and with the CUDA device current that will run the engine:
 //
@@ -30,6 +30,7 @@
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/execution_contract.hpp"
 #include "tensoracle/deploy/manifest.hpp"
+#include "tensoracle/deploy/plan_reader.hpp"
 #include "tensoracle/deploy/plugin_library.hpp"
 #include "tensoracle/deploy/selection.hpp"
 #include "tensoracle/errors.hpp"
@@ -39,6 +40,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -347,15 +350,105 @@ private:
     std::unique_ptr<nvinfer1::IRuntime> runtime_;
 };
 
+// ---- the plan as a stream -------------------------------------------------------------------
+
+// TensorRT's stream reader (IStreamReaderV2, which deserializeCudaEngine reads a plan from) over
+// a deployed engine's verified plan: every read hands TensorRT bytes only once the chunk they lie
+// in was checked against the verified header (PlanReader): into host memory directly, into
+// device memory (as cudaPointerGetAttributes tells) with cudaMemcpyAsync on TensorRT's stream
+// from the reader's chunk, which is pageable memory, so the copy has taken the bytes when the
+// call returns and the chunk can be refilled. A refused chunk, or a failed copy, ends the read
+// with -1 (TensorRT's unrecoverable error), and failure() holds why. For an engine opened whole
+// it reads from the verified copy. `deployed` must outlive the stream; use it from one thread.
+class VerifiedPlanStream final : public nvinfer1::IStreamReaderV2 {
+public:
+    explicit VerifiedPlanStream(DeployedEngine const& deployed)
+        : reader_(deployed), path_(deployed.path()) {}
+
+    std::int64_t read(void* destination, std::int64_t nbBytes,
+                      cudaStream_t stream) noexcept override {
+        if (nbBytes < 0 || (destination == nullptr && nbBytes > 0)) {
+            return -1;
+        }
+        try {
+            auto* const into = static_cast<std::byte*>(destination);
+            auto const wanted = static_cast<std::size_t>(nbBytes);
+            std::size_t copied = 0;
+            if (is_device_memory(destination)) {
+                while (copied < wanted) {
+                    std::size_t available = 0;
+                    std::byte const* const from = reader_.checked_at(position_ + copied, available);
+                    if (available == 0) {
+                        break;
+                    }
+                    std::size_t const take = std::min(available, wanted - copied);
+                    cudaError_t const copy =
+                        cudaMemcpyAsync(into + copied, from, take, cudaMemcpyDefault, stream);
+                    if (copy != cudaSuccess) {
+                        throw TensorRtError(
+                            std::string("copying the verified plan of '") + path_.string() +
+                            "' to device memory failed: " + cudaGetErrorString(copy));
+                    }
+                    copied += take;
+                }
+            } else {
+                copied = reader_.read(position_, into, wanted);
+            }
+            position_ += copied;
+            return static_cast<std::int64_t>(copied);
+        } catch (...) {
+            failure_ = std::current_exception();
+            return -1;
+        }
+    }
+
+    bool seek(std::int64_t offset, nvinfer1::SeekPosition where) noexcept override {
+        std::int64_t base = 0;
+        if (where == nvinfer1::SeekPosition::kCUR) {
+            base = static_cast<std::int64_t>(position_);
+        } else if (where == nvinfer1::SeekPosition::kEND) {
+            base = static_cast<std::int64_t>(reader_.size());
+        } else if (where != nvinfer1::SeekPosition::kSET) {
+            return false;
+        }
+        if ((offset < 0 && base < -offset) ||
+            (offset > 0 && static_cast<std::uint64_t>(offset) >
+                               reader_.size() - static_cast<std::uint64_t>(base))) {
+            return false; // only positions inside the plan, or its end
+        }
+        position_ = static_cast<std::uint64_t>(base + offset);
+        return true;
+    }
+
+    // Where the next read starts, counted from the plan's first byte.
+    std::uint64_t position() const noexcept { return position_; }
+    // Why the last failed read failed (CorruptEngineError for a refused chunk); null if none did.
+    std::exception_ptr failure() const noexcept { return failure_; }
+    PlanReader const& reader() const noexcept { return reader_; }
+
+private:
+    // Device memory needs a CUDA copy; anything else (pageable, pinned or managed memory, or no
+    // CUDA driver to ask) is host memory the reader fills itself.
+    static bool is_device_memory(void const* address) noexcept {
+        cudaPointerAttributes attributes{};
+        if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
+            (void)cudaGetLastError(); // not sticky: cleared, so that it reaches no later call
+            return false;
+        }
+        return attributes.type == cudaMemoryTypeDevice;
+    }
+
+    PlanReader reader_;
+    std::filesystem::path path_;
+    std::uint64_t position_ = 0;
+    std::exception_ptr failure_;
+};
+
 // ---- deserializing ---------------------------------------------------------------------------
 
-// Deserializes the verified plan of `deployed` with `runtime`, after checking that the entry was
-// built by the TensorRT `backend` runs (EngineConditionError naming the file, the recorded and
-// the running backend otherwise: such an entry never reaches deserializeCudaEngine). Throws
-// CorruptEngineError naming the file when TensorRT refuses the plan.
-inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize(nvinfer1::IRuntime& runtime,
-                                                          DeployedEngine const& deployed,
-                                                          RuntimeBackend const& backend) {
+namespace detail {
+
+inline void check_backend(DeployedEngine const& deployed, RuntimeBackend const& backend) {
     EntryConditions const& built = deployed.entry().runs_on;
     if (built.backend != backend.name || built.backend_version != backend.version) {
         throw EngineConditionError("the engine '" + deployed.path().string() + "' was built by " +
@@ -364,15 +457,50 @@ inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize(nvinfer1::IRuntime& ru
                                        backend.version + ": it cannot deserialize it",
                                    deployed.path());
     }
-    std::unique_ptr<nvinfer1::ICudaEngine> engine(
-        runtime.deserializeCudaEngine(deployed.plan_data(), deployed.plan_size()));
+}
+
+// TensorRT's engine from the verified plan of `deployed` (streamed: each chunk checked as
+// TensorRT reads it), or null when TensorRT refuses the plan. A chunk refused by the stream is
+// thrown (CorruptEngineError saying the file changed after it was opened), and no engine of
+// that deserialization is returned.
+inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize_plan(nvinfer1::IRuntime& runtime,
+                                                               DeployedEngine const& deployed) {
+    std::unique_ptr<nvinfer1::ICudaEngine> engine;
+    if (deployed.streamed()) {
+        VerifiedPlanStream stream(deployed);
+        engine.reset(runtime.deserializeCudaEngine(stream));
+        if (stream.failure()) {
+            engine.reset();
+            std::rethrow_exception(stream.failure());
+        }
+    } else {
+        engine.reset(runtime.deserializeCudaEngine(deployed.plan_data(), deployed.plan_size()));
+    }
+    return engine;
+}
+
+inline CorruptEngineError refusal(DeployedEngine const& deployed, std::string const& reason) {
+    return CorruptEngineError("TensorRT refused to deserialize the plan of '" +
+                                  deployed.path().string() + "' (" +
+                                  std::to_string(deployed.plan_size()) +
+                                  " bytes, verified against its manifest entry): " + reason,
+                              deployed.path());
+}
+
+} // namespace detail
+
+// Deserializes the verified plan of `deployed` with `runtime`, after checking that the entry was
+// built by the TensorRT `backend` runs (EngineConditionError naming the file, the recorded and
+// the running backend otherwise: such an entry never reaches deserializeCudaEngine). Throws
+// CorruptEngineError naming the file when TensorRT refuses the plan, or when a chunk of
+// a streamed plan is not the verified one (the file changed after it was opened).
+inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize(nvinfer1::IRuntime& runtime,
+                                                          DeployedEngine const& deployed,
+                                                          RuntimeBackend const& backend) {
+    detail::check_backend(deployed, backend);
+    std::unique_ptr<nvinfer1::ICudaEngine> engine = detail::deserialize_plan(runtime, deployed);
     if (!engine) {
-        throw CorruptEngineError("TensorRT refused to deserialize the plan of '" +
-                                     deployed.path().string() + "' (" +
-                                     std::to_string(deployed.plan_size()) +
-                                     " bytes, verified against its manifest entry): see the "
-                                     "TensorRT log for the reason",
-                                 deployed.path());
+        throw detail::refusal(deployed, "see the TensorRT log for the reason");
     }
     return engine;
 }
@@ -386,20 +514,14 @@ deserialize(std::shared_ptr<Runtime> const& runtime, DeployedEngine const& deplo
     if (!runtime) {
         throw InvalidArgument("deserialize needs a Runtime, not null");
     }
+    detail::check_backend(deployed, backend);
     (void)runtime->take_errors(); // only what this deserialization logs
-    std::unique_ptr<nvinfer1::ICudaEngine> engine;
-    try {
-        engine = deserialize(runtime->get(), deployed, backend);
-    } catch (CorruptEngineError const& error) {
+    std::unique_ptr<nvinfer1::ICudaEngine> engine =
+        detail::deserialize_plan(runtime->get(), deployed);
+    if (!engine) {
         std::string const errors = runtime->take_errors();
-        if (errors.empty()) {
-            throw;
-        }
-        throw CorruptEngineError("TensorRT refused to deserialize the plan of '" +
-                                     deployed.path().string() + "' (" +
-                                     std::to_string(deployed.plan_size()) +
-                                     " bytes, verified against its manifest entry): " + errors,
-                                 deployed.path());
+        throw detail::refusal(deployed,
+                              errors.empty() ? "see the TensorRT log for the reason" : errors);
     }
     // The deleter holds the runtime: TensorRT's engine is destroyed first, then the hold.
     return std::shared_ptr<nvinfer1::ICudaEngine>(
@@ -927,7 +1049,9 @@ private:
 
 // What open_engine needs besides the manifest and the recipe; every member has a default.
 struct EngineOptions {
-    // The cache folder and the verify key; unset: options_from_environment().
+    // The cache folder and the verify key; unset: options_from_environment(). The short path
+    // streams the plan whatever its stream_plan says (OpenOptions::stream_plan: each 4 MiB chunk
+    // checked as TensorRT reads it, for entries with chunk digests).
     std::optional<OpenOptions> open = std::nullopt;
     // The runtime to deserialize with; null: Runtime::create() (TensorRT's warnings and errors on
     // stderr). Share one among the engines of an application.
@@ -1060,8 +1184,9 @@ inline Engine open_engine_for(Manifest const& manifest, std::string_view recipe,
     RuntimeBackend const backend = options.backend ? *options.backend : runtime_backend();
     RecipeSelection const found = select_recipe(manifest, recipe, gpu.description, backend);
     ManifestEntry const& entry = selected_entry(manifest, recipe, found);
-    DeployedEngine const deployed =
-        DeployedEngine::open(entry, options.open ? *options.open : options_from_environment());
+    OpenOptions open = options.open ? *options.open : options_from_environment();
+    open.stream_plan = true;
+    DeployedEngine const deployed = DeployedEngine::open(entry, open);
     std::vector<VerifiedPluginLibrary> libraries = verify_plugins(entry, options.plugins);
     std::shared_ptr<Runtime> const runtime = options.runtime ? options.runtime : Runtime::create();
     std::shared_ptr<LoadedPlugins const> plugins;

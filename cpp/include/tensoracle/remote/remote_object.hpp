@@ -6,9 +6,12 @@
 //   magic "TSRCLSIG"                8 bytes
 //
 // The signed statement binds the signature to the entry's file name (which is the identity
-// digest) and to the SHA-256 of every engine byte: a signature cannot be moved to another entry,
-// and no byte of the header or plan can change under it. (The plan's XXH3-128 checksum detects
-// damage but is not a cryptographic hash, so it is not what is signed.)
+// digest) and to every engine byte: a signature cannot be moved to another entry, and no byte of
+// the header or plan can change under it. For an engine file of format version 2 it is over the
+// SHA-256 of the preamble and header, which record the SHA-256 of every chunk of the plan
+// (plan_chunks.hpp): a reader can check the signature before any plan byte, then each chunk as
+// it hands it on. For version 1 it is over the SHA-256 of the whole file. (The XXH3-128
+// checksums detect damage but are not cryptographic hashes, so they are not what binds.)
 #pragma once
 
 #include "tensoracle/cache/engine_file.hpp"
@@ -33,14 +36,30 @@ inline constexpr std::size_t kSignatureTrailerBytes = kSignatureBytes + kSignatu
 // ends in a signature trailer; a listing can tell from two ranged reads, without the plan.
 bool has_signature_trailer(std::uint64_t object_size, std::span<std::byte const> tail);
 
-// "tensoracle remote engine v1\n<file name>\n<SHA-256 hex of the engine bytes>".
+// The statement signed for `engine` as the entry `file_name`: for format version 2,
+// signed_header_statement of its preamble and header's SHA-256, else signed_statement_of_digest
+// of the whole engine's SHA-256.
 std::string signed_statement(std::string_view file_name, std::span<std::byte const> engine);
-// The same statement from the engine's SHA-256 (hex), for an engine hashed as it arrived.
+// "tensoracle remote engine v1\n<file name>\n<SHA-256 hex of the engine bytes>" (format 1).
 std::string signed_statement_of_digest(std::string_view file_name, std::string_view engine_sha256);
+// "tensoracle remote engine v2\n<file name>\n<SHA-256 hex of the preamble and header>" (format
+// 2, whose header records the SHA-256 of each plan chunk).
+std::string signed_header_statement(std::string_view file_name, std::string_view prefix_sha256);
 
-// The 72-byte trailer that signs `engine` as the entry `file_name`.
+// The 72-byte trailer that signs `engine` as the entry `file_name`. A version 2 engine's chunk
+// SHA-256 digests are checked against its plan first (CorruptEngineError naming the chunk): what
+// the signature vouches for is what the plan holds.
 std::vector<std::byte> signature_trailer(SigningKey const& key, std::string_view file_name,
                                          std::span<std::byte const> engine);
+
+// For a signed version 2 engine whose header `decoded` the signature accepted: UntrustedEngineError
+// naming `object_name` and the first chunk whose SHA-256 (`observed`) is not the one the header
+// records. Nothing for version 1 (its signature is over every byte).
+void check_signed_chunks(PlanChunks const& observed, DecodedHeader const& decoded,
+                         std::string_view object_name);
+// The same, the whole engine file given in `engine`.
+void check_chunk_sha256(std::span<std::byte const> engine, DecodedHeader const& decoded,
+                        std::string_view object_name);
 
 // A remote object that passed verification.
 struct RemoteEngine {
@@ -70,6 +89,12 @@ RemoteEngine verify_remote_object(std::span<std::byte const> object, std::string
 std::string check_remote_signature(std::span<std::byte const> trailer,
                                    std::string_view engine_sha256, std::string_view object_name,
                                    std::string_view file_name, VerifyKey const& trusted);
+
+// The check of check_remote_signature for a statement already made (signed_statement and its
+// siblings).
+std::string check_statement_signature(std::span<std::byte const> trailer,
+                                      std::string_view statement, std::string_view object_name,
+                                      VerifyKey const& trusted);
 
 // The identity of the entry a verified object holds, as verify_remote_object finds it: `expected`
 // when given, else the identity of the header's conditions; throws EngineConditionError (or

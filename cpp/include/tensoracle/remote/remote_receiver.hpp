@@ -26,6 +26,7 @@
 
 #include "tensoracle/cache/identity.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/cache/store.hpp"
 #include "tensoracle/io/atomic_file.hpp"
 #include "tensoracle/io/hash.hpp"
@@ -98,16 +99,19 @@ private:
 
     std::optional<AtomicFile> file_;
     std::uint64_t received_ = 0;
-    std::vector<std::byte> prefix_;       // preamble and header, kept for judging and finish()
-    std::uint64_t prefix_wanted_;         // 20, then the preamble and header's length
-    bool prefix_judged_ = false;          // the preamble (and header) passed check_remote_prefix
-    std::uint64_t plan_offset_ = 0;       // known once the preamble arrived
-    std::uint64_t writeback_at_ = 0;      // where the next AtomicFile::start_writeback is due
-    std::uint64_t held_back_;             // the trailer's 72 bytes when the object can hold one
-    std::vector<std::byte> tail_;         // the last held_back_ bytes
-    PlanChecksum plan_checksum_;          // over the plan bytes written
-    std::optional<Sha256> engine_sha256_; // over the engine bytes written, with a trusted key
-    mutable std::mutex mutex_;            // calls may come from any thread, one at a time
+    std::vector<std::byte> prefix_;         // preamble and header, kept for judging and finish()
+    std::uint64_t prefix_wanted_;           // 20, then the preamble and header's length
+    bool prefix_judged_ = false;            // the preamble (and header) passed check_remote_prefix
+    std::uint64_t plan_offset_ = 0;         // known once the preamble arrived
+    std::uint64_t writeback_at_ = 0;        // where the next AtomicFile::start_writeback is due
+    std::uint64_t held_back_;               // the trailer's 72 bytes when the object can hold one
+    std::vector<std::byte> tail_;           // the last held_back_ bytes
+    PlanChecksum plan_checksum_;            // over the plan bytes written
+    std::optional<Sha256> engine_sha256_;   // over the engine bytes written, with a trusted key
+                                            // (format 1: what its signature is over)
+    std::optional<PlanChunkHasher> chunks_; // over the plan bytes written (format 2): XXH3-128,
+                                            // and SHA-256 with a trusted key
+    mutable std::mutex mutex_;              // calls may come from any thread, one at a time
 };
 
 } // namespace tensoracle

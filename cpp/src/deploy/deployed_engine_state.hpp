@@ -1,0 +1,36 @@
+// What a DeployedEngine holds (deployed_engine.hpp), shared with the PlanReaders made from it.
+#pragma once
+
+#include "io/platform.hpp"
+#include "tensoracle/deploy/deployed_engine.hpp"
+#include "tensoracle/io/file_contents.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tensoracle::deploy {
+
+// How a streamed plan's chunks are checked: against the digests of the verified header.
+struct ChunkCheck {
+    bool sha256 = false;              // SHA-256 (a signature binds them), else XXH3-128
+    std::vector<std::string> digests; // one per chunk, lowercase hex
+};
+
+struct DeployedEngine::State {
+    ManifestEntry entry;
+    std::filesystem::path path;
+    std::optional<std::string> signer;
+    std::uint64_t plan_offset = 0; // in the file
+    std::uint64_t plan_size = 0;
+    // Opened whole: the verified copy of the file.
+    std::optional<FileContents> contents;
+    // Streamed: the file open since the header was verified, and what each chunk must be.
+    std::shared_ptr<platform::Descriptor const> file;
+    ChunkCheck chunks;
+};
+
+} // namespace tensoracle::deploy

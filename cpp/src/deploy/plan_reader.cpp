@@ -1,0 +1,149 @@
+// Handing on a deployed engine's plan chunk by chunk, each checked first (see plan_reader.hpp).
+#include "tensoracle/deploy/plan_reader.hpp"
+
+#include "deploy/deployed_engine_state.hpp"
+#include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/cache/plan_chunks.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/io/hash.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <span>
+#include <vector>
+
+namespace tensoracle::deploy {
+
+struct PlanReader::State {
+    DeployedEngine::State const* engine = nullptr;
+    std::vector<std::byte> buffer;             // one chunk, read and checked
+    std::uint64_t buffered = 0;                // the chunk the buffer holds,
+    bool holds_chunk = false;                  // when it holds one
+    std::optional<CorruptEngineError> refused; // once a chunk was refused, every read is
+
+    std::uint64_t chunk_size(std::uint64_t index) const {
+        return std::min(kPlanChunkBytes, engine->plan_size - index * kPlanChunkBytes);
+    }
+
+    [[noreturn]] void refuse(std::string const& what) {
+        refused.emplace("deployed engine '" + engine->path.string() + "' is unusable: " + what +
+                            ": the file is damaged or changed after it was opened, and nothing "
+                            "of that chunk was handed on",
+                        engine->path);
+        throw *refused;
+    }
+
+    // Reads chunk `index` into `into` (its size) from the open file, and checks its digest;
+    // on a refusal `into` is zeroed.
+    void read_checked(std::uint64_t index, std::span<std::byte> into) {
+        std::uint64_t const at = engine->plan_offset + index * kPlanChunkBytes;
+        std::size_t done = 0;
+        while (done < into.size()) {
+            long long const got = platform::read_at(engine->file->get(), into.data() + done,
+                                                    into.size() - done, at + done);
+            if (got < 0 && errno == EINTR) {
+                continue;
+            }
+            if (got <= 0) {
+                std::memset(into.data(), 0, into.size());
+                if (got < 0) {
+                    throw_file_error("cannot read deployed engine", engine->path, errno);
+                }
+                refuse("chunk " + std::to_string(index) + " (" +
+                       chunk_range_text(index, engine->plan_size) + ") ends " +
+                       std::to_string(into.size() - done) + " bytes early: the file was cut");
+            }
+            done += static_cast<std::size_t>(got);
+        }
+        std::string const& expected = engine->chunks.digests.at(static_cast<std::size_t>(index));
+        std::string const observed =
+            engine->chunks.sha256 ? sha256_hex(into) : plan_checksum_hex(into);
+        if (observed != expected) {
+            std::memset(into.data(), 0, into.size());
+            refuse("chunk " + std::to_string(index) + " (" +
+                   chunk_range_text(index, engine->plan_size) + ") has the " +
+                   (engine->chunks.sha256 ? "SHA-256 " : "XXH3-128 ") + observed +
+                   ", the verified header records " + expected);
+        }
+    }
+
+    // The buffer holding chunk `index`, read and checked when it holds another.
+    std::span<std::byte const> chunk(std::uint64_t index) {
+        if (!holds_chunk || buffered != index) {
+            holds_chunk = false;
+            buffer.resize(static_cast<std::size_t>(chunk_size(index)));
+            read_checked(index, buffer);
+            buffered = index;
+            holds_chunk = true;
+        }
+        return buffer;
+    }
+
+    void check_usable() const {
+        if (refused) {
+            throw *refused;
+        }
+    }
+};
+
+PlanReader::PlanReader(DeployedEngine const& engine) : state_(std::make_unique<State>()) {
+    state_->engine = engine.state_.get();
+}
+PlanReader::PlanReader(PlanReader&&) noexcept = default;
+PlanReader& PlanReader::operator=(PlanReader&&) noexcept = default;
+PlanReader::~PlanReader() = default;
+
+std::uint64_t PlanReader::size() const noexcept {
+    return state_->engine->plan_size;
+}
+
+std::byte const* PlanReader::checked_at(std::uint64_t offset, std::size_t& available) {
+    State& state = *state_;
+    available = 0;
+    state.check_usable();
+    if (offset >= state.engine->plan_size) {
+        return nullptr;
+    }
+    if (!state.engine->file) { // opened whole: the verified copy
+        available = static_cast<std::size_t>(state.engine->plan_size - offset);
+        return state.engine->contents->bytes().data() + state.engine->plan_offset + offset;
+    }
+    std::uint64_t const index = offset / kPlanChunkBytes;
+    auto const chunk = state.chunk(index);
+    std::size_t const skip = static_cast<std::size_t>(offset - index * kPlanChunkBytes);
+    available = chunk.size() - skip;
+    return chunk.data() + skip;
+}
+
+std::size_t PlanReader::read(std::uint64_t offset, std::byte* destination, std::size_t bytes) {
+    State& state = *state_;
+    state.check_usable();
+    std::size_t copied = 0;
+    while (copied < bytes && offset + copied < state.engine->plan_size) {
+        std::uint64_t const at = offset + copied;
+        std::uint64_t const index = at / kPlanChunkBytes;
+        std::uint64_t const size = state.engine->file ? state.chunk_size(index) : 0;
+        bool const whole_chunk = state.engine->file && at == index * kPlanChunkBytes &&
+                                 bytes - copied >= size &&
+                                 !(state.holds_chunk && state.buffered == index);
+        if (whole_chunk) { // straight into the destination, checked there before returning
+            state.read_checked(index,
+                               std::span(destination + copied, static_cast<std::size_t>(size)));
+            copied += static_cast<std::size_t>(size);
+            continue;
+        }
+        std::size_t available = 0;
+        std::byte const* const from = checked_at(at, available);
+        std::size_t const take = std::min(available, bytes - copied);
+        std::memcpy(destination + copied, from, take);
+        copied += take;
+    }
+    return copied;
+}
+
+std::size_t PlanReader::buffer_bytes() const noexcept {
+    return state_->buffer.capacity();
+}
+
+} // namespace tensoracle::deploy
