@@ -17,21 +17,24 @@ namespace tensoracle::deploy {
 
 struct PlanReader::State {
     DeployedEngine::State const* engine = nullptr;
-    std::vector<std::byte> buffer;             // one chunk, read and checked
-    std::uint64_t buffered = 0;                // the chunk the buffer holds,
-    bool holds_chunk = false;                  // when it holds one
-    std::optional<CorruptEngineError> refused; // once a chunk was refused, every read is
+    std::vector<std::byte> buffer;      // one chunk, read and checked
+    std::uint64_t buffered = 0;         // the chunk the buffer holds,
+    bool holds_chunk = false;           // when it holds one
+    std::optional<std::string> refused; // why a chunk was refused: every later read is too
+    // Without a key, the whole plan's XXH3-128 over the chunks checked in order from the first:
+    // the last chunk is handed on only when it is the header's (which the manifest records).
+    PlanChecksum whole;
+    std::uint64_t chunks_in_whole = 0;
 
     std::uint64_t chunk_size(std::uint64_t index) const {
         return std::min(kPlanChunkBytes, engine->plan_size - index * kPlanChunkBytes);
     }
 
     [[noreturn]] void refuse(std::string const& what) {
-        refused.emplace("deployed engine '" + engine->path.string() + "' is unusable: " + what +
-                            ": the file is damaged or changed after it was opened, and nothing "
-                            "of that chunk was handed on",
-                        engine->path);
-        throw *refused;
+        refused = "deployed engine '" + engine->path.string() + "' is unusable: " + what +
+                  ": the file is damaged or changed after it was opened, and nothing of that "
+                  "chunk was handed on";
+        throw CorruptEngineError(*refused, engine->path);
     }
 
     // Reads chunk `index` into `into` (its size) from the open file, and checks its digest;
@@ -66,6 +69,18 @@ struct PlanReader::State {
                    (engine->chunks.sha256 ? "SHA-256 " : "XXH3-128 ") + observed +
                    ", the verified header records " + expected);
         }
+        if (!engine->chunks.sha256 && index == chunks_in_whole) {
+            whole.update(into);
+            ++chunks_in_whole;
+            if (chunks_in_whole == engine->chunks.digests.size() &&
+                whole.hex_digest() != engine->chunks.plan_xxh3_128) {
+                std::string const computed = whole.hex_digest();
+                std::memset(into.data(), 0, into.size());
+                refuse("the plan's XXH3-128 checksum is " + computed +
+                       ", the verified header (and the manifest) records " +
+                       engine->chunks.plan_xxh3_128 + ", though each chunk is the header's");
+            }
+        }
     }
 
     // The buffer holding chunk `index`, read and checked when it holds another.
@@ -82,7 +97,7 @@ struct PlanReader::State {
 
     void check_usable() const {
         if (refused) {
-            throw *refused;
+            throw CorruptEngineError(*refused, engine->path);
         }
     }
 };
@@ -111,7 +126,7 @@ std::byte const* PlanReader::checked_at(std::uint64_t offset, std::size_t& avail
     }
     std::uint64_t const index = offset / kPlanChunkBytes;
     auto const chunk = state.chunk(index);
-    std::size_t const skip = static_cast<std::size_t>(offset - index * kPlanChunkBytes);
+    auto const skip = static_cast<std::size_t>(offset - index * kPlanChunkBytes);
     available = chunk.size() - skip;
     return chunk.data() + skip;
 }

@@ -200,6 +200,15 @@ ReceivedEngine RemoteReceiver::verify_and_commit() {
     DecodedHeader decoded = decode_engine_header(prefix_, result.engine_bytes, label);
     result.identity = remote_entry_identity(decoded.header, expected_ ? &*expected_ : nullptr,
                                             object_name_, file_name_);
+    // With a key, what the signature vouches for first (as verify_remote_object does); then the
+    // checksums, the whole plan's before each chunk's.
+    std::optional<PlanChunks> observed;
+    if (chunks_ && decoded.header.chunks) {
+        observed = chunks_->finish();
+        if (trusted_ != nullptr) {
+            check_signed_chunks(PlanChunks{observed->sha256, {}}, decoded, object_name_);
+        }
+    }
     std::string const actual = plan_checksum_.hex_digest();
     if (actual != decoded.header.plan_xxh3_128) {
         throw CorruptEngineError("saved engine '" + object_name_ +
@@ -207,13 +216,9 @@ ReceivedEngine RemoteReceiver::verify_and_commit() {
                                      " but the header records " + decoded.header.plan_xxh3_128,
                                  label);
     }
-    if (chunks_ && decoded.header.chunks) {
-        PlanChunks const observed = chunks_->finish();
-        if (trusted_ != nullptr) { // the signature vouches for the plan through these
-            check_signed_chunks(PlanChunks{observed.sha256, {}}, decoded, object_name_);
-        }
+    if (observed) {
         if (auto const difference =
-                chunk_difference(PlanChunks{{}, observed.xxh3_128}, *decoded.header.chunks,
+                chunk_difference(PlanChunks{{}, observed->xxh3_128}, *decoded.header.chunks,
                                  decoded.header.plan_size)) {
             refuse(object_name_, *difference);
         }

@@ -2,11 +2,14 @@
 #include "support/test_support.hpp"
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 #include "tensoracle/text/utf8_text.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <gtest/gtest.h>
 
 namespace tensoracle {
@@ -361,6 +364,204 @@ TEST(EngineFile, EncodeRefusesInvalidHeaders) {
     }
     header.references["deep"] = deep;
     EXPECT_THROW(encode_engine_prefix(header), InvalidArgument);
+}
+
+// Format version 2: a header with chunk digests is written as version 2 and read back with them;
+// one without is written as version 1, the format of entries saved before chunks existed.
+TEST(EngineFile, AHeaderWithChunksRoundTripsAsVersion2) {
+    for (std::size_t const size :
+         {std::size_t{0}, std::size_t{1000}, static_cast<std::size_t>(kPlanChunkBytes) + 1000}) {
+        SCOPED_TRACE("plan of " + std::to_string(size) + " bytes");
+        auto const plan = testing::random_bytes(size, 31);
+        EngineHeader header = sample_header(plan);
+        header.chunks = plan_chunks_of(plan);
+        auto const bytes = whole_file(header, plan);
+        EXPECT_EQ(std::to_integer<int>(bytes[8]), 2) << "the preamble's format version";
+        EXPECT_EQ(engine_format_version(bytes), 2U);
+        auto const decoded = decode_engine_header(bytes, bytes.size(), kPath);
+        EXPECT_EQ(decoded.format_version, 2U);
+        ASSERT_TRUE(decoded.header.chunks.has_value()) << "\"plan\".\"chunks\" was not read";
+        EXPECT_EQ(*decoded.header.chunks, *header.chunks);
+        EXPECT_EQ(decoded.header.chunks->sha256.size(), plan_chunk_count(size));
+        EXPECT_EQ(decoded.header.plan_xxh3_128, header.plan_xxh3_128);
+        EXPECT_EQ(decoded.header.conditions, header.conditions);
+        EXPECT_EQ(decoded.header.references, header.references);
+        EXPECT_EQ(decoded.plan_offset + size, bytes.size());
+    }
+}
+
+TEST(EngineFile, AHeaderWithoutChunksRoundTripsAsVersion1) {
+    auto const plan = testing::random_bytes(1000, 32);
+    EngineHeader const header = sample_header(plan);
+    ASSERT_FALSE(header.chunks.has_value());
+    auto const bytes = whole_file(header, plan);
+    EXPECT_EQ(std::to_integer<int>(bytes[8]), 1) << "the preamble's format version";
+    EXPECT_EQ(engine_format_version(bytes), 1U);
+    auto const decoded = decode_engine_header(bytes, bytes.size(), kPath);
+    EXPECT_EQ(decoded.format_version, 1U);
+    EXPECT_FALSE(decoded.header.chunks.has_value()) << "a version 1 header has no chunks";
+    EXPECT_EQ(decoded.header.plan_xxh3_128, header.plan_xxh3_128);
+    // The text of its plan member has no "chunks" member at all.
+    std::string const text(reinterpret_cast<char const*>(bytes.data()) + kEnginePreambleBytes,
+                           decoded.plan_offset - kEnginePreambleBytes);
+    EXPECT_FALSE(contains(text, "chunks")) << text;
+}
+
+TEST(EngineFile, TheFormatVersionIsReadFromThePreambleAlone) {
+    auto const plan = testing::random_bytes(4, 33);
+    auto const text = plan_json(plan);
+    EXPECT_EQ(engine_format_version(assemble(1, text.size(), text, plan)), 1U);
+    EXPECT_EQ(engine_format_version(assemble(2, text.size(), text, plan)), 2U);
+    EXPECT_EQ(engine_format_version(assemble(7, text.size(), text, plan)), 7U);
+    EXPECT_EQ(engine_format_version(assemble(2, text.size(), text, plan, "TSRCLENX")), 0U);
+    auto const version_2 = assemble(2, text.size(), text, plan);
+    EXPECT_EQ(engine_format_version(std::span(version_2).first(19)), 0U);
+    EXPECT_EQ(engine_format_version(std::span(version_2).first(20)), 2U);
+}
+
+// A header of version 2 assembled by hand: its plan member with the chunks text given.
+std::string chunked_header(std::span<std::byte const> plan, std::string const& chunks) {
+    return R"({"conditions":{"name":"m"},"plan":{"chunks":)" + chunks + R"(,"size":)" +
+           std::to_string(plan.size()) + R"(,"xxh3_128":")" + plan_checksum_hex(plan) +
+           R"("},"references":{}})";
+}
+
+// The canonical text of a "chunks" member.
+std::string chunks_text(std::vector<std::string> const& sha256,
+                        std::vector<std::string> const& xxh3_128) {
+    return json{{"sha256", sha256}, {"xxh3_128", xxh3_128}}.dump();
+}
+
+TEST(EngineFile, TheChunksMemberIsRequiredInVersion2AndRefusedInVersion1) {
+    auto const plan = testing::random_bytes(4, 34);
+    PlanChunks const chunks = plan_chunks_of(plan);
+    std::string const with_chunks =
+        chunked_header(plan, chunks_text(chunks.sha256, chunks.xxh3_128));
+    std::string const without_chunks = plan_json(plan);
+    // As a check of the helpers: each is accepted in its own version.
+    auto const v2 = assemble(2, with_chunks.size(), with_chunks, plan);
+    auto const decoded = decode_engine_header(v2, v2.size(), kPath);
+    EXPECT_EQ(decoded.format_version, 2U);
+    EXPECT_EQ(decoded.header.chunks, chunks);
+    auto const v1 = assemble(1, without_chunks.size(), without_chunks, plan);
+    EXPECT_EQ(decode_engine_header(v1, v1.size(), kPath).format_version, 1U);
+
+    std::string const missing =
+        decode_error(assemble(2, without_chunks.size(), without_chunks, plan));
+    EXPECT_TRUE(contains(missing, R"(header member "plan" lacks the member "chunks")")) << missing;
+    std::string const unexpected = decode_error(assemble(1, with_chunks.size(), with_chunks, plan));
+    EXPECT_TRUE(contains(unexpected, R"(header member "plan" (format version 1) has an unexpected )"
+                                     R"(member "chunks")"))
+        << unexpected;
+}
+
+// Every way the "chunks" member can be wrong is refused naming the member, the list and, for a
+// digest, its index.
+TEST(EngineFile, ChunkDigestsAreCheckedOneByOneNamingTheField) {
+    // A plan of two chunks, so that a digest past the first is judged too.
+    std::vector<std::byte> const plan(static_cast<std::size_t>(kPlanChunkBytes) + 1, std::byte{7});
+    PlanChunks const good = plan_chunks_of(plan);
+    ASSERT_EQ(good.sha256.size(), 2U);
+    std::string const sha = good.sha256[0];
+    std::string const xxh = good.xxh3_128[0];
+    auto upper = [](std::string text) {
+        std::transform(text.begin(), text.end(), text.begin(),
+                       [](char c) { return static_cast<char>(std::toupper(c)); });
+        return text;
+    };
+    ASSERT_NE(upper(sha), sha); // holds a letter
+    ASSERT_NE(upper(xxh), xxh);
+    struct Case {
+        std::string chunks;
+        std::string expected;
+    };
+    std::vector<Case> const cases = {
+        {"[]", R"("plan"."chunks" is a JSON array, not an object)"},
+        {"null", R"("plan"."chunks" is a JSON null, not an object)"},
+        {R"({"sha256":[]})", R"("plan"."chunks" lacks the member "xxh3_128")"},
+        {R"({"xxh3_128":[]})", R"("plan"."chunks" lacks the member "sha256")"},
+        {R"({"md5":[],"sha256":[],"xxh3_128":[]})",
+         R"("plan"."chunks" has an unexpected member "md5")"},
+        // Lists of the wrong length, or not lists.
+        {chunks_text({sha}, good.xxh3_128),
+         R"("plan"."chunks"."sha256" must be a list of 2 digests (one per 4194304 bytes of a )"
+         R"(plan of 4194305), not 1 items)"},
+        {chunks_text({sha, sha, sha}, good.xxh3_128),
+         R"("plan"."chunks"."sha256" must be a list of 2 digests)"},
+        {chunks_text(good.sha256, {}), R"("plan"."chunks"."xxh3_128" must be a list of 2 digests)"},
+        {chunks_text(good.sha256, {xxh, xxh, xxh}),
+         R"("plan"."chunks"."xxh3_128" must be a list of 2 digests)"},
+        {R"({"sha256":")" + sha + R"(","xxh3_128":[]})",
+         R"("plan"."chunks"."sha256" must be a list of 2 digests (one per 4194304 bytes of a )"
+         R"(plan of 4194305), not a JSON string)"},
+        // Digests that are not lowercase hex of their kind's length.
+        {chunks_text({upper(sha), sha}, good.xxh3_128),
+         R"("plan"."chunks"."sha256"[0] must be 64 lowercase hex digits, not ")" + upper(sha) +
+             "\""},
+        {chunks_text({sha, sha.substr(1)}, good.xxh3_128),
+         R"("plan"."chunks"."sha256"[1] must be 64 lowercase hex digits, not ")" + sha.substr(1) +
+             "\""},
+        {chunks_text({sha, sha + "0"}, good.xxh3_128),
+         R"("plan"."chunks"."sha256"[1] must be 64 lowercase hex digits)"},
+        {chunks_text({xxh, sha}, good.xxh3_128), // an XXH3-128 in place of a SHA-256
+         R"("plan"."chunks"."sha256"[0] must be 64 lowercase hex digits)"},
+        {R"({"sha256":[7,")" + sha + R"("],"xxh3_128":[")" + xxh + R"(",")" + xxh + R"("]})",
+         R"("plan"."chunks"."sha256"[0] must be 64 lowercase hex digits, not 7)"},
+        {chunks_text(good.sha256, {upper(xxh), xxh}),
+         R"("plan"."chunks"."xxh3_128"[0] must be 32 lowercase hex digits, not ")" + upper(xxh) +
+             "\""},
+        {chunks_text(good.sha256, {xxh, sha}), // a SHA-256 in place of an XXH3-128
+         R"("plan"."chunks"."xxh3_128"[1] must be 32 lowercase hex digits)"},
+        {chunks_text(good.sha256, {xxh, xxh.substr(0, 31) + "g"}),
+         R"("plan"."chunks"."xxh3_128"[1] must be 32 lowercase hex digits)"},
+        // Well-formed, but not in canonical form.
+        {R"({"xxh3_128":[")" + xxh + R"(",")" + xxh + R"("],"sha256":[")" + sha + R"(",")" + sha +
+             R"("]})",
+         "not in canonical JSON form"},
+    };
+    for (auto const& c : cases) {
+        std::string const header = chunked_header(plan, c.chunks);
+        auto const message = decode_error(assemble(2, header.size(), header, plan));
+        EXPECT_TRUE(contains(message, c.expected)) << c.chunks << "\n  gave: " << message;
+    }
+    // The same member with the good digests is accepted.
+    std::string const header = chunked_header(plan, chunks_text(good.sha256, good.xxh3_128));
+    auto const bytes = assemble(2, header.size(), header, plan);
+    EXPECT_EQ(decode_engine_header(bytes, bytes.size(), kPath).header.chunks, good);
+}
+
+TEST(EngineFile, EncodeRefusesChunksOfTheWrongCountOrForm) {
+    auto const plan = testing::random_bytes(4, 35);
+    PlanChunks const good = plan_chunks_of(plan);
+    auto refusal = [&](PlanChunks const& chunks) {
+        EngineHeader header = sample_header(plan);
+        header.chunks = chunks;
+        try {
+            (void)encode_engine_prefix(header);
+        } catch (InvalidArgument const& error) {
+            return std::string(error.what());
+        }
+        ADD_FAILURE() << "chunks of " << chunks.sha256.size() << " SHA-256 and "
+                      << chunks.xxh3_128.size() << " XXH3-128 digests were encoded";
+        return std::string();
+    };
+    std::string const expected =
+        "engine header chunks must hold 1 SHA-256 and 1 XXH3-128 hex digests for a plan of 4 bytes";
+    for (PlanChunks const& chunks :
+         {PlanChunks{}, PlanChunks{{}, good.xxh3_128}, PlanChunks{good.sha256, {}},
+          PlanChunks{{good.sha256[0], good.sha256[0]}, good.xxh3_128},
+          PlanChunks{good.sha256, {good.xxh3_128[0], good.xxh3_128[0]}},
+          PlanChunks{{good.xxh3_128[0]}, good.xxh3_128}, PlanChunks{good.sha256, {good.sha256[0]}},
+          PlanChunks{{"X" + good.sha256[0].substr(1)}, good.xxh3_128}}) {
+        std::string const message = refusal(chunks);
+        EXPECT_TRUE(contains(message, expected)) << message;
+    }
+    // An empty plan has no chunks: one digest for it is refused, none is written.
+    EngineHeader empty = sample_header({});
+    empty.chunks = plan_chunks_of(plan);
+    EXPECT_THROW((void)encode_engine_prefix(empty), InvalidArgument);
+    empty.chunks = PlanChunks{};
+    EXPECT_EQ(std::to_integer<int>(encode_engine_prefix(empty)[8]), 2);
 }
 
 TEST(EngineFile, ReadHeaderFromDiskWithoutThePlan) {

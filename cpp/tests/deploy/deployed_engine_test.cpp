@@ -6,15 +6,21 @@
 #include "support/error_message.hpp"
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
+#include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/identity.hpp"
+#include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/cache/store.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
+#include "tensoracle/deploy/plan_reader.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_bytes.hpp"
+#include "tensoracle/io/hash.hpp"
 #include "tensoracle/remote/remote_object.hpp"
 #include "tensoracle/remote/signature.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -329,6 +335,270 @@ TEST(DeployedEngine, ALinkAtTheEntrysNameIsNeverFollowed) {
     EXPECT_NE(message.find("symbolic link"), std::string::npos) << message;
 }
 #endif
+
+// Streamed opens (OpenOptions::stream_plan) of format 2 entries, and format 1 entries, which are
+// opened whole whatever the options.
+
+constexpr std::size_t kChunk = static_cast<std::size_t>(kPlanChunkBytes);
+
+// The plan of `engine` read through a PlanReader in pieces of `piece` bytes.
+std::vector<std::byte> read_through(DeployedEngine const& engine, std::size_t piece) {
+    PlanReader reader(engine);
+    std::vector<std::byte> plan(engine.plan_size());
+    std::size_t at = 0;
+    while (at < plan.size()) {
+        std::size_t const got =
+            reader.read(at, plan.data() + at, std::min(piece, plan.size() - at));
+        if (got == 0) {
+            ADD_FAILURE() << "the reader stopped at byte " << at << " of " << plan.size();
+            break;
+        }
+        at += got;
+    }
+    return plan;
+}
+
+// Flips one bit of the byte `plan_byte` of the plan, in place (the same file, as another process
+// writing into it would).
+void change_plan_byte(Deployment const& deployment, std::size_t plan_byte) {
+    auto bytes = testing::read_all(deployment.path);
+    bytes[bytes.size() - deployment.plan.size() + plan_byte] ^= std::byte{0x01};
+    deployment.overwrite(bytes);
+}
+
+TEST(DeployedEngine, AStreamedOpenWithAKeyHoldsNoPlanAndItsReaderHandsOnExactlyThePlan) {
+    Keys const keys;
+    Deployment deployment(2 * kChunk + 123); // three chunks, the last one short
+    deployment.sign(keys.signing);
+    OpenOptions options = deployment.options();
+    options.verify_key = keys.verify_key;
+    options.stream_plan = true;
+    DeployedEngine const engine = DeployedEngine::open(deployment.entry, options);
+    EXPECT_TRUE(engine.streamed());
+    EXPECT_EQ(engine.plan_data(), nullptr) << "a streamed engine holds no copy of the plan";
+    EXPECT_EQ(engine.signer(), keys.fingerprint());
+    ASSERT_EQ(engine.plan_size(), deployment.plan.size());
+
+    PlanReader reader(engine);
+    EXPECT_EQ(reader.size(), deployment.plan.size());
+    std::vector<std::byte> whole(deployment.plan.size() + 10, std::byte{0xEE});
+    EXPECT_EQ(reader.read(0, whole.data(), whole.size()), deployment.plan.size());
+    whole.resize(deployment.plan.size());
+    EXPECT_TRUE(whole == deployment.plan) << "the plan read back whole differs";
+    EXPECT_LE(reader.buffer_bytes(), kChunk) << "more than one chunk held";
+    EXPECT_EQ(reader.read(deployment.plan.size(), whole.data(), 1), 0U) << "a read past the end";
+    // In pieces that do not divide the chunk: each one across a chunk boundary at some point.
+    for (std::size_t const piece : {std::size_t{1000003}, kChunk - 1, kChunk + 1}) {
+        EXPECT_TRUE(read_through(engine, piece) == deployment.plan) << "pieces of " << piece;
+    }
+}
+
+TEST(DeployedEngine, APlanByteChangedAfterAStreamedOpenWithAKeyIsRefusedByTheChunksSha256) {
+    Keys const keys;
+    Deployment deployment(2 * kChunk + 123);
+    deployment.sign(keys.signing);
+    OpenOptions options = deployment.options();
+    options.verify_key = keys.verify_key;
+    options.stream_plan = true;
+    DeployedEngine const engine = DeployedEngine::open(deployment.entry, options);
+    change_plan_byte(deployment, kChunk + 5000); // in chunk 1
+
+    PlanReader reader(engine);
+    std::vector<std::byte> first(kChunk);
+    EXPECT_EQ(reader.read(0, first.data(), first.size()), kChunk) << "chunk 0 is unchanged";
+    EXPECT_TRUE(std::equal(first.begin(), first.end(), deployment.plan.begin()));
+    std::vector<std::byte> second(kChunk, std::byte{0xEE});
+    std::string const message = message_of<CorruptEngineError>(
+        [&] { (void)reader.read(kChunk, second.data(), second.size()); });
+    std::string const recorded =
+        sha256_hex(std::span(deployment.plan).subspan(kChunk, kChunk)); // what the header records
+    EXPECT_NE(message.find(deployment.path.string()), std::string::npos) << message;
+    EXPECT_NE(message.find("chunk 1 (bytes 4194304 to 8388607 of the plan) has the SHA-256 "),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("the verified header records " + recorded), std::string::npos)
+        << message;
+    EXPECT_TRUE(std::all_of(second.begin(), second.end(), [](std::byte value) {
+        return value == std::byte{0};
+    })) << "the refused chunk's bytes were left in the destination";
+    // The reader keeps refusing, even a chunk that is unchanged.
+    EXPECT_THROW((void)reader.read(0, first.data(), 16), CorruptEngineError);
+    // So does a reader that asks for a part of that chunk only (read into its own buffer).
+    PlanReader partial(engine);
+    std::byte one{};
+    EXPECT_THROW((void)partial.read(kChunk + 5000, &one, 1), CorruptEngineError);
+}
+
+// The streamed open checks the signature over the header only: a plan byte changed before the
+// open is refused by the reader, a header byte changed by the open itself.
+TEST(DeployedEngine, AStreamedOpenWithAKeyJudgesTheHeaderAndLeavesThePlanToTheReader) {
+    Keys const keys;
+    Deployment deployment(kChunk + 1);
+    deployment.sign(keys.signing);
+    OpenOptions options = deployment.options();
+    options.verify_key = keys.verify_key;
+    options.stream_plan = true;
+    auto const signed_bytes = testing::read_all(deployment.path);
+
+    change_plan_byte(deployment, kChunk); // the last chunk: its one byte
+    DeployedEngine const engine = DeployedEngine::open(deployment.entry, options);
+    EXPECT_TRUE(engine.streamed());
+    PlanReader reader(engine);
+    std::vector<std::byte> plan(deployment.plan.size());
+    std::string const message =
+        message_of<CorruptEngineError>([&] { (void)reader.read(0, plan.data(), plan.size()); });
+    EXPECT_NE(message.find("chunk 1 (bytes 4194304 to 4194304 of the plan) has the SHA-256 "),
+              std::string::npos)
+        << message;
+
+    auto header_changed = signed_bytes;
+    header_changed[30] ^= std::byte{0x01};
+    deployment.overwrite(header_changed);
+    std::string const refusal = message_of<UntrustedEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, options); });
+    EXPECT_NE(refusal.find("does not accept"), std::string::npos) << refusal;
+}
+
+// Without a key the chunks are checked by the XXH3-128 the header records.
+TEST(DeployedEngine, APlanByteChangedAfterAStreamedOpenWithoutAKeyIsRefusedByTheChunksXxh3) {
+    Deployment const deployment(kChunk + 100);
+    OpenOptions options = deployment.options();
+    options.stream_plan = true;
+    DeployedEngine const engine = DeployedEngine::open(deployment.entry, options);
+    EXPECT_TRUE(engine.streamed());
+    EXPECT_FALSE(engine.signer().has_value());
+    EXPECT_TRUE(read_through(engine, kChunk) == deployment.plan);
+    change_plan_byte(deployment, 7); // in chunk 0
+    PlanReader reader(engine);
+    std::vector<std::byte> plan(deployment.plan.size());
+    std::string const message =
+        message_of<CorruptEngineError>([&] { (void)reader.read(0, plan.data(), plan.size()); });
+    EXPECT_NE(message.find("chunk 0 (bytes 0 to 4194303 of the plan) has the XXH3-128 "),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("the verified header records " +
+                           plan_checksum_hex(std::span(deployment.plan).first(kChunk))),
+              std::string::npos)
+        << message;
+}
+
+// Rewrites the deployment's entry in engine format 1 (no chunk digests: as saved before format
+// 2), the same conditions, references and plan, and its manifest entry with it.
+void rewrite_as_format_1(Deployment& deployment) {
+    EngineHeader header;
+    header.conditions = deployment.identity.conditions;
+    header.references = {{"io", io_signature()}};
+    header.plan_size = deployment.plan.size();
+    header.plan_xxh3_128 = plan_checksum_hex(deployment.plan);
+    std::vector<std::byte> bytes = encode_engine_prefix(header);
+    ASSERT_EQ(engine_format_version(bytes), kUnchunkedFormatVersion);
+    bytes.insert(bytes.end(), deployment.plan.begin(), deployment.plan.end());
+    deployment.overwrite(bytes);
+    deployment.entry =
+        testing::manifest_entry_of(deployment.path, deployment.identity, io_signature());
+}
+
+// Without a key the chunk digests are the header's own word: a header whose chunk list fits
+// another plan than the one its plan.xxh3_128 (the manifest's) describes passes every chunk, and
+// the reader then withholds the last chunk, whose end shows the whole plan is not the header's.
+TEST(DeployedEngine, AStreamedPlanWithoutAKeyIsHandedOnWholeOnlyIfItIsTheManifestsChecksum) {
+    Deployment deployment(kChunk + 4096); // two chunks
+    auto bytes = testing::read_all(deployment.path);
+    std::size_t const plan_offset = bytes.size() - deployment.plan.size();
+    DecodedHeader decoded = decode_engine_header(bytes, bytes.size(), deployment.path);
+    std::vector<std::byte> other = deployment.plan;
+    other[10] ^= std::byte{0x01}; // chunk 0 of another plan, its digests recorded
+    decoded.header.chunks = plan_chunks_of(other);
+    std::vector<std::byte> forged = encode_engine_prefix(decoded.header);
+    ASSERT_EQ(forged.size(), plan_offset);
+    forged.insert(forged.end(), other.begin(), other.end());
+    deployment.overwrite(forged);
+    OpenOptions options = deployment.options();
+    options.stream_plan = true;
+    DeployedEngine const engine = DeployedEngine::open(deployment.entry, options);
+    ASSERT_TRUE(engine.streamed());
+    PlanReader reader(engine);
+    std::vector<std::byte> first(kChunk);
+    EXPECT_EQ(reader.read(0, first.data(), first.size()), kChunk); // chunk 0 is the header's
+    std::vector<std::byte> last(4096, std::byte{0xEE});
+    std::string const message = message_of<CorruptEngineError>(
+        [&] { (void)reader.read(kChunk, last.data(), last.size()); });
+    EXPECT_NE(message.find("the plan's XXH3-128 checksum is " + plan_checksum_hex(other) +
+                           ", the verified header (and the manifest) records " +
+                           deployment.entry.plan_xxh3_128),
+              std::string::npos)
+        << message;
+    EXPECT_TRUE(
+        std::all_of(last.begin(), last.end(), [](std::byte b) { return b == std::byte{0}; }));
+    // The same file opened whole is refused at once by the plan's checksum.
+    EXPECT_THROW((void)DeployedEngine::open(deployment.entry, deployment.options()),
+                 CorruptEngineError);
+}
+
+TEST(DeployedEngine, AFormat1EntrySignedOverTheWholeFileOpensWholeEvenWhenStreamingIsAsked) {
+    Keys const keys;
+    Deployment deployment(kChunk + 4096);
+    rewrite_as_format_1(deployment);
+    if (HasFatalFailure()) {
+        return;
+    }
+    deployment.sign(keys.signing);
+    // Its signature is the one of format 1: over the SHA-256 of every byte of the file.
+    auto const bytes = testing::read_all(deployment.path);
+    std::string const statement =
+        "tensoracle remote engine v1\n" + deployment.entry.file_name + "\n" + sha256_hex(bytes);
+    auto const trailer = signature_trailer(keys.signing, deployment.entry.file_name, bytes);
+    Signature signature{};
+    std::memcpy(signature.data(), trailer.data(), signature.size());
+    EXPECT_TRUE(VerifyKey::from_pem(keys.signing.public_key_pem(), "verify")
+                    .verify(std::as_bytes(std::span(statement)), signature))
+        << "signature_trailer did not sign a format 1 file with the v1 statement";
+
+    OpenOptions options = deployment.options();
+    options.verify_key = keys.verify_key;
+    for (bool const stream : {false, true}) {
+        SCOPED_TRACE(stream ? "stream_plan" : "whole");
+        options.stream_plan = stream;
+        DeployedEngine const engine = DeployedEngine::open(deployment.entry, options);
+        EXPECT_FALSE(engine.streamed()) << "a format 1 entry has no chunks to stream by";
+        ASSERT_NE(engine.plan_data(), nullptr);
+        ASSERT_EQ(engine.plan_size(), deployment.plan.size());
+        EXPECT_EQ(std::memcmp(engine.plan_data(), deployment.plan.data(), deployment.plan.size()),
+                  0);
+        EXPECT_EQ(engine.signer(), keys.fingerprint());
+        // A reader hands on the verified copy, holding no buffer of its own.
+        EXPECT_TRUE(read_through(engine, kChunk - 1) == deployment.plan);
+        EXPECT_EQ(PlanReader(engine).buffer_bytes(), 0U);
+    }
+}
+
+TEST(DeployedEngine, AFormat1EntryWithAChangedPlanByteIsRefusedByItsSignature) {
+    Keys const keys;
+    Deployment deployment(kChunk + 4096);
+    rewrite_as_format_1(deployment);
+    if (HasFatalFailure()) {
+        return;
+    }
+    deployment.sign(keys.signing);
+    change_plan_byte(deployment, kChunk + 10);
+    OpenOptions options = deployment.options();
+    options.verify_key = keys.verify_key;
+    for (bool const stream : {false, true}) {
+        SCOPED_TRACE(stream ? "stream_plan" : "whole");
+        options.stream_plan = stream;
+        std::string const message = message_of<UntrustedEngineError>(
+            [&] { (void)DeployedEngine::open(deployment.entry, options); });
+        EXPECT_NE(message.find("does not accept"), std::string::npos) << message;
+        EXPECT_NE(message.find(deployment.path.string()), std::string::npos) << message;
+    }
+    // Without a key (the check skipped by name), the plan's checksum refuses it.
+    OpenOptions unverified = deployment.options();
+    unverified.skip_signature_verification = true;
+    unverified.stream_plan = true;
+    std::string const message = message_of<CorruptEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, unverified); });
+    EXPECT_NE(message.find("the plan's XXH3-128 checksum is"), std::string::npos) << message;
+}
 
 // Selecting the recipe's entry for a device, among the manifest's entries.
 Manifest two_entry_manifest() {

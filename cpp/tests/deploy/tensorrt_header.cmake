@@ -141,6 +141,13 @@ tensoracle_tensorrt_test(tensorrt_execution_test tensorrt_execution_check.cpp)
 add_test(NAME tensorrt_execution_test COMMAND tensorrt_execution_test)
 set_tests_properties(tensorrt_execution_test PROPERTIES TIMEOUT 120 LABELS deploy)
 
+# tensorrt_stream_gpu_test: on a GPU, what VerifiedPlanStream copies into device memory (label
+# gpu; a skip, exit 77, without one). It calls no TensorRT.
+tensoracle_tensorrt_test(tensorrt_stream_gpu_test tensorrt_stream_gpu_check.cpp)
+add_test(NAME tensorrt_stream_gpu_test COMMAND tensorrt_stream_gpu_test)
+set_tests_properties(tensorrt_stream_gpu_test PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120
+    LABELS "deploy;gpu")
+
 tensoracle_tensorrt_test(tensorrt_lifetime_test tensorrt_lifetime_check.cpp)
 target_sources(tensorrt_lifetime_test PRIVATE
     ${CMAKE_CURRENT_SOURCE_DIR}/deploy/tensorrt_plugin_check.cpp)

@@ -194,8 +194,8 @@ TEST(TensorRtLifetime, AStreamedPlanIsHandedOverChunkByChunkEachCheckedFirst) {
         EXPECT_TRUE(std::all_of(second.begin(), second.end(),
                                 [](std::byte value) { return value == std::byte{0}; }));
         ASSERT_NE(stream.failure(), nullptr);
-        std::string const message = message_of<CorruptEngineError>(
-            [&] { std::rethrow_exception(stream.failure()); });
+        std::string const message =
+            message_of<CorruptEngineError>([&] { std::rethrow_exception(stream.failure()); });
         EXPECT_NE(message.find("chunk 1 (bytes 4194304 to 8388607 of the plan) has the XXH3-128 "),
                   std::string::npos)
             << message;
@@ -212,8 +212,7 @@ TEST(TensorRtLifetime, AStreamedPlanIsHandedOverChunkByChunkEachCheckedFirst) {
         EXPECT_EQ(cut.read(second.data(), static_cast<std::int64_t>(second.size()), nullptr), -1);
         std::string const cut_message =
             message_of<CorruptEngineError>([&] { std::rethrow_exception(cut.failure()); });
-        EXPECT_NE(cut_message.find("ends 2097152 bytes early: the file was cut"),
-                  std::string::npos)
+        EXPECT_NE(cut_message.find("ends 2097152 bytes early: the file was cut"), std::string::npos)
             << cut_message;
     }
 }

@@ -5,8 +5,10 @@
 #include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/io/hash.hpp"
 #include "tensoracle/remote/remote_object.hpp"
 
+#include <cstring>
 #include <gtest/gtest.h>
 
 namespace tensoracle {
@@ -194,6 +196,118 @@ TEST(RemoteObject, AnUnsignedObjectIsRefusedBeforeItsHeaderIsDecoded) {
     std::string const corrupt = message_of<CorruptEngineError>(
         [&] { verify_remote_object(object, kObject, entry.identity.file_name, nullptr, nullptr); });
     EXPECT_NE(corrupt.find("deeper than the limit of 64"), std::string::npos) << corrupt;
+}
+
+// Engine format 1 (no chunk digests: entries published before format 2), signed as they were
+// then: over the entry's file name and the SHA-256 of the whole engine.
+
+Entry make_format_1_entry(std::string const& name, std::size_t plan_size = 4096) {
+    Entry entry = make_entry(name, plan_size);
+    DecodedHeader decoded = decode_engine_header(entry.engine, entry.engine.size(), "v2");
+    EngineHeader header = std::move(decoded.header);
+    header.chunks = std::nullopt;
+    std::vector<std::byte> engine = encode_engine_prefix(header);
+    engine.insert(engine.end(),
+                  entry.engine.begin() + static_cast<std::ptrdiff_t>(decoded.plan_offset),
+                  entry.engine.end());
+    entry.engine = std::move(engine);
+    return entry;
+}
+
+// `engine` followed by the trailer of `key`'s signature of `statement`, made by hand.
+std::vector<std::byte> signed_with_statement(std::vector<std::byte> engine,
+                                             std::string const& statement, SigningKey const& key) {
+    Signature const signature = key.sign(std::as_bytes(std::span(statement)));
+    auto const* const bytes = signature.data();
+    engine.insert(engine.end(), bytes, bytes + signature.size());
+    for (char const c : kSignatureMagic) {
+        engine.push_back(static_cast<std::byte>(c));
+    }
+    return engine;
+}
+
+std::string prefix_sha256(std::vector<std::byte> const& engine) {
+    return sha256_hex(
+        std::span(engine).first(static_cast<std::size_t>(engine_prefix_bytes(engine))));
+}
+
+TEST(RemoteObject, TheStatementSignedIsV1OverTheWholeFileForFormat1AndV2OverTheHeaderForFormat2) {
+    Entry const v1 = make_format_1_entry("model");
+    Entry const v2 = make_entry("model");
+    std::string const& name = v1.identity.file_name;
+    ASSERT_EQ(engine_format_version(v1.engine), 1U);
+    ASSERT_EQ(engine_format_version(v2.engine), 2U);
+    EXPECT_EQ(signed_statement(name, v1.engine),
+              signed_statement_of_digest(name, sha256_hex(v1.engine)));
+    EXPECT_EQ(signed_statement_of_digest(name, sha256_hex(v1.engine)),
+              "tensoracle remote engine v1\n" + name + "\n" + sha256_hex(v1.engine));
+    EXPECT_EQ(signed_statement(name, v2.engine),
+              signed_header_statement(name, prefix_sha256(v2.engine)));
+    EXPECT_EQ(signed_header_statement(name, prefix_sha256(v2.engine)),
+              "tensoracle remote engine v2\n" + name + "\n" + prefix_sha256(v2.engine));
+    // signature_trailer signs each with its own statement.
+    Keys const keys;
+    EXPECT_EQ(signed_object(v1, keys.signing),
+              signed_with_statement(v1.engine,
+                                    signed_statement_of_digest(name, sha256_hex(v1.engine)),
+                                    keys.signing));
+    EXPECT_EQ(signed_object(v2, keys.signing),
+              signed_with_statement(v2.engine,
+                                    signed_header_statement(name, prefix_sha256(v2.engine)),
+                                    keys.signing));
+}
+
+TEST(RemoteObject, AFormat1ObjectSignedWithTheV1StatementStillVerifies) {
+    Keys const keys;
+    Entry const entry = make_format_1_entry("model");
+    std::string const& name = entry.identity.file_name;
+    auto const object = signed_with_statement(
+        entry.engine, "tensoracle remote engine v1\n" + name + "\n" + sha256_hex(entry.engine),
+        keys.signing);
+    RemoteEngine const verified =
+        verify_remote_object(object, kObject, name, &entry.identity, &keys.trusted);
+    EXPECT_TRUE(verified.is_signed);
+    EXPECT_EQ(verified.signer, keys.trusted.fingerprint());
+    EXPECT_EQ(verified.engine_bytes, entry.engine.size());
+    EXPECT_EQ(verified.decoded.format_version, 1U);
+    EXPECT_FALSE(verified.decoded.header.chunks.has_value());
+    EXPECT_EQ(verified.decoded.header.plan_size, 4096U);
+    // Without a key it verifies as any unsigned engine file.
+    EXPECT_FALSE(verify_remote_object(object, kObject, name, &entry.identity, nullptr).signer);
+}
+
+// A format 1 signature is over every byte: a changed plan byte is refused by the signature.
+TEST(RemoteObject, AFormat1ObjectWithAChangedPlanByteIsRefusedByItsSignature) {
+    Keys const keys;
+    Entry const entry = make_format_1_entry("model");
+    std::string const& name = entry.identity.file_name;
+    auto changed = signed_object(entry, keys.signing);
+    changed[entry.engine.size() - 100] ^= std::byte{1};
+    std::string const message = message_of<UntrustedEngineError>(
+        [&] { verify_remote_object(changed, kObject, name, &entry.identity, &keys.trusted); });
+    EXPECT_NE(message.find("does not accept"), std::string::npos) << message;
+}
+
+// A signature cannot be carried from one format's statement to the other's: a format 2 object
+// signed with the v1 statement, or a format 1 object with a v2 statement over its header (which
+// would leave its plan unbound), is refused.
+TEST(RemoteObject, ASignatureOverTheOtherFormatsStatementIsRefused) {
+    Keys const keys;
+    Entry const v1 = make_format_1_entry("model");
+    Entry const v2 = make_entry("model");
+    std::string const& name = v1.identity.file_name;
+    auto const v2_with_v1_statement = signed_with_statement(
+        v2.engine, signed_statement_of_digest(name, sha256_hex(v2.engine)), keys.signing);
+    std::string const v2_message = message_of<UntrustedEngineError>([&] {
+        verify_remote_object(v2_with_v1_statement, kObject, name, &v2.identity, &keys.trusted);
+    });
+    EXPECT_NE(v2_message.find("does not accept"), std::string::npos) << v2_message;
+    auto const v1_with_v2_statement = signed_with_statement(
+        v1.engine, signed_header_statement(name, prefix_sha256(v1.engine)), keys.signing);
+    std::string const v1_message = message_of<UntrustedEngineError>([&] {
+        verify_remote_object(v1_with_v2_statement, kObject, name, &v1.identity, &keys.trusted);
+    });
+    EXPECT_NE(v1_message.find("does not accept"), std::string::npos) << v1_message;
 }
 
 TEST(RemoteObject, ConditionsAndNamesMustMatch) {

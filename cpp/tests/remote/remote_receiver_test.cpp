@@ -7,6 +7,7 @@
 #include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/io/hash.hpp"
 #include "tensoracle/remote/remote_receiver.hpp"
 
 #include <algorithm>
@@ -252,6 +253,187 @@ TEST_F(RefusedObjectTest, ASignatureForAnotherEntryIsRefused) {
     RemoteReceiver receiver = receiver_for(object.size(), &keys.trusted);
     feed_in_pieces(receiver, object, 4096);
     EXPECT_THROW(receiver.finish(), UntrustedEngineError);
+    expect_store_unchanged();
+}
+
+// Engine format 1 (no chunk digests) and its signature (over the whole file), as published
+// before format 2; and format 2 objects whose plan is not what their signed header records.
+
+constexpr std::size_t kChunk = static_cast<std::size_t>(kPlanChunkBytes);
+
+// The entry's engine in format 1: the same header without chunk digests.
+Entry make_format_1_entry(std::string const& name, std::size_t plan_size = 100'000) {
+    Entry entry = make_entry(name, plan_size);
+    EngineHeader header;
+    header.conditions = entry.identity.conditions;
+    header.references = entry.references;
+    header.plan_size = entry.plan.size();
+    header.plan_xxh3_128 = plan_checksum_hex(entry.plan);
+    entry.engine = encode_engine_prefix(header);
+    entry.engine.insert(entry.engine.end(), entry.plan.begin(), entry.plan.end());
+    return entry;
+}
+
+// `engine` followed by the trailer of `key`'s signature of `statement`, made by hand.
+std::vector<std::byte> signed_with_statement(std::vector<std::byte> engine,
+                                             std::string const& statement, SigningKey const& key) {
+    Signature const signature = key.sign(std::as_bytes(std::span(statement)));
+    engine.insert(engine.end(), signature.begin(), signature.end());
+    for (char const c : kSignatureMagic) {
+        engine.push_back(static_cast<std::byte>(c));
+    }
+    return engine;
+}
+
+std::vector<std::byte> signed_v1(Entry const& entry, SigningKey const& key) {
+    return signed_with_statement(entry.engine,
+                                 "tensoracle remote engine v1\n" + entry.identity.file_name + "\n" +
+                                     sha256_hex(entry.engine),
+                                 key);
+}
+
+TEST_F(RemoteReceiverTest, AFormat1ObjectSignedWithTheV1StatementIsReceivedAndSavedAsFormat1) {
+    Keys const keys;
+    Entry const v1 = make_format_1_entry("model");
+    ASSERT_EQ(v1.identity.file_name, entry.identity.file_name);
+    ASSERT_EQ(engine_format_version(v1.engine), kUnchunkedFormatVersion);
+    auto const object = signed_v1(v1, keys.signing);
+    for (std::size_t const piece : {std::size_t{7}, std::size_t{333}, object.size()}) {
+        SCOPED_TRACE(piece);
+        std::filesystem::remove(store.entry_path(entry.identity));
+        RemoteReceiver receiver = receiver_for(object.size(), &keys.trusted);
+        feed_in_pieces(receiver, object, piece);
+        {
+            ReceivedEngine const received = receiver.finish();
+            EXPECT_TRUE(received.verified.is_signed);
+            EXPECT_EQ(received.verified.signer, keys.trusted.fingerprint());
+            EXPECT_EQ(received.verified.decoded.format_version, kUnchunkedFormatVersion);
+            EXPECT_FALSE(received.verified.decoded.header.chunks.has_value());
+            EXPECT_TRUE(std::ranges::equal(received.saved.plan(), v1.plan));
+        } // unmapped: Windows keeps a removed file's name while it is mapped
+        // Saved as it came: format 1, without the trailer, and read back by the store.
+        auto const saved = testing::read_all(store.entry_path(entry.identity));
+        EXPECT_EQ(saved, v1.engine);
+        EXPECT_EQ(engine_format_version(saved), kUnchunkedFormatVersion) << "the saved version";
+        EXPECT_TRUE(store.read(entry.identity).has_value());
+    }
+}
+
+TEST_F(RefusedObjectTest, AFormat1ObjectWithAChangedPlanByteIsRefusedByItsSignature) {
+    Keys const keys;
+    Entry const v1 = make_format_1_entry("model");
+    auto object = signed_v1(v1, keys.signing);
+    object[v1.engine.size() - 500] ^= std::byte{0x01};
+    RemoteReceiver receiver = receiver_for(object.size(), &keys.trusted);
+    feed_in_pieces(receiver, object, 4096);
+    std::string const message = message_of<UntrustedEngineError>([&] { receiver.finish(); });
+    EXPECT_NE(message.find("does not accept"), std::string::npos) << message;
+    expect_store_unchanged();
+}
+
+// A format 2 object whose plan is not what its signed header records. XXH3-128 is no
+// cryptographic hash: a plan can be changed so that the header's XXH3-128 digests (whole and per
+// chunk) still hold, and only the chunks' SHA-256 tells. Made here by signing a header that
+// records the XXH3-128 digests of the changed plan and the SHA-256 digests of the original one.
+TEST_F(RefusedObjectTest, APlanChunkThatKeepsItsXxh3ButNotItsSignedSha256IsUntrusted) {
+    Keys const keys;
+    Entry const original = make_entry("model", kChunk + 1000);
+    auto changed_plan = original.plan;
+    changed_plan[kChunk + 10] ^= std::byte{0x01}; // in chunk 1
+    PlanChunks const signed_chunks = plan_chunks_of(original.plan);
+    PlanChunks const changed_chunks = plan_chunks_of(changed_plan);
+    EngineHeader header;
+    header.conditions = original.identity.conditions;
+    header.references = original.references;
+    header.plan_size = changed_plan.size();
+    header.plan_xxh3_128 = plan_checksum_hex(changed_plan);
+    header.chunks = PlanChunks{signed_chunks.sha256, changed_chunks.xxh3_128};
+    std::vector<std::byte> engine = encode_engine_prefix(header);
+    engine.insert(engine.end(), changed_plan.begin(), changed_plan.end());
+    auto const object = signed_with_statement(
+        engine,
+        signed_header_statement(
+            original.identity.file_name,
+            sha256_hex(std::span(engine).first(engine.size() - changed_plan.size()))),
+        keys.signing);
+
+    RemoteReceiver receiver = receiver_for(object.size(), &keys.trusted);
+    feed_in_pieces(receiver, object, 65536);
+    std::string const message = message_of<UntrustedEngineError>([&] { receiver.finish(); });
+    EXPECT_NE(message.find(kObject), std::string::npos) << message;
+    EXPECT_NE(message.find("does not hold what its signature vouches for: chunk 1 (bytes 4194304 "
+                           "to 4195303 of the plan): SHA-256 " +
+                           changed_chunks.sha256[1] + ", the header records " +
+                           signed_chunks.sha256[1]),
+              std::string::npos)
+        << message;
+    expect_store_unchanged();
+    // verify_remote_object, given the whole object, says the same.
+    std::string const whole = message_of<UntrustedEngineError>([&] {
+        (void)verify_remote_object(object, kObject, original.identity.file_name, &original.identity,
+                                   &keys.trusted);
+    });
+    EXPECT_NE(whole.find("does not hold what its signature vouches for: chunk 1"),
+              std::string::npos)
+        << whole;
+}
+
+// Without a key the per-chunk XXH3-128 digests are judged too: a header whose chunk digest is not
+// its plan's is refused naming the chunk, though the whole plan's checksum holds.
+TEST_F(RefusedObjectTest, AChunkWhoseXxh3IsNotTheHeadersIsCorruptWithoutAKey) {
+    Entry const original = make_entry("model", kChunk + 1000);
+    PlanChunks chunks = plan_chunks_of(original.plan);
+    std::string const recorded = plan_checksum_hex(std::span(original.plan).first(1000));
+    ASSERT_NE(recorded, chunks.xxh3_128[1]);
+    std::string const observed = chunks.xxh3_128[1];
+    chunks.xxh3_128[1] = recorded;
+    EngineHeader header;
+    header.conditions = original.identity.conditions;
+    header.references = original.references;
+    header.plan_size = original.plan.size();
+    header.plan_xxh3_128 = plan_checksum_hex(original.plan);
+    header.chunks = chunks;
+    std::vector<std::byte> object = encode_engine_prefix(header);
+    object.insert(object.end(), original.plan.begin(), original.plan.end());
+
+    RemoteReceiver receiver = receiver_for(object.size());
+    feed_in_pieces(receiver, object, 65536);
+    std::string const message = message_of<CorruptEngineError>([&] { receiver.finish(); });
+    EXPECT_NE(message.find("remote engine '" + std::string(kObject) + "' is unusable: chunk 1 " +
+                           "(bytes 4194304 to 4195303 of the plan): XXH3-128 " + observed +
+                           ", the header records " + recorded),
+              std::string::npos)
+        << message;
+    expect_store_unchanged();
+}
+
+// A plan byte simply changed after signing: refused with a trusted key and without one, and
+// nothing saved. (Without a key, the plan's XXH3-128 checksum refuses it. With one, the receiver
+// too refuses it by that checksum, which it judges before the chunks' SHA-256; verify_remote_object
+// names the chunk whose SHA-256 differs, as an untrusted object.)
+TEST_F(RefusedObjectTest, APlanChunkChangedAfterSigningIsRefusedWithAndWithoutAKey) {
+    Keys const keys;
+    Entry const original = make_entry("model", kChunk + 1000);
+    auto object = with_trailer(original, keys.signing);
+    object[original.engine.size() - 10] ^= std::byte{0x01}; // in chunk 1
+    RemoteReceiver keyless = receiver_for(object.size());
+    feed_in_pieces(keyless, object, 65536);
+    std::string const corrupt = message_of<CorruptEngineError>([&] { keyless.finish(); });
+    EXPECT_NE(corrupt.find("the plan's XXH3-128 checksum is"), std::string::npos) << corrupt;
+    expect_store_unchanged();
+
+    RemoteReceiver trusting = receiver_for(object.size(), &keys.trusted);
+    feed_in_pieces(trusting, object, 65536);
+    try {
+        (void)trusting.finish();
+        ADD_FAILURE() << "a plan changed after signing was received";
+    } catch (EngineCacheError const& error) {
+        std::string const message = error.what();
+        bool const named = message.find("the plan's XXH3-128 checksum is") != std::string::npos ||
+                           message.find("does not hold what its signature vouches for: chunk 1") !=
+                               std::string::npos;
+        EXPECT_TRUE(named) << message;
+    }
     expect_store_unchanged();
 }
 
