@@ -6,6 +6,7 @@
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/manifest.hpp"
+#include "tensoracle/deploy/plan_reader.hpp"
 #include "tensoracle/deploy/selection.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/bounded_json.hpp"
@@ -35,7 +36,49 @@ using PlanView = nb::ndarray<nb::memview, std::uint8_t const, nb::ndim<1>, nb::c
 struct OpenedDeployment {
     deploy::DeployedEngine engine;
     std::string why;
+    std::optional<deploy::PlanReader> reader; // made on the first read_plan
 };
+
+// Fills the writable buffer `into` with the verified plan from `offset` (PlanReader::read: a
+// chunk the buffer covers whole is read into it and checked there); returns how many bytes.
+std::size_t read_plan_into(OpenedDeployment& opened, std::uint64_t offset, nb::handle into) {
+    Py_buffer buffer{};
+    if (PyObject_GetBuffer(into.ptr(), &buffer, PyBUF_SIMPLE | PyBUF_WRITABLE) != 0) {
+        PyErr_Clear();
+        throw nb::type_error("into must be a writable contiguous buffer (a bytearray, say)");
+    }
+    struct Release {
+        Py_buffer* held;
+        ~Release() { PyBuffer_Release(held); }
+    } const release{&buffer};
+    if (!opened.reader) {
+        opened.reader.emplace(opened.engine);
+    }
+    nb::gil_scoped_release const unlocked;
+    return opened.reader->read(offset, static_cast<std::byte*>(buffer.buf),
+                               static_cast<std::size_t>(buffer.len));
+}
+
+// `size` bytes of the verified plan from `offset` (fewer at its end) as a new bytes object,
+// each chunk checked before any of its bytes is copied there; the GIL is released meanwhile.
+nb::bytes read_plan(OpenedDeployment& opened, std::uint64_t offset, std::size_t size) {
+    if (!opened.reader) {
+        opened.reader.emplace(opened.engine);
+    }
+    std::uint64_t const left = offset < opened.reader->size() ? opened.reader->size() - offset : 0;
+    auto const wanted = static_cast<std::size_t>(std::min<std::uint64_t>(size, left));
+    PyObject* made = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(wanted));
+    if (made == nullptr) {
+        throw nb::python_error();
+    }
+    nb::bytes result = nb::steal<nb::bytes>(made);
+    auto* const into = reinterpret_cast<std::byte*>(PyBytes_AsString(made));
+    {
+        nb::gil_scoped_release const unlocked;
+        (void)opened.reader->read(offset, into, wanted); // the whole of `wanted`: inside the plan
+    }
+    return result;
+}
 
 // The entries of a manifest as the Python package uses them (read_deploy_manifest).
 nb::list manifest_entries(deploy::Manifest const& manifest) {
@@ -84,16 +127,35 @@ void bind_deploy(nb::module_& module) {
             [](OpenedDeployment const& opened) { return opened.engine.entry().runs_on.backend; })
         .def_prop_ro("io_json",
                      [](OpenedDeployment const& opened) { return opened.engine.entry().io_json; })
+        .def_prop_ro("streamed",
+                     [](OpenedDeployment const& opened) { return opened.engine.streamed(); })
+        .def_prop_ro("plan_size",
+                     [](OpenedDeployment const& opened) { return opened.engine.plan_size(); })
+        .def("read_plan", &read_plan, nb::arg("offset"), nb::arg("size"),
+             "`size` bytes of the verified plan from `offset` (fewer at its end, none past it), "
+             "as bytes: each 4 MiB chunk they lie in is checked against the verified header "
+             "before any of its bytes is handed out. Raises CorruptEngineError naming the file "
+             "and the chunk when the file changed since the open (and on every later call).")
+        .def("read_plan_into", &read_plan_into, nb::arg("offset"), nb::arg("into"),
+             "Fills the writable buffer `into` with the verified plan from `offset`, as a C++ "
+             "consumer's read does (a 4 MiB chunk the buffer covers whole is read into it and "
+             "checked there, zeroed if refused); returns how many bytes (fewer at the plan's "
+             "end). Raises as read_plan.")
         .def_prop_ro(
             "plan",
-            [](nb::handle self) {
+            [](nb::handle self) -> nb::object {
                 auto const& opened = nb::cast<OpenedDeployment const&>(self);
+                if (opened.engine.streamed()) {
+                    return nb::none();
+                }
                 std::size_t const shape[1] = {opened.engine.plan_size()};
                 // The object owns the contents: every view holds a reference to it.
-                return PlanView(reinterpret_cast<std::uint8_t const*>(opened.engine.plan_data()), 1,
-                                shape, self);
+                return nb::cast(
+                    PlanView(reinterpret_cast<std::uint8_t const*>(opened.engine.plan_data()), 1,
+                             shape, self));
             },
-            "Read-only memoryview of the verified plan: the bytes to deserialize.");
+            "Read-only memoryview of the verified plan: the bytes to deserialize; None when "
+            "streamed (read it with read_plan).");
     nb::class_<deploy::Manifest>(module, "DeployManifest",
                                  "A deployment manifest as the C++ library reads it.")
         .def_static("read", &deploy::read_manifest, nb::arg("path"),
@@ -123,7 +185,8 @@ void bind_deploy(nb::module_& module) {
            std::string const& device_json, std::string const& backend,
            std::string const& backend_version, std::optional<std::filesystem::path> cache_dir,
            std::optional<std::filesystem::path> verify_key,
-           std::optional<std::string> verify_key_pem, bool skip_signature_verification) {
+           std::optional<std::string> verify_key_pem, bool skip_signature_verification,
+           bool stream_plan) {
             deploy::Manifest const manifest = deploy::read_manifest(manifest_path);
             auto const device =
                 deploy::device_from_json(parsed(device_json, "device_json"), "the GPU description");
@@ -143,19 +206,22 @@ void bind_deploy(nb::module_& module) {
                 options.verify_key_pem = *verify_key_pem;
             }
             options.skip_signature_verification = skip_signature_verification;
+            options.stream_plan = stream_plan;
             return OpenedDeployment{deploy::DeployedEngine::open(entry, options),
-                                    found.selection.why};
+                                    found.selection.why, std::nullopt};
         },
         nb::arg("manifest_path"), nb::arg("recipe"), nb::arg("device_json"), nb::arg("backend"),
         nb::arg("backend_version"), nb::arg("cache_dir").none(), nb::arg("verify_key").none(),
         nb::arg("verify_key_pem").none() = nb::none(),
-        nb::arg("skip_signature_verification") = false,
+        nb::arg("skip_signature_verification") = false, nb::arg("stream_plan") = false,
         "Selects the entry of `recipe` in the manifest for the GPU described by `device_json` "
         "and the runtime `backend` `backend_version`, and opens it from `cache_dir` (the default "
         "cache folder when None), verified as tensoracle::deploy::DeployedEngine::open verifies "
         "it (with `verify_key`, a PEM public key file, or `verify_key_pem`, its text, the "
         "manifest's signature is required; without either, an entry the manifest records a "
-        "signature for is refused unless `skip_signature_verification`). "
+        "signature for is refused unless `skip_signature_verification`). With `stream_plan` only "
+        "the header is read and checked, and the plan is read through read_plan, chunk by "
+        "chunk (entries saved before chunk digests existed are read whole either way). "
         "Raises EngineTargetError listing every candidate when none can run, ValueError for an "
         "unknown recipe or an invalid manifest, FileNotFoundError when the entry is not in the "
         "cache folder, CorruptEngineError, EngineConditionError, EngineIOError or "

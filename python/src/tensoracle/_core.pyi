@@ -332,10 +332,24 @@ class DeployedEngine:
     @property
     def io_json(self) -> str: ...
     @property
-    def plan(
-        self,
-    ) -> Annotated[memoryview, dict(dtype="uint8", shape=(None,), order="C", writable=False)]:
-        """Read-only memoryview of the verified plan: the bytes to deserialize."""
+    def streamed(self) -> bool: ...
+    @property
+    def plan_size(self) -> int: ...
+    def read_plan(self, offset: int, size: int) -> bytes:
+        """
+        `size` bytes of the verified plan from `offset` (fewer at its end, none past it), as bytes: each 4 MiB chunk they lie in is checked against the verified header before any of its bytes is handed out. Raises CorruptEngineError naming the file and the chunk when the file changed since the open (and on every later call).
+        """
+
+    def read_plan_into(self, offset: int, into: object) -> int:
+        """
+        Fills the writable buffer `into` with the verified plan from `offset`, as a C++ consumer's read does (a 4 MiB chunk the buffer covers whole is read into it and checked there, zeroed if refused); returns how many bytes (fewer at the plan's end). Raises as read_plan.
+        """
+
+    @property
+    def plan(self) -> object:
+        """
+        Read-only memoryview of the verified plan: the bytes to deserialize; None when streamed (read it with read_plan).
+        """
 
 class DeployManifest:
     """A deployment manifest as the C++ library reads it."""
@@ -361,9 +375,10 @@ def open_deployed(
     verify_key: str | os.PathLike | None,
     verify_key_pem: str | None = None,
     skip_signature_verification: bool = False,
+    stream_plan: bool = False,
 ) -> DeployedEngine:
     """
-    Selects the entry of `recipe` in the manifest for the GPU described by `device_json` and the runtime `backend` `backend_version`, and opens it from `cache_dir` (the default cache folder when None), verified as tensoracle::deploy::DeployedEngine::open verifies it (with `verify_key`, a PEM public key file, or `verify_key_pem`, its text, the manifest's signature is required; without either, an entry the manifest records a signature for is refused unless `skip_signature_verification`). Raises EngineTargetError listing every candidate when none can run, ValueError for an unknown recipe or an invalid manifest, FileNotFoundError when the entry is not in the cache folder, CorruptEngineError, EngineConditionError, EngineIOError or UntrustedEngineError naming the file and field.
+    Selects the entry of `recipe` in the manifest for the GPU described by `device_json` and the runtime `backend` `backend_version`, and opens it from `cache_dir` (the default cache folder when None), verified as tensoracle::deploy::DeployedEngine::open verifies it (with `verify_key`, a PEM public key file, or `verify_key_pem`, its text, the manifest's signature is required; without either, an entry the manifest records a signature for is refused unless `skip_signature_verification`). With `stream_plan` only the header is read and checked, and the plan is read through read_plan, chunk by chunk (entries saved before chunk digests existed are read whole either way). Raises EngineTargetError listing every candidate when none can run, ValueError for an unknown recipe or an invalid manifest, FileNotFoundError when the entry is not in the cache folder, CorruptEngineError, EngineConditionError, EngineIOError or UntrustedEngineError naming the file and field.
     """
 
 def device_target(device_json: str) -> str:

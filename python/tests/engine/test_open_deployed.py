@@ -448,3 +448,46 @@ def test_a_verify_key_can_be_given_as_its_pem_text(
         monkeypatch.setenv("TENSORACLE_REMOTE_VERIFY_KEY", text)
         handle = tensoracle.open_deployed(manifest, "encoder")
     assert handle.signer == _core.VerifyKey.from_pem(text).fingerprint
+
+
+@pytest.mark.backend
+def test_a_streamed_open_holds_no_plan_and_hands_out_only_checked_chunks(
+    deployed: Path, engine_cache: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from tensoracle.engine.deployed import CheckedPlanReads
+
+    monkeypatch.setenv("TENSORACLE_DESCRIBED_GPU", RTX_4090)
+    entry = json.loads(deployed.read_text())["entries"][0]
+    path = engine_cache / entry["file_name"]
+    data = path.read_bytes()
+    plan = data[len(data) - entry["plan"]["size"] :]
+    handle = tensoracle.open_deployed(deployed, "encoder", stream_plan=True)
+    assert handle.streamed
+    assert handle.plan is None
+    # The reads TensorRT's deserialize_cuda_engine(stream) makes, in pieces of 1,000 bytes (the
+    # IStreamReaderV2 subclass itself needs a CUDA driver to be made: this is its reading part).
+    module = handle.backend.module
+    stream = CheckedPlanReads(handle._opened, module.SeekPosition)
+    pieces = []
+    while piece := stream.read(1000, 0):
+        pieces.append(piece)
+    assert b"".join(pieces) == plan
+    assert stream.seek(-10, module.SeekPosition.END)
+    assert stream.read(100, 0) == plan[-10:]
+    assert not stream.seek(1, module.SeekPosition.END)
+    assert stream.failure is None
+    # One plan byte changed in the file after an open (in place, as another process would):
+    # the read of its chunk hands out nothing and the stream ends there, saying why. (The first
+    # handle's reader keeps the chunk it checked, and goes on handing out those bytes.)
+    second = tensoracle.open_deployed(deployed, "encoder", stream_plan=True)
+    with path.open("r+b") as file:
+        file.seek(len(data) - 1)
+        file.write(bytes([data[-1] ^ 1]))
+    changed = CheckedPlanReads(second._opened, module.SeekPosition)
+    assert changed.read(len(plan), 0) == b""
+    assert isinstance(changed.failure, tensoracle.CorruptEngineError)
+    message = str(changed.failure)
+    assert str(path) in message
+    assert f"chunk 0 (bytes 0 to {len(plan) - 1} of the plan) has the XXH3-128 " in message
+    assert changed.read(10, 0) == b""
+    assert CheckedPlanReads(handle._opened, module.SeekPosition).read(len(plan), 0) == plan

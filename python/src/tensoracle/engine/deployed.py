@@ -86,9 +86,16 @@ class DeployedEngineHandle(EngineHandle):
 
     @property
     def plan(self) -> memoryview | None:
-        """The verified plan (read-only, not copied) until the engine is deserialized."""
+        """The verified plan (read-only, not copied); None when the plan is streamed
+        (``open_deployed(..., stream_plan=True)``), which never holds it whole."""
         with self._lock:
-            return None if self._opened is None else memoryview(self._opened.plan)
+            plan = self._opened.plan
+            return None if plan is None else memoryview(plan)
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the plan is handed to TensorRT chunk by chunk, each checked first."""
+        return bool(self._opened.streamed)
 
     @property
     def runtime(self) -> Any:
@@ -108,8 +115,15 @@ class DeployedEngineHandle(EngineHandle):
             raise RuntimeError(
                 f"deserializing the deployed engine '{self.path}' needs a CUDA device ({missing})"
             )
+        stream = None
         with log.capture(self._logger) as errors:
-            engine = self._runtime.deserialize_cuda_engine(self._opened.plan)
+            if self._opened.streamed:
+                stream = verified_plan_stream(self._backend.module, self._opened)
+                engine = self._runtime.deserialize_cuda_engine(stream)
+            else:
+                engine = self._runtime.deserialize_cuda_engine(self._opened.plan)
+        if stream is not None and stream.failure is not None:
+            raise stream.failure  # a chunk not the verified one: nothing of it was handed on
         if engine is None:
             raise CorruptEngineError(
                 f"{self._backend.name} {self._backend.version} cannot deserialize the plan in "
@@ -124,6 +138,55 @@ class DeployedEngineHandle(EngineHandle):
     def __repr__(self) -> str:
         state = "deserialized" if self._engine is not None else "not deserialized"
         return f"DeployedEngineHandle(path={str(self.path)!r}, backend={self._backend!r}, {state})"
+
+
+class CheckedPlanReads:
+    """The reads and seeks of a stream reader over a streamed deployed engine ``opened``, as
+    TensorRT's ``IStreamReaderV2`` makes them (``seek_positions``: its ``SeekPosition``): each
+    read returns bytes only once the chunk they lie in was checked against the verified header
+    (``opened.read_plan``). A refused chunk ends the stream there (an empty read: nothing is
+    raised into TensorRT), and ``failure`` holds the CorruptEngineError that says why."""
+
+    def __init__(self, opened: Any, seek_positions: Any) -> None:
+        self._opened = opened
+        self._positions = seek_positions
+        self.position = 0
+        self.failure: CorruptEngineError | None = None
+
+    def read(self, num_bytes: int, stream: int) -> bytes:
+        if self.failure is not None:
+            return b""
+        try:
+            data: bytes = self._opened.read_plan(self.position, num_bytes)
+        except CorruptEngineError as refused:
+            self.failure = refused
+            return b""
+        self.position += len(data)
+        return data
+
+    def seek(self, offset: int, where: Any) -> bool:
+        size = int(self._opened.plan_size)
+        base = {
+            self._positions.SET: 0,
+            self._positions.CUR: self.position,
+            self._positions.END: size,
+        }[where]
+        if not 0 <= base + offset <= size:
+            return False
+        self.position = base + offset
+        return True
+
+
+def verified_plan_stream(module: Any, opened: Any) -> Any:
+    """The backend ``module``'s ``IStreamReaderV2`` making the reads of CheckedPlanReads over
+    ``opened``, for ``Runtime.deserialize_cuda_engine``."""
+
+    class VerifiedPlanStream(CheckedPlanReads, module.IStreamReaderV2):  # type: ignore[misc]
+        def __init__(self) -> None:
+            module.IStreamReaderV2.__init__(self)
+            CheckedPlanReads.__init__(self, opened, module.SeekPosition)
+
+    return VerifiedPlanStream()
 
 
 def check_deployed_io(observed: dict[str, Any], expected: dict[str, Any], path: str) -> None:
@@ -155,6 +218,7 @@ def open_deployed(
     plugins: Iterable[str | os.PathLike[str]] = (),
     logger: Any = None,
     skip_signature_verification: bool = False,
+    stream_plan: bool = False,
 ) -> DeployedEngineHandle:
     """The deployed engine of ``recipe`` in the deployment manifest ``manifest`` for this
     machine's GPU and backend, opened from ``cache_dir`` (the default cache folder when None).
@@ -164,6 +228,11 @@ def open_deployed(
     must then carry the manifest's signature by it. Without a key, an entry the manifest records
     a signature for is refused (UntrustedEngineError) unless ``skip_signature_verification`` is
     True. ``plugins`` are loaded before the engine is deserialized.
+
+    With ``stream_plan`` only the header is read and checked here, the file stays open, and
+    TensorRT reads the plan through its stream reader (``IStreamReaderV2``) in 4 MiB chunks, each
+    checked against the verified header just before it is handed over: the plan is never held
+    whole (``handle.plan`` is None). Entries saved before chunk digests existed are read whole.
 
     Raises:
         EngineTargetError: No GPU is present, or no entry of the recipe can run on it with this
@@ -193,6 +262,7 @@ def open_deployed(
         None if key_file is None else str(key_file),
         key_text,
         skip_signature_verification,
+        stream_plan and hasattr(chosen.module, "IStreamReaderV2"),
     )
     load_plugins(plugins, chosen, logger)
     return DeployedEngineHandle(opened, chosen, logger)
