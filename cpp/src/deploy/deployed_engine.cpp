@@ -394,7 +394,6 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
                                   ", the manifest records " + std::to_string(entry.plan_size));
             }
             state->chunks.sha256 = trusted.has_value();
-            state->chunks.plan_xxh3_128 = decoded->header.plan_xxh3_128;
             state->chunks.digests =
                 trusted ? decoded->header.chunks->sha256 : decoded->header.chunks->xxh3_128;
             state->file = file;

@@ -18,7 +18,6 @@ namespace tensoracle::deploy {
 struct ChunkCheck {
     bool sha256 = false;              // SHA-256 (a signature binds them), else XXH3-128
     std::vector<std::string> digests; // one per chunk, lowercase hex
-    std::string plan_xxh3_128;        // the verified header's checksum of the whole plan
 };
 
 struct DeployedEngine::State {

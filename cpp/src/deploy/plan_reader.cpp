@@ -21,10 +21,6 @@ struct PlanReader::State {
     std::uint64_t buffered = 0;         // the chunk the buffer holds,
     bool holds_chunk = false;           // when it holds one
     std::optional<std::string> refused; // why a chunk was refused: every later read is too
-    // Without a key, the whole plan's XXH3-128 over the chunks checked in order from the first:
-    // the last chunk is handed on only when it is the header's (which the manifest records).
-    PlanChecksum whole;
-    std::uint64_t chunks_in_whole = 0;
 
     std::uint64_t chunk_size(std::uint64_t index) const {
         return std::min(kPlanChunkBytes, engine->plan_size - index * kPlanChunkBytes);
@@ -68,18 +64,6 @@ struct PlanReader::State {
                    chunk_range_text(index, engine->plan_size) + ") has the " +
                    (engine->chunks.sha256 ? "SHA-256 " : "XXH3-128 ") + observed +
                    ", the verified header records " + expected);
-        }
-        if (!engine->chunks.sha256 && index == chunks_in_whole) {
-            whole.update(into);
-            ++chunks_in_whole;
-            if (chunks_in_whole == engine->chunks.digests.size() &&
-                whole.hex_digest() != engine->chunks.plan_xxh3_128) {
-                std::string const computed = whole.hex_digest();
-                std::memset(into.data(), 0, into.size());
-                refuse("the plan's XXH3-128 checksum is " + computed +
-                       ", the verified header (and the manifest) records " +
-                       engine->chunks.plan_xxh3_128 + ", though each chunk is the header's");
-            }
         }
     }
 

@@ -498,43 +498,6 @@ void rewrite_as_format_1(Deployment& deployment) {
         testing::manifest_entry_of(deployment.path, deployment.identity, io_signature());
 }
 
-// Without a key the chunk digests are the header's own word: a header whose chunk list fits
-// another plan than the one its plan.xxh3_128 (the manifest's) describes passes every chunk, and
-// the reader then withholds the last chunk, whose end shows the whole plan is not the header's.
-TEST(DeployedEngine, AStreamedPlanWithoutAKeyIsHandedOnWholeOnlyIfItIsTheManifestsChecksum) {
-    Deployment deployment(kChunk + 4096); // two chunks
-    auto bytes = testing::read_all(deployment.path);
-    std::size_t const plan_offset = bytes.size() - deployment.plan.size();
-    DecodedHeader decoded = decode_engine_header(bytes, bytes.size(), deployment.path);
-    std::vector<std::byte> other = deployment.plan;
-    other[10] ^= std::byte{0x01}; // chunk 0 of another plan, its digests recorded
-    decoded.header.chunks = plan_chunks_of(other);
-    std::vector<std::byte> forged = encode_engine_prefix(decoded.header);
-    ASSERT_EQ(forged.size(), plan_offset);
-    forged.insert(forged.end(), other.begin(), other.end());
-    deployment.overwrite(forged);
-    OpenOptions options = deployment.options();
-    options.stream_plan = true;
-    DeployedEngine const engine = DeployedEngine::open(deployment.entry, options);
-    ASSERT_TRUE(engine.streamed());
-    PlanReader reader(engine);
-    std::vector<std::byte> first(kChunk);
-    EXPECT_EQ(reader.read(0, first.data(), first.size()), kChunk); // chunk 0 is the header's
-    std::vector<std::byte> last(4096, std::byte{0xEE});
-    std::string const message = message_of<CorruptEngineError>(
-        [&] { (void)reader.read(kChunk, last.data(), last.size()); });
-    EXPECT_NE(message.find("the plan's XXH3-128 checksum is " + plan_checksum_hex(other) +
-                           ", the verified header (and the manifest) records " +
-                           deployment.entry.plan_xxh3_128),
-              std::string::npos)
-        << message;
-    EXPECT_TRUE(
-        std::all_of(last.begin(), last.end(), [](std::byte b) { return b == std::byte{0}; }));
-    // The same file opened whole is refused at once by the plan's checksum.
-    EXPECT_THROW((void)DeployedEngine::open(deployment.entry, deployment.options()),
-                 CorruptEngineError);
-}
-
 TEST(DeployedEngine, AFormat1EntrySignedOverTheWholeFileOpensWholeEvenWhenStreamingIsAsked) {
     Keys const keys;
     Deployment deployment(kChunk + 4096);
