@@ -104,7 +104,7 @@ nlohmann::json entry_details_json(std::filesystem::path const& path) {
     WeightPathIndex const weights{records};
     return {{"file_name", path.filename().string()},
             {"path", std::filesystem::absolute(path).lexically_normal().string()},
-            {"format_version", kEngineFormatVersion},
+            {"format_version", decoded.format_version},
             {"size_bytes", status->size},
             {"header_bytes", decoded.plan_offset - kEnginePreambleBytes},
             {"plan_bytes", header.plan_size},

@@ -2,6 +2,8 @@
 #include "support/cache_test_support.hpp"
 #include "tensoracle/cache/cache_entry_details.hpp"
 #include "tensoracle/cache/condition_difference.hpp"
+#include "tensoracle/cache/engine_file.hpp"
+#include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <gtest/gtest.h>
@@ -83,6 +85,23 @@ TEST(ConditionDifference, NearestEntryHasFewestDifferencesAndTheSameName) {
     nlohmann::json unknown = conditions();
     unknown["name"] = "never-saved";
     EXPECT_FALSE(nearest_entry(directory.path(), unknown).has_value());
+}
+
+// The version the file's own preamble holds: 2 for an entry saved now, 1 for one saved before
+// chunk digests existed (both are read).
+TEST(CacheEntryDetails, ShowTheFormatVersionOfTheFileItself) {
+    TemporaryDirectory const directory;
+    (void)write_engine(directory.path() / "new.engine", conditions(), {}, 77, 1'000'000'000);
+    EXPECT_EQ(entry_details_json(directory.path() / "new.engine")["format_version"], 2);
+    EngineHeader header;
+    header.conditions = conditions();
+    std::vector<std::byte> const plan = testing::random_bytes(77, 3);
+    header.plan_size = plan.size();
+    header.plan_xxh3_128 = plan_checksum_hex(plan);
+    std::vector<std::byte> bytes = encode_engine_prefix(header); // no chunks: format 1
+    bytes.insert(bytes.end(), plan.begin(), plan.end());
+    testing::write_all(directory.path() / "old.engine", bytes);
+    EXPECT_EQ(entry_details_json(directory.path() / "old.engine")["format_version"], 1);
 }
 
 TEST(CacheEntryDetails, ShowsHeaderSizesAndResolvesNames) {
