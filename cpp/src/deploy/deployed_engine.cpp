@@ -5,8 +5,8 @@
 
 #include "deploy/deployed_engine_state.hpp"
 #include "deploy/json_forms.hpp"
+#include "io/piece_worker.hpp"
 #include "io/platform.hpp"
-#include "io/sha256_worker.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/identity.hpp"
@@ -230,10 +230,10 @@ void check_header(DecodedHeader const& decoded, ManifestEntry const& entry,
     }
 }
 
-// Files from this size on have their SHA-256 computed on a thread of its own while the reading
-// thread copies and computes the XXH3-128: on two cores the open then costs about the SHA-256
-// alone. (Below it, starting a thread costs more than it saves.)
-constexpr std::uint64_t kSha256WorkerBytes = std::uint64_t{8} << 20U;
+// Files from this size on have what the signature is over hashed on a thread of its own while
+// the reading thread copies and computes the XXH3-128: on two cores the open then costs about
+// the SHA-256 alone. (Below it, starting a thread costs more than it saves.)
+constexpr std::uint64_t kSignedHashWorkerBytes = std::uint64_t{8} << 20U;
 
 // The digests of a file, computed piece by piece as it is read into the process's memory (the
 // pieces stay valid and unchanged while the digests are computed): XXH3-128 of the bytes from
@@ -243,8 +243,9 @@ class Digests {
 public:
     Digests(std::size_t plan_offset, bool with_sha256, std::uint64_t file_bytes)
         : plan_offset_(plan_offset), with_sha256_(with_sha256) {
-        if (with_sha256 && file_bytes >= kSha256WorkerBytes) {
-            worker_ = std::make_unique<Sha256Worker>();
+        if (with_sha256 && file_bytes >= kSignedHashWorkerBytes) {
+            worker_ = std::make_unique<PieceWorker>(
+                [this](std::span<std::byte const> piece) { hash_signed(piece); });
         }
     }
 
@@ -252,33 +253,18 @@ public:
         if (piece.empty()) { // the copy is complete or abandoned: no piece is used after this
             if (worker_) {
                 try {
-                    sha256_hex_ = worker_->hex_digest();
-                } catch (...) { // reported by engine_sha256, not into the copy's own failure
+                    worker_->finish();
+                } catch (...) { // reported by signed_statement, not into the copy's own failure
                     failure_ = std::current_exception();
                 }
                 worker_.reset();
             }
             return;
         }
-        if (at_ == 0 && with_sha256_ && engine_format_version(piece) == kEngineFormatVersion) {
-            // The signature is over the header, which records each chunk's SHA-256.
-            worker_.reset();
-            prefix_end_ = engine_prefix_bytes(piece);
-            chunks_.emplace(ChunkDigestKinds{.sha256 = true, .xxh3_128 = false});
-        }
-        if (chunks_) {
-            if (at_ < prefix_end_) {
-                prefix_sha256_.update(piece.first(static_cast<std::size_t>(
-                    std::min<std::uint64_t>(piece.size(), prefix_end_ - at_))));
-            }
-            if (at_ + piece.size() > prefix_end_) {
-                std::size_t const skip = prefix_end_ > at_ ? prefix_end_ - at_ : 0;
-                chunks_->update(piece.subspan(skip));
-            }
-        } else if (worker_) {
+        if (worker_) {
             worker_->add(piece);
         } else if (with_sha256_) {
-            sha256_.update(piece);
+            hash_signed(piece);
         }
         if (at_ + piece.size() > plan_offset_) {
             std::size_t const skip = plan_offset_ > at_ ? plan_offset_ - at_ : 0;
@@ -295,8 +281,7 @@ public:
         if (chunks_) {
             return signed_header_statement(file_name, prefix_sha256_.hex_digest());
         }
-        return signed_statement_of_digest(file_name,
-                                          sha256_hex_.empty() ? sha256_.hex_digest() : sha256_hex_);
+        return signed_statement_of_digest(file_name, sha256_.hex_digest());
     }
     // The SHA-256 of each plan chunk (format version 2 with a key), after the copy's end.
     std::optional<PlanChunks> chunk_sha256() {
@@ -308,18 +293,40 @@ public:
     std::string plan_xxh3_128() const { return plan_.hex_digest(); }
 
 private:
+    // What the signature is over, from the pieces in order (on the worker's thread, if any).
+    void hash_signed(std::span<std::byte const> piece) {
+        if (signed_at_ == 0 && engine_format_version(piece) == kEngineFormatVersion) {
+            // The signature is over the header, which records each chunk's SHA-256.
+            prefix_end_ = engine_prefix_bytes(piece);
+            chunks_.emplace(ChunkDigestKinds{.sha256 = true, .xxh3_128 = false});
+        }
+        if (chunks_) {
+            if (signed_at_ < prefix_end_) {
+                prefix_sha256_.update(piece.first(static_cast<std::size_t>(
+                    std::min<std::uint64_t>(piece.size(), prefix_end_ - signed_at_))));
+            }
+            if (signed_at_ + piece.size() > prefix_end_) {
+                std::size_t const skip = prefix_end_ > signed_at_ ? prefix_end_ - signed_at_ : 0;
+                chunks_->update(piece.subspan(skip));
+            }
+        } else {
+            sha256_.update(piece);
+        }
+        signed_at_ += piece.size();
+    }
+
     std::size_t plan_offset_;
     bool with_sha256_;
     std::size_t at_ = 0;
-    Sha256 sha256_;
-    std::unique_ptr<Sha256Worker> worker_;
-    std::string sha256_hex_; // the worker's digest, taken at the copy's end
-    std::exception_ptr failure_;
     PlanChecksum plan_;
-    // Format version 2 with a key: the preamble and header's SHA-256, and each chunk's.
-    std::uint64_t prefix_end_ = 0;
-    Sha256 prefix_sha256_;
+    // What the signature is over, written only by hash_signed.
+    std::uint64_t signed_at_ = 0;
+    Sha256 sha256_;                // format version 1: every byte
+    std::uint64_t prefix_end_ = 0; // format version 2: the preamble and header's SHA-256,
+    Sha256 prefix_sha256_;         // and each chunk's
     std::optional<PlanChunkHasher> chunks_;
+    std::exception_ptr failure_;
+    std::unique_ptr<PieceWorker> worker_; // last: stopped before what its work writes goes
 };
 
 } // namespace

@@ -1,13 +1,13 @@
-// The SHA-256 of pieces handed over by another thread (see sha256_worker.hpp).
-#include "io/sha256_worker.hpp"
+// Work on pieces handed over by another thread (see piece_worker.hpp).
+#include "io/piece_worker.hpp"
 
 #include <utility>
 
 namespace tensoracle {
 
-Sha256Worker::Sha256Worker() : thread_([this] { run(); }) {}
+PieceWorker::PieceWorker(Work work) : work_(std::move(work)), thread_([this] { run(); }) {}
 
-Sha256Worker::~Sha256Worker() {
+PieceWorker::~PieceWorker() {
     {
         std::scoped_lock const lock(mutex_);
         stopping_ = true;
@@ -16,7 +16,7 @@ Sha256Worker::~Sha256Worker() {
     thread_.join();
 }
 
-void Sha256Worker::add(std::span<std::byte const> piece) {
+void PieceWorker::add(std::span<std::byte const> piece) {
     {
         std::scoped_lock const lock(mutex_);
         pending_.push_back(piece);
@@ -24,7 +24,7 @@ void Sha256Worker::add(std::span<std::byte const> piece) {
     changed_.notify_one();
 }
 
-void Sha256Worker::run() noexcept {
+void PieceWorker::run() noexcept {
     std::unique_lock lock(mutex_);
     while (true) {
         changed_.wait(lock, [this] { return stopping_ || finishing_ || !pending_.empty(); });
@@ -36,7 +36,7 @@ void Sha256Worker::run() noexcept {
         lock.unlock();
         if (!failure_) {
             try {
-                sha256_.update(piece);
+                work_(piece);
             } catch (...) {
                 failure_ = std::current_exception();
             }
@@ -47,7 +47,7 @@ void Sha256Worker::run() noexcept {
     changed_.notify_all();
 }
 
-std::string Sha256Worker::hex_digest() {
+void PieceWorker::finish() {
     std::unique_lock lock(mutex_);
     finishing_ = true;
     changed_.notify_all();
@@ -55,7 +55,6 @@ std::string Sha256Worker::hex_digest() {
     if (failure_) {
         std::rethrow_exception(failure_);
     }
-    return sha256_.hex_digest();
 }
 
 } // namespace tensoracle
