@@ -4,6 +4,7 @@
 #include "bindings.hpp"
 #include "deploy/json_forms.hpp"
 #include "tensoracle/cache/engine_file.hpp"
+#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/deploy/plan_reader.hpp"
@@ -12,6 +13,7 @@
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 
+#include <mutex>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>
@@ -37,6 +39,9 @@ struct OpenedDeployment {
     deploy::DeployedEngine engine;
     std::string why;
     std::optional<deploy::PlanReader> reader; // made on the first read_plan
+    // A PlanReader is for one thread at a time: the reads of Python threads (the GIL released
+    // while reading) take turns.
+    std::unique_ptr<std::mutex> reading = std::make_unique<std::mutex>();
 };
 
 // Fills the writable buffer `into` with the verified plan from `offset` (PlanReader::read: a
@@ -51,21 +56,23 @@ std::size_t read_plan_into(OpenedDeployment& opened, std::uint64_t offset, nb::h
         Py_buffer* held;
         ~Release() { PyBuffer_Release(held); }
     } const release{&buffer};
+    nb::gil_scoped_release const unlocked;
+    std::lock_guard<std::mutex> const turn(*opened.reading);
     if (!opened.reader) {
         opened.reader.emplace(opened.engine);
     }
-    nb::gil_scoped_release const unlocked;
     return opened.reader->read(offset, static_cast<std::byte*>(buffer.buf),
                                static_cast<std::size_t>(buffer.len));
 }
 
-// `size` bytes of the verified plan from `offset` (fewer at its end) as a new bytes object,
-// each chunk checked before any of its bytes is copied there; the GIL is released meanwhile.
+// At most `size` bytes of the verified plan from `offset`, and no further than the end of the
+// 4 MiB chunk that holds it (so that a read holds at most one chunk more), as a new bytes
+// object, each chunk checked before any of its bytes is copied there; the GIL is released
+// meanwhile. Empty at or past the plan's end.
 nb::bytes read_plan(OpenedDeployment& opened, std::uint64_t offset, std::size_t size) {
-    if (!opened.reader) {
-        opened.reader.emplace(opened.engine);
-    }
-    std::uint64_t const left = offset < opened.reader->size() ? opened.reader->size() - offset : 0;
+    std::uint64_t const plan = opened.engine.plan_size();
+    std::uint64_t const chunk_end = (offset / kPlanChunkBytes + 1) * kPlanChunkBytes;
+    std::uint64_t const left = offset < plan ? std::min(plan, chunk_end) - offset : 0;
     auto const wanted = static_cast<std::size_t>(std::min<std::uint64_t>(size, left));
     PyObject* made = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(wanted));
     if (made == nullptr) {
@@ -75,6 +82,10 @@ nb::bytes read_plan(OpenedDeployment& opened, std::uint64_t offset, std::size_t 
     auto* const into = reinterpret_cast<std::byte*>(PyBytes_AsString(made));
     {
         nb::gil_scoped_release const unlocked;
+        std::lock_guard<std::mutex> const turn(*opened.reading);
+        if (!opened.reader) {
+            opened.reader.emplace(opened.engine);
+        }
         (void)opened.reader->read(offset, into, wanted); // the whole of `wanted`: inside the plan
     }
     return result;
@@ -132,9 +143,9 @@ void bind_deploy(nb::module_& module) {
         .def_prop_ro("plan_size",
                      [](OpenedDeployment const& opened) { return opened.engine.plan_size(); })
         .def("read_plan", &read_plan, nb::arg("offset"), nb::arg("size"),
-             "`size` bytes of the verified plan from `offset` (fewer at its end, none past it), "
-             "as bytes: each 4 MiB chunk they lie in is checked against the verified header "
-             "before any of its bytes is handed out. Raises CorruptEngineError naming the file "
+             "At most `size` bytes of the verified plan from `offset`, no further than the end "
+             "of the 4 MiB chunk that holds it (none past the plan's end), as bytes: the chunk is "
+             "checked against the verified header before any of its bytes is handed out. Raises CorruptEngineError naming the file "
              "and the chunk when the file changed since the open (and on every later call).")
         .def("read_plan_into", &read_plan_into, nb::arg("offset"), nb::arg("into"),
              "Fills the writable buffer `into` with the verified plan from `offset`, as a C++ "
@@ -208,7 +219,8 @@ void bind_deploy(nb::module_& module) {
             options.skip_signature_verification = skip_signature_verification;
             options.stream_plan = stream_plan;
             return OpenedDeployment{deploy::DeployedEngine::open(entry, options),
-                                    found.selection.why, std::nullopt};
+                                    found.selection.why, std::nullopt,
+                                    std::make_unique<std::mutex>()};
         },
         nb::arg("manifest_path"), nb::arg("recipe"), nb::arg("device_json"), nb::arg("backend"),
         nb::arg("backend_version"), nb::arg("cache_dir").none(), nb::arg("verify_key").none(),

@@ -66,6 +66,7 @@ Driver const& Driver::get() {
             resolve(handle, driver.mem_free, "cuMemFree_v2");
             resolve(handle, driver.memcpy_htod, "cuMemcpyHtoD_v2");
             resolve(handle, driver.memcpy_dtoh, "cuMemcpyDtoH_v2");
+            resolve(handle, driver.pointer_get_attribute, "cuPointerGetAttribute");
             driver.check(driver.init(0), "cuInit");
             result.driver = &driver;
         } catch (CubinRuntimeError const& error) {

@@ -241,6 +241,11 @@ constexpr std::uint64_t kSignedHashWorkerBytes = std::uint64_t{8} << 20U;
 // SHA-256 of the preamble and header and of each plan chunk, for version 1 of every byte.
 class Digests {
 public:
+    Digests(Digests const&) = delete; // the worker's work refers to this object
+    Digests& operator=(Digests const&) = delete;
+    Digests(Digests&&) = delete;
+    Digests& operator=(Digests&&) = delete;
+    ~Digests() = default;
     Digests(std::size_t plan_offset, bool with_sha256, std::uint64_t file_bytes)
         : plan_offset_(plan_offset), with_sha256_(with_sha256) {
         if (with_sha256 && file_bytes >= kSignedHashWorkerBytes) {
@@ -266,9 +271,17 @@ public:
         } else if (with_sha256_) {
             hash_signed(piece);
         }
+        if (at_ == 0 && !with_sha256_ && engine_format_version(piece) == kEngineFormatVersion) {
+            // Without a key, each chunk's XXH3-128 as well: a file opened whole is the one a
+            // streamed open would hand on.
+            chunk_xxh3_.emplace(ChunkDigestKinds{.sha256 = false, .xxh3_128 = true});
+        }
         if (at_ + piece.size() > plan_offset_) {
             std::size_t const skip = plan_offset_ > at_ ? plan_offset_ - at_ : 0;
             plan_.update(piece.subspan(skip));
+            if (chunk_xxh3_) {
+                chunk_xxh3_->update(piece.subspan(skip));
+            }
         }
         at_ += piece.size();
     }
@@ -289,6 +302,13 @@ public:
             return std::nullopt;
         }
         return chunks_->finish();
+    }
+    // The XXH3-128 of each plan chunk (format version 2 without a key), after the copy's end.
+    std::optional<PlanChunks> chunk_xxh3_128() {
+        if (!chunk_xxh3_) {
+            return std::nullopt;
+        }
+        return chunk_xxh3_->finish();
     }
     std::string plan_xxh3_128() const { return plan_.hex_digest(); }
 
@@ -319,6 +339,7 @@ private:
     bool with_sha256_;
     std::size_t at_ = 0;
     PlanChecksum plan_;
+    std::optional<PlanChunkHasher> chunk_xxh3_; // format version 2 without a key
     // What the signature is over, written only by hash_signed.
     std::uint64_t signed_at_ = 0;
     Sha256 sha256_;                // format version 1: every byte
@@ -394,13 +415,15 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
                     entry, *trusted, signed_header_statement(entry.file_name, sha256_hex(prefix)),
                     path);
             }
-            decoded = decode_engine_prefix(prefix, entry.engine_bytes, path);
-            if (decoded->plan_offset != plan_offset ||
-                decoded->header.plan_size != entry.plan_size) {
+            // The header's plan length against the file's (the manifest's) size, then the
+            // manifest's plan size.
+            decoded = decode_engine_header(prefix, entry.engine_bytes, path);
+            if (decoded->header.plan_size != entry.plan_size) {
                 corrupt(path, "plan.size is " + std::to_string(decoded->header.plan_size) +
                                   ", the manifest records " + std::to_string(entry.plan_size));
             }
             state->chunks.sha256 = trusted.has_value();
+            state->plan_xxh3_128 = decoded->header.plan_xxh3_128;
             state->chunks.digests =
                 trusted ? decoded->header.chunks->sha256 : decoded->header.chunks->xxh3_128;
             state->file = file;
@@ -442,6 +465,12 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
             }
             corrupt(path, "the plan's XXH3-128 checksum is " + *plan_xxh3_128 +
                               " but the header records " + decoded->header.plan_xxh3_128);
+        }
+        if (auto const chunks = digests.chunk_xxh3_128(); chunks && decoded->header.chunks) {
+            if (auto const difference =
+                    chunk_difference(*chunks, *decoded->header.chunks, entry.plan_size)) {
+                corrupt(path, *difference);
+            }
         }
     }
     (void)platform::touch(file->get()); // a read, for `cache prune`'s least recently used order

@@ -22,6 +22,7 @@ struct ChunkCheck {
 
 struct DeployedEngine::State {
     ManifestEntry entry;
+    std::string plan_xxh3_128; // the verified header's (and the manifest's) checksum of the plan
     std::filesystem::path path;
     std::optional<std::string> signer;
     std::uint64_t plan_offset = 0; // in the file

@@ -21,6 +21,15 @@ struct PlanReader::State {
     std::uint64_t buffered = 0;         // the chunk the buffer holds,
     bool holds_chunk = false;           // when it holds one
     std::optional<std::string> refused; // why a chunk was refused: every later read is too
+    // Without a key, the XXH3-128 of the whole plan over the chunks checked, in order from the
+    // first: the last chunk is handed on only once the whole plan is the header's (which the
+    // manifest records), so that the chunk list cannot stand for another plan. A read that skips
+    // ahead has the chunks before it read and checked first (into `skipped`).
+    PlanChecksum whole;
+    std::uint64_t chunks_in_whole = 0;
+    std::vector<std::byte> skipped;
+
+    std::uint64_t chunk_count() const { return engine->chunks.digests.size(); }
 
     std::uint64_t chunk_size(std::uint64_t index) const {
         return std::min(kPlanChunkBytes, engine->plan_size - index * kPlanChunkBytes);
@@ -28,14 +37,74 @@ struct PlanReader::State {
 
     [[noreturn]] void refuse(std::string const& what) {
         refused = "deployed engine '" + engine->path.string() + "' is unusable: " + what +
-                  ": the file is damaged or changed after it was opened, and nothing of that "
+                  ": the file is damaged, or changed since it was opened, and nothing of that "
                   "chunk was handed on";
         throw CorruptEngineError(*refused, engine->path);
     }
 
-    // Reads chunk `index` into `into` (its size) from the open file, and checks its digest;
-    // on a refusal `into` is zeroed.
+    // Reads chunk `index` from the open file into `into` (its size) and checks it against the
+    // verified header, without a key once every chunk before it is in the whole plan's checksum.
     void read_checked(std::uint64_t index, std::span<std::byte> into) {
+        if (!engine->chunks.sha256) {
+            include_chunks_before(index);
+        }
+        verify_chunk(index, into);
+    }
+
+    // Without a key, before chunk `index` is handed on: every chunk before it is in the whole
+    // plan's checksum (read and checked now if no read reached it yet).
+    void include_chunks_before(std::uint64_t index) {
+        while (chunks_in_whole < index) {
+            std::uint64_t const next = chunks_in_whole;
+            skipped.resize(static_cast<std::size_t>(chunk_size(next)));
+            verify_chunk(next, skipped); // adds it to `whole`
+        }
+        skipped = {};
+    }
+
+    // Reads chunk `index` into `into` and checks it (and, in order, the whole plan); whatever
+    // ends the check early (a refusal, a failed read, no memory for a message) leaves `into`
+    // zeroed.
+    void verify_chunk(std::uint64_t index, std::span<std::byte> into) {
+        bool checked = false;
+        struct ZeroUnlessChecked {
+            std::span<std::byte> into;
+            bool const& checked;
+            ~ZeroUnlessChecked() {
+                if (!checked) {
+                    std::memset(into.data(), 0, into.size());
+                }
+            }
+        } const guard{into, checked};
+        read_chunk(index, into);
+        std::string const& expected = engine->chunks.digests.at(static_cast<std::size_t>(index));
+        std::string const observed =
+            engine->chunks.sha256 ? sha256_hex(into) : plan_checksum_hex(into);
+        if (observed != expected) {
+            refuse("chunk " + std::to_string(index) + " (" +
+                   chunk_range_text(index, engine->plan_size) + ") has the " +
+                   (engine->chunks.sha256 ? "SHA-256 " : "XXH3-128 ") + observed +
+                   ", the verified header records " + expected);
+        }
+        if (!engine->chunks.sha256 && index == chunks_in_whole) {
+            whole.update(into);
+            ++chunks_in_whole;
+            if (chunks_in_whole == chunk_count()) {
+                std::string const computed = whole.hex_digest();
+                if (computed != engine->plan_xxh3_128) {
+                    refuse("the plan's XXH3-128 checksum is " + computed +
+                           ", the verified header and the manifest record " +
+                           engine->plan_xxh3_128 +
+                           " (each chunk is the one the header lists: "
+                           "the list is another plan's)");
+                }
+            }
+        }
+        checked = true;
+    }
+
+    // The bytes of chunk `index` from the open file into `into`.
+    void read_chunk(std::uint64_t index, std::span<std::byte> into) {
         std::uint64_t const at = engine->plan_offset + index * kPlanChunkBytes;
         std::size_t done = 0;
         while (done < into.size()) {
@@ -44,26 +113,15 @@ struct PlanReader::State {
             if (got < 0 && errno == EINTR) {
                 continue;
             }
-            if (got <= 0) {
-                std::memset(into.data(), 0, into.size());
-                if (got < 0) {
-                    throw_file_error("cannot read deployed engine", engine->path, errno);
-                }
+            if (got < 0) {
+                throw_file_error("cannot read deployed engine", engine->path, errno);
+            }
+            if (got == 0) {
                 refuse("chunk " + std::to_string(index) + " (" +
                        chunk_range_text(index, engine->plan_size) + ") ends " +
                        std::to_string(into.size() - done) + " bytes early: the file was cut");
             }
             done += static_cast<std::size_t>(got);
-        }
-        std::string const& expected = engine->chunks.digests.at(static_cast<std::size_t>(index));
-        std::string const observed =
-            engine->chunks.sha256 ? sha256_hex(into) : plan_checksum_hex(into);
-        if (observed != expected) {
-            std::memset(into.data(), 0, into.size());
-            refuse("chunk " + std::to_string(index) + " (" +
-                   chunk_range_text(index, engine->plan_size) + ") has the " +
-                   (engine->chunks.sha256 ? "SHA-256 " : "XXH3-128 ") + observed +
-                   ", the verified header records " + expected);
         }
     }
 

@@ -498,6 +498,63 @@ void rewrite_as_format_1(Deployment& deployment) {
         testing::manifest_entry_of(deployment.path, deployment.identity, io_signature());
 }
 
+// Without a key the chunk list is the header's own word: a header whose chunk digests describe
+// another plan than its plan.xxh3_128 (the manifest's) passes every chunk check, so the reader
+// withholds the last chunk until the whole plan's checksum is the header's. A read that starts
+// at the end has every chunk before it read and checked first.
+TEST(DeployedEngine, AStreamedPlanWithoutAKeyIsHandedOnWholeOnlyIfItIsTheManifestsChecksum) {
+    Deployment deployment(2 * kChunk + 4096); // three chunks
+    OpenOptions options = deployment.options();
+    options.stream_plan = true;
+    {
+        DeployedEngine const good = DeployedEngine::open(deployment.entry, options);
+        PlanReader reader(good);
+        std::vector<std::byte> last(4096);
+        EXPECT_EQ(reader.read(2 * kChunk, last.data(), last.size()), 4096U); // the end first
+        EXPECT_TRUE(std::equal(last.begin(), last.end(), deployment.plan.end() - 4096));
+        EXPECT_LE(reader.buffer_bytes(), kChunk);
+        EXPECT_TRUE(read_through(good, kChunk) == deployment.plan);
+    }
+    auto bytes = testing::read_all(deployment.path);
+    std::size_t const plan_offset = bytes.size() - deployment.plan.size();
+    DecodedHeader decoded = decode_engine_header(bytes, bytes.size(), deployment.path);
+    std::vector<std::byte> other = deployment.plan;
+    other[10] ^= std::byte{0x01}; // another plan, whose chunk digests the header now records
+    decoded.header.chunks = plan_chunks_of(other);
+    std::vector<std::byte> forged = encode_engine_prefix(decoded.header);
+    ASSERT_EQ(forged.size(), plan_offset);
+    forged.insert(forged.end(), other.begin(), other.end());
+    deployment.overwrite(forged);
+    DeployedEngine const engine = DeployedEngine::open(deployment.entry, options);
+    ASSERT_TRUE(engine.streamed());
+    std::string const expected = "the plan's XXH3-128 checksum is " + plan_checksum_hex(other) +
+                                 ", the verified header and the manifest record " +
+                                 deployment.entry.plan_xxh3_128;
+    {
+        PlanReader reader(engine);
+        std::vector<std::byte> first(2 * kChunk);
+        EXPECT_EQ(reader.read(0, first.data(), first.size()), 2 * kChunk); // as the header lists
+        std::vector<std::byte> last(4096, std::byte{0xEE});
+        std::string const message = message_of<CorruptEngineError>(
+            [&] { (void)reader.read(2 * kChunk, last.data(), last.size()); });
+        EXPECT_NE(message.find(expected), std::string::npos) << message;
+        EXPECT_TRUE(
+            std::all_of(last.begin(), last.end(), [](std::byte b) { return b == std::byte{0}; }));
+    }
+    {
+        PlanReader reader(engine); // the end first: refused before any of it is handed on
+        std::vector<std::byte> last(4096, std::byte{0xEE});
+        std::string const message = message_of<CorruptEngineError>(
+            [&] { (void)reader.read(2 * kChunk + 1, last.data(), 100); });
+        EXPECT_NE(message.find(expected), std::string::npos) << message;
+        EXPECT_TRUE(std::all_of(last.begin(), last.end(),
+                                [](std::byte b) { return b == std::byte{0xEE}; }));
+    }
+    // The same file opened whole is refused at once by the plan's checksum.
+    EXPECT_THROW((void)DeployedEngine::open(deployment.entry, deployment.options()),
+                 CorruptEngineError);
+}
+
 TEST(DeployedEngine, AFormat1EntrySignedOverTheWholeFileOpensWholeEvenWhenStreamingIsAsked) {
     Keys const keys;
     Deployment deployment(kChunk + 4096);

@@ -6,6 +6,7 @@
 // makes them, and what arrives in device memory is copied back and compared.
 #include "deploy/tensorrt_deployment.hpp"
 #include "support/error_message.hpp"
+#include "tensoracle/deploy/memory_kind.hpp"
 #include "tensoracle/deploy/tensorrt.hpp"
 #include "tensoracle/errors.hpp"
 
@@ -43,6 +44,22 @@ private:
 bool has_gpu() {
     int count = 0;
     return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+TEST(TensorRtStreamGpu, TheDriverTellsDeviceFromHostMemory) {
+    if (!has_gpu()) {
+        GTEST_SKIP() << "needs a CUDA device";
+    }
+    DeviceBuffer const device(4096);
+    ASSERT_NE(device.get(), nullptr);
+    EXPECT_EQ(memory_kind(device.get()), MemoryKind::device);
+    EXPECT_EQ(memory_kind(device.get() + 100), MemoryKind::device);
+    std::vector<std::byte> pageable(4096);
+    EXPECT_EQ(memory_kind(pageable.data()), MemoryKind::host);
+    void* pinned = nullptr;
+    ASSERT_EQ(cudaMallocHost(&pinned, 4096), cudaSuccess);
+    EXPECT_EQ(memory_kind(pinned), MemoryKind::host);
+    (void)cudaFreeHost(pinned);
 }
 
 TEST(TensorRtStreamGpu, DeviceMemoryReceivesTheVerifiedPlanReadByRead) {

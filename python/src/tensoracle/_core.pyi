@@ -337,7 +337,7 @@ class DeployedEngine:
     def plan_size(self) -> int: ...
     def read_plan(self, offset: int, size: int) -> bytes:
         """
-        `size` bytes of the verified plan from `offset` (fewer at its end, none past it), as bytes: each 4 MiB chunk they lie in is checked against the verified header before any of its bytes is handed out. Raises CorruptEngineError naming the file and the chunk when the file changed since the open (and on every later call).
+        At most `size` bytes of the verified plan from `offset`, no further than the end of the 4 MiB chunk that holds it (none past the plan's end), as bytes: the chunk is checked against the verified header before any of its bytes is handed out. Raises CorruptEngineError naming the file and the chunk when the file changed since the open (and on every later call).
         """
 
     def read_plan_into(self, offset: int, into: object) -> int:

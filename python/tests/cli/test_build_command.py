@@ -156,10 +156,15 @@ MAGIC = b"TSRCLSIG"
 
 
 def signed_statement(file_name: str, engine: bytes) -> bytes:
-    """What a published object's signature signs (docs/deploy.md, remote_object.hpp)."""
-    return (
-        f"tensoracle remote engine v1\n{file_name}\n{hashlib.sha256(engine).hexdigest()}".encode()
-    )
+    """What a published object's signature signs (docs/deploy.md, remote_object.hpp): for an
+    engine file of format 2, the SHA-256 of its preamble and header (which record each plan
+    chunk's SHA-256); for format 1, of the whole file."""
+    if int.from_bytes(engine[8:12], "little") == 2:
+        prefix = engine[: 20 + int.from_bytes(engine[12:20], "little")]
+        digest = hashlib.sha256(prefix).hexdigest()
+        return f"tensoracle remote engine v2\n{file_name}\n{digest}".encode()
+    digest = hashlib.sha256(engine).hexdigest()
+    return f"tensoracle remote engine v1\n{file_name}\n{digest}".encode()
 
 
 def assert_signature_verifies(signature: str, path: Path, verify: Path, scratch: Path) -> None:
@@ -182,17 +187,21 @@ def assert_signature_verifies(signature: str, path: Path, verify: Path, scratch:
 
 
 def assert_signature_refused(signature: str, path: Path, verify: Path) -> None:
-    """The same signature does not verify a changed engine, nor is a changed signature accepted."""
+    """The same signature does not verify a changed engine (a plan byte: by the chunk digest its
+    signed header records; a header byte: by the signature), nor is a changed signature
+    accepted."""
     engine = path.read_bytes()
     key = _core.VerifyKey.from_pem_file(verify)
-    changed = bytes([engine[-1] ^ 1])
+    plan_changed = engine[:-1] + bytes([engine[-1] ^ 1])
+    header_changed = engine[:30] + bytes([engine[30] ^ 1]) + engine[31:]
     flipped = bytes.fromhex(signature)
     flipped = bytes([flipped[0] ^ 1]) + flipped[1:]
-    for data, trailer in (
-        (engine[:-1] + changed, bytes.fromhex(signature) + MAGIC),
-        (engine, flipped + MAGIC),
+    for data, trailer, refusal in (
+        (plan_changed, bytes.fromhex(signature) + MAGIC, "does not hold what its signature"),
+        (header_changed, bytes.fromhex(signature) + MAGIC, "does not accept"),
+        (engine, flipped + MAGIC, "does not accept"),
     ):
-        with pytest.raises(UntrustedEngineError, match="does not accept"):
+        with pytest.raises(UntrustedEngineError, match=refusal):
             _core.verify_remote_object(data + trailer, str(path), path.name, None, key)
 
 

@@ -88,6 +88,7 @@ public:
     Result (*mem_alloc)(DevicePtr*, std::size_t);
     Result (*mem_free)(DevicePtr);
     Result (*memcpy_htod)(DevicePtr, void const*, std::size_t);
+    Result (*pointer_get_attribute)(void*, int, DevicePtr); // cuPointerGetAttribute
     Result (*memcpy_dtoh)(void*, DevicePtr, std::size_t);
 
     int attribute(DeviceAttribute attribute, Device device) const;

@@ -20,11 +20,10 @@
 //    preamble and header, which record each plan chunk's SHA-256; version 1: of every byte of
 //    the file); nothing of the file is decoded before this;
 // 2. the header is well formed and the plan's XXH3-128 is the one it records (with a key and
-//    format version 2, each chunk's SHA-256 as well). Streamed, each chunk is checked instead
-//    as it is read, against the chunk digests of the header: the SHA-256 with a key; without
-//    one the XXH3-128, which catch damage and changes as the plan's checksum does, but the
-//    whole plan's checksum is not computed again over the chunks (so, as with any XXH3
-//    check, a file forged on purpose is caught only with a key);
+//    format version 2, each chunk's SHA-256 as well, or without one each chunk's XXH3-128).
+//    Streamed, each chunk is checked instead as it is read, against the chunk digests of the
+//    header: the SHA-256 with a key; without one the XXH3-128, and the whole plan's XXH3-128
+//    over the chunks before the last one is handed on (plan_reader.hpp);
 // 3. the header's conditions are the entry's (so its file name is their identity), and its
 //    plan size, checksum, file size and IO signature are the manifest's.
 // This header compiles as C++17.

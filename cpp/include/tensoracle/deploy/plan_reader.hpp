@@ -7,9 +7,12 @@
 // a chunk from that open file, computes its digest, and hands on none of its bytes unless it is
 // the recorded one: another process that writes into the file, truncates or replaces it after
 // the open changes nothing that is handed on (a changed chunk is refused, and the reader keeps
-// refusing), and crashes nothing (the file is read, never mapped). The memory it holds is one
-// chunk, whatever the plan's size. For an engine opened whole (the default, and entries saved
-// before chunk digests existed), it hands on pieces of the verified copy.
+// refusing), and crashes nothing (the file is read, never mapped). Without a key it also
+// computes the whole plan's XXH3-128 over the chunks in order, and hands on the last chunk only
+// when it is the header's (the manifest's): a read that skips ahead has the chunks before it read
+// and checked first. The memory it holds is one chunk (two while it reads skipped chunks),
+// whatever the plan's size. For an engine opened whole (the default, and entries saved before
+// chunk digests existed), it hands on pieces of the verified copy.
 //
 // This header compiles as C++17.
 #pragma once

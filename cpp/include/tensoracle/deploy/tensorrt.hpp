@@ -30,6 +30,7 @@
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/execution_contract.hpp"
 #include "tensoracle/deploy/manifest.hpp"
+#include "tensoracle/deploy/memory_kind.hpp"
 #include "tensoracle/deploy/plan_reader.hpp"
 #include "tensoracle/deploy/plugin_library.hpp"
 #include "tensoracle/deploy/selection.hpp"
@@ -355,9 +356,9 @@ private:
 // TensorRT's stream reader (IStreamReaderV2, which deserializeCudaEngine reads a plan from) over
 // a deployed engine's verified plan: every read hands TensorRT bytes only once the chunk they lie
 // in was checked against the verified header (PlanReader): into host memory directly, into
-// device memory (as cudaPointerGetAttributes tells) with cudaMemcpyAsync on TensorRT's stream
-// from the reader's chunk, which is pageable memory, so the copy has taken the bytes when the
-// call returns and the chunk can be refilled. A refused chunk, or a failed copy, ends the read
+// device memory (as the CUDA driver tells: memory_kind) with cudaMemcpyAsync on TensorRT's stream
+// from the reader's chunk, the stream synchronized before the read returns, so that the chunk can
+// be refilled by the next. A refused chunk, or a failed copy, ends the read
 // with -1 (TensorRT's unrecoverable error), and failure() holds why. For an engine opened whole
 // it reads from the verified copy. `deployed` must outlive the stream; use it from one thread.
 class VerifiedPlanStream final : public nvinfer1::IStreamReaderV2 {
@@ -374,7 +375,7 @@ public:
             auto* const into = static_cast<std::byte*>(destination);
             auto const wanted = static_cast<std::size_t>(nbBytes);
             std::size_t copied = 0;
-            if (is_device_memory(destination)) {
+            if (is_device_memory(destination, path_)) {
                 while (copied < wanted) {
                     std::size_t available = 0;
                     std::byte const* const from = reader_.checked_at(position_ + copied, available);
@@ -391,6 +392,17 @@ public:
                     }
                     copied += take;
                 }
+                // The chunk may be refilled by the next read: the copies out of it end first
+                // (cudaMemcpyAsync from pageable memory has usually taken the bytes when it
+                // returns, but not on every system).
+                if (copied > 0) {
+                    cudaError_t const done = cudaStreamSynchronize(stream);
+                    if (done != cudaSuccess) {
+                        throw TensorRtError(
+                            std::string("copying the verified plan of '") + path_.string() +
+                            "' to device memory failed: " + cudaGetErrorString(done));
+                    }
+                }
             } else {
                 copied = reader_.read(position_, into, wanted);
             }
@@ -403,20 +415,29 @@ public:
     }
 
     bool seek(std::int64_t offset, nvinfer1::SeekPosition where) noexcept override {
-        std::int64_t base = 0;
+        std::uint64_t base = 0;
         if (where == nvinfer1::SeekPosition::kCUR) {
-            base = static_cast<std::int64_t>(position_);
+            base = position_;
         } else if (where == nvinfer1::SeekPosition::kEND) {
-            base = static_cast<std::int64_t>(reader_.size());
+            base = reader_.size();
         } else if (where != nvinfer1::SeekPosition::kSET) {
             return false;
         }
-        if ((offset < 0 && base < -offset) ||
-            (offset > 0 && static_cast<std::uint64_t>(offset) >
-                               reader_.size() - static_cast<std::uint64_t>(base))) {
-            return false; // only positions inside the plan, or its end
+        // Only positions inside the plan, or its end; the magnitudes compared unsigned, so that
+        // no offset (INT64_MIN included) overflows.
+        if (offset < 0) {
+            std::uint64_t const back = static_cast<std::uint64_t>(-(offset + 1)) + 1;
+            if (back > base) {
+                return false;
+            }
+            position_ = base - back;
+        } else {
+            auto const ahead = static_cast<std::uint64_t>(offset);
+            if (ahead > reader_.size() - std::min(base, reader_.size())) {
+                return false;
+            }
+            position_ = base + ahead;
         }
-        position_ = static_cast<std::uint64_t>(base + offset);
         return true;
     }
 
@@ -427,15 +448,16 @@ public:
     PlanReader const& reader() const noexcept { return reader_; }
 
 private:
-    // Device memory needs a CUDA copy; anything else (pageable, pinned or managed memory, or no
-    // CUDA driver to ask) is host memory the reader fills itself.
-    static bool is_device_memory(void const* address) noexcept {
-        cudaPointerAttributes attributes{};
-        if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
-            (void)cudaGetLastError(); // not sticky: cleared, so that it reaches no later call
-            return false;
+    // Device memory needs a CUDA copy; host memory (pageable, pinned or managed) the reader
+    // fills itself. The driver tells which (memory_kind), and an address it cannot place is
+    // thrown as TensorRtError rather than guessed.
+    static bool is_device_memory(void const* address, std::filesystem::path const& path) {
+        try {
+            return memory_kind(address) == MemoryKind::device;
+        } catch (Error const& error) {
+            throw TensorRtError("cannot hand TensorRT the plan of '" + path.string() +
+                                "': " + error.what());
         }
-        return attributes.type == cudaMemoryTypeDevice;
     }
 
     PlanReader reader_;
@@ -461,8 +483,8 @@ inline void check_backend(DeployedEngine const& deployed, RuntimeBackend const& 
 
 // TensorRT's engine from the verified plan of `deployed` (streamed: each chunk checked as
 // TensorRT reads it), or null when TensorRT refuses the plan. A chunk refused by the stream is
-// thrown (CorruptEngineError saying the file changed after it was opened), and no engine of
-// that deserialization is returned.
+// thrown (CorruptEngineError naming the chunk: the file is damaged, or changed since the open), and
+// no engine of that deserialization is returned.
 inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize_plan(nvinfer1::IRuntime& runtime,
                                                                DeployedEngine const& deployed) {
     std::unique_ptr<nvinfer1::ICudaEngine> engine;
@@ -492,8 +514,9 @@ inline CorruptEngineError refusal(DeployedEngine const& deployed, std::string co
 // Deserializes the verified plan of `deployed` with `runtime`, after checking that the entry was
 // built by the TensorRT `backend` runs (EngineConditionError naming the file, the recorded and
 // the running backend otherwise: such an entry never reaches deserializeCudaEngine). Throws
-// CorruptEngineError naming the file when TensorRT refuses the plan, or when a chunk of
-// a streamed plan is not the verified one (the file changed after it was opened).
+// CorruptEngineError naming the file when TensorRT refuses the plan, or when a chunk of a
+// streamed plan is not the verified one (the file is damaged, or changed since it was opened);
+// TensorRtError when a streamed chunk cannot be copied to TensorRT's device memory.
 inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize(nvinfer1::IRuntime& runtime,
                                                           DeployedEngine const& deployed,
                                                           RuntimeBackend const& backend) {

@@ -144,22 +144,25 @@ class CheckedPlanReads:
     """The reads and seeks of a stream reader over a streamed deployed engine ``opened``, as
     TensorRT's ``IStreamReaderV2`` makes them (``seek_positions``: its ``SeekPosition``): each
     read returns bytes only once the chunk they lie in was checked against the verified header
-    (``opened.read_plan``). A refused chunk ends the stream there (an empty read: nothing is
-    raised into TensorRT), and ``failure`` holds the CorruptEngineError that says why."""
+    (``opened.read_plan``), and no more than the rest of that 4 MiB chunk (TensorRT's Python
+    binding asks again for the rest), so that a read never holds more than one chunk. A refused
+    chunk, or any other failure, ends the stream there (an empty read: nothing is raised into
+    TensorRT, whose binding would only print it), and ``failure`` holds the exception that says
+    why (CorruptEngineError for a chunk that is not the verified one)."""
 
     def __init__(self, opened: Any, seek_positions: Any) -> None:
         self._opened = opened
         self._positions = seek_positions
         self.position = 0
-        self.failure: CorruptEngineError | None = None
+        self.failure: Exception | None = None
 
     def read(self, num_bytes: int, stream: int) -> bytes:
         if self.failure is not None:
             return b""
         try:
             data: bytes = self._opened.read_plan(self.position, num_bytes)
-        except CorruptEngineError as refused:
-            self.failure = refused
+        except Exception as failed:  # kept, and raised once TensorRT returns
+            self.failure = failed
             return b""
         self.position += len(data)
         return data
@@ -232,7 +235,8 @@ def open_deployed(
     With ``stream_plan`` only the header is read and checked here, the file stays open, and
     TensorRT reads the plan through its stream reader (``IStreamReaderV2``) in 4 MiB chunks, each
     checked against the verified header just before it is handed over: the plan is never held
-    whole (``handle.plan`` is None). Entries saved before chunk digests existed are read whole.
+    whole (``handle.plan`` is None). Entries saved before chunk digests existed, and backends
+    without ``IStreamReaderV2``, are read whole (``handle.streamed`` says which).
 
     Raises:
         EngineTargetError: No GPU is present, or no entry of the recipe can run on it with this
