@@ -145,7 +145,8 @@ void bind_deploy(nb::module_& module) {
         .def("read_plan", &read_plan, nb::arg("offset"), nb::arg("size"),
              "At most `size` bytes of the verified plan from `offset`, no further than the end "
              "of the 4 MiB chunk that holds it (none past the plan's end), as bytes: the chunk is "
-             "checked against the verified header before any of its bytes is handed out. Raises CorruptEngineError naming the file "
+             "checked against the verified header before any of its bytes is handed out. Raises "
+             "CorruptEngineError naming the file "
              "and the chunk when the file changed since the open (and on every later call).")
         .def("read_plan_into", &read_plan_into, nb::arg("offset"), nb::arg("into"),
              "Fills the writable buffer `into` with the verified plan from `offset`, as a C++ "

@@ -15,6 +15,30 @@
 
 namespace tensoracle::deploy {
 
+namespace {
+
+// Zeroes the bytes it watches when it ends, unless told to keep them.
+class ZeroUnlessKept {
+public:
+    explicit ZeroUnlessKept(std::span<std::byte> bytes) noexcept : bytes_(bytes) {}
+    ZeroUnlessKept(ZeroUnlessKept const&) = delete;
+    ZeroUnlessKept& operator=(ZeroUnlessKept const&) = delete;
+    ZeroUnlessKept(ZeroUnlessKept&&) = delete;
+    ZeroUnlessKept& operator=(ZeroUnlessKept&&) = delete;
+    ~ZeroUnlessKept() {
+        if (!kept_) {
+            std::memset(bytes_.data(), 0, bytes_.size());
+        }
+    }
+    void keep() noexcept { kept_ = true; }
+
+private:
+    std::span<std::byte> bytes_;
+    bool kept_ = false;
+};
+
+} // namespace
+
 struct PlanReader::State {
     DeployedEngine::State const* engine = nullptr;
     std::vector<std::byte> buffer;      // one chunk, read and checked
@@ -66,16 +90,7 @@ struct PlanReader::State {
     // ends the check early (a refusal, a failed read, no memory for a message) leaves `into`
     // zeroed.
     void verify_chunk(std::uint64_t index, std::span<std::byte> into) {
-        bool checked = false;
-        struct ZeroUnlessChecked {
-            std::span<std::byte> into;
-            bool const& checked;
-            ~ZeroUnlessChecked() {
-                if (!checked) {
-                    std::memset(into.data(), 0, into.size());
-                }
-            }
-        } const guard{into, checked};
+        ZeroUnlessKept guard(into);
         read_chunk(index, into);
         std::string const& expected = engine->chunks.digests.at(static_cast<std::size_t>(index));
         std::string const observed =
@@ -100,7 +115,7 @@ struct PlanReader::State {
                 }
             }
         }
-        checked = true;
+        guard.keep();
     }
 
     // The bytes of chunk `index` from the open file into `into`.

@@ -55,20 +55,27 @@ std::string signed_statement(std::string_view file_name, std::span<std::byte con
     return signed_statement_of_digest(file_name, sha256_hex(engine));
 }
 
-std::string signed_header_statement(std::string_view file_name, std::string_view prefix_sha256) {
-    std::string statement = "tensoracle remote engine v2\n";
+namespace {
+
+// "<title>\n<file name>\n<digest>".
+std::string statement_of(std::string_view title, std::string_view file_name,
+                         std::string_view digest) {
+    std::string statement(title);
+    statement += '\n';
     statement += file_name;
     statement += '\n';
-    statement += prefix_sha256;
+    statement += digest;
     return statement;
 }
 
+} // namespace
+
+std::string signed_header_statement(std::string_view file_name, std::string_view prefix_sha256) {
+    return statement_of("tensoracle remote engine v2", file_name, prefix_sha256);
+}
+
 std::string signed_statement_of_digest(std::string_view file_name, std::string_view engine_sha256) {
-    std::string statement = "tensoracle remote engine v1\n";
-    statement += file_name;
-    statement += '\n';
-    statement += engine_sha256;
-    return statement;
+    return statement_of("tensoracle remote engine v1", file_name, engine_sha256);
 }
 
 std::vector<std::byte> signature_trailer(SigningKey const& key, std::string_view file_name,

@@ -498,6 +498,12 @@ void rewrite_as_format_1(Deployment& deployment) {
         testing::manifest_entry_of(deployment.path, deployment.identity, io_signature());
 }
 
+// The same, then signed (format 1's statement: over every byte of the file).
+void rewrite_as_format_1_and_sign(Deployment& deployment, Keys const& keys) {
+    ASSERT_NO_FATAL_FAILURE(rewrite_as_format_1(deployment));
+    deployment.sign(keys.signing);
+}
+
 // Without a key the chunk list is the header's own word: a header whose chunk digests describe
 // another plan than its plan.xxh3_128 (the manifest's) passes every chunk check, so the reader
 // withholds the last chunk until the whole plan's checksum is the header's. A read that starts
@@ -558,11 +564,7 @@ TEST(DeployedEngine, AStreamedPlanWithoutAKeyIsHandedOnWholeOnlyIfItIsTheManifes
 TEST(DeployedEngine, AFormat1EntrySignedOverTheWholeFileOpensWholeEvenWhenStreamingIsAsked) {
     Keys const keys;
     Deployment deployment(kChunk + 4096);
-    rewrite_as_format_1(deployment);
-    if (HasFatalFailure()) {
-        return;
-    }
-    deployment.sign(keys.signing);
+    ASSERT_NO_FATAL_FAILURE(rewrite_as_format_1_and_sign(deployment, keys));
     // Its signature is the one of format 1: over the SHA-256 of every byte of the file.
     auto const bytes = testing::read_all(deployment.path);
     std::string const statement =
@@ -595,11 +597,7 @@ TEST(DeployedEngine, AFormat1EntrySignedOverTheWholeFileOpensWholeEvenWhenStream
 TEST(DeployedEngine, AFormat1EntryWithAChangedPlanByteIsRefusedByItsSignature) {
     Keys const keys;
     Deployment deployment(kChunk + 4096);
-    rewrite_as_format_1(deployment);
-    if (HasFatalFailure()) {
-        return;
-    }
-    deployment.sign(keys.signing);
+    ASSERT_NO_FATAL_FAILURE(rewrite_as_format_1_and_sign(deployment, keys));
     change_plan_byte(deployment, kChunk + 10);
     OpenOptions options = deployment.options();
     options.verify_key = keys.verify_key;

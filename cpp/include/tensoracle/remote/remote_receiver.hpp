@@ -13,9 +13,9 @@
 // engine byte is written to "<entry>.tmp-<pid>-<random>" in the store's directory (AtomicFile),
 // its plan bytes go through the XXH3-128 plan checksum and each chunk's, and with a trusted key
 // what the signature vouches for through SHA-256 (format 2: the preamble and header, and each
-// plan chunk; format 1: every engine byte); every 8 MiB the disk writes of what was written are started
-// (AtomicFile::start_writeback), so that the fsync at the end has little left to wait for. The
-// last 72 bytes are held back until the end: only then is it known whether they are a signature
+// plan chunk; format 1: every engine byte); every 8 MiB the disk writes of what was written are
+// started (AtomicFile::start_writeback), so that the fsync at the end has little left to wait for.
+// The last 72 bytes are held back until the end: only then is it known whether they are a signature
 // trailer or the end of the engine.
 //
 // finish() checks the signature first (with a trusted key no header byte is decoded before it),
