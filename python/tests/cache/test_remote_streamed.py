@@ -109,9 +109,12 @@ def hostile_object(kind: str, engine: Engine, tmp_path: Path, monkeypatch: Any) 
     stranger, _ = make_keys(tmp_path, "stranger")
     if kind == "signed by another key":
         return signed(engine, stranger)
-    assert kind == "signed, then changed"
     changed = bytearray(signed(engine, signing))
-    changed[len(engine.file) // 2] ^= 0x01
+    if kind == "signed, then a plan byte changed":
+        changed[len(engine.file) - 1000] ^= 0x01
+    else:
+        assert kind == "signed, then a header byte changed"
+        changed[30] ^= 0x01
     return bytes(changed)
 
 
@@ -122,7 +125,9 @@ REFUSALS = {
     "oversized": "more than the limit",
     "unsigned with a verify key": "not signed",
     "signed by another key": "does not accept",
-    "signed, then changed": "does not accept",
+    # Format 2: the signature is over the header, whose chunk digests vouch for the plan.
+    "signed, then a plan byte changed": "does not hold what its signature vouches for: chunk",
+    "signed, then a header byte changed": "does not accept",
 }
 
 

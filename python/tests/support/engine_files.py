@@ -1,9 +1,10 @@
 """Test helper: saved-engine files and weight digest records written in pure Python.
 
 It follows the documented on-disk format of cpp/include/tensoracle/cache/engine_file.hpp (magic
-"TSRCLENG", u32 LE version 1, u64 LE header length, canonical JSON header whose "plan" member
-holds the plan's size and XXH3-128 checksum, plan bytes) and the record format of
-weight_digest.cpp, so the `tensoracle cache` tests need no bindings.
+"TSRCLENG", u32 LE version 2, u64 LE header length, canonical JSON header whose "plan" member
+holds the plan's size, its XXH3-128 checksum and each 4 MiB chunk's SHA-256 and XXH3-128, plan
+bytes; version 1, written before chunk digests existed, has no "chunks") and the record format
+of weight_digest.cpp, so the `tensoracle cache` tests need no bindings.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any
 import xxhash
 
 MAGIC = b"TSRCLENG"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+CHUNK_BYTES = 4 << 20
 
 
 def canonical_json(value: Any) -> bytes:
@@ -35,17 +37,33 @@ def plan_checksum_hex(plan: bytes) -> str:
     return xxhash.xxh3_128_hexdigest(plan)
 
 
+def plan_member(plan: bytes, format_version: int = FORMAT_VERSION) -> dict[str, Any]:
+    """The header's "plan" member: size and checksum, and in version 2 each chunk's digests."""
+    member: dict[str, Any] = {"size": len(plan), "xxh3_128": plan_checksum_hex(plan)}
+    if format_version == 2:
+        chunks = [plan[at : at + CHUNK_BYTES] for at in range(0, len(plan), CHUNK_BYTES)]
+        member["chunks"] = {
+            "sha256": [sha256_hex(chunk) for chunk in chunks],
+            "xxh3_128": [plan_checksum_hex(chunk) for chunk in chunks],
+        }
+    return member
+
+
 def engine_file_bytes(
-    conditions: dict[str, Any], references: dict[str, Any] | None = None, plan: bytes = b""
+    conditions: dict[str, Any],
+    references: dict[str, Any] | None = None,
+    plan: bytes = b"",
+    *,
+    format_version: int = FORMAT_VERSION,
 ) -> bytes:
     header = canonical_json(
         {
             "conditions": conditions,
             "references": references if references is not None else {},
-            "plan": {"size": len(plan), "xxh3_128": plan_checksum_hex(plan)},
+            "plan": plan_member(plan, format_version),
         }
     )
-    return MAGIC + struct.pack("<IQ", FORMAT_VERSION, len(header)) + header + plan
+    return MAGIC + struct.pack("<IQ", format_version, len(header)) + header + plan
 
 
 def engine_file_name(conditions: dict[str, Any]) -> str:

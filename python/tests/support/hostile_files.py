@@ -7,18 +7,17 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from engine_files import FORMAT_VERSION, MAGIC, canonical_json, plan_checksum_hex
+from engine_files import FORMAT_VERSION, MAGIC, canonical_json, plan_member
 
 
 def engine_with_header_text(conditions: dict[str, Any], references: bytes, plan: bytes) -> bytes:
     """An engine file whose header holds ``conditions`` and the raw JSON text ``references``,
     in the canonical member order, so that only what ``references`` holds is wrong."""
-    plan_member = canonical_json({"size": len(plan), "xxh3_128": plan_checksum_hex(plan)})
     header = (
         b'{"conditions":'
         + canonical_json(conditions)
         + b',"plan":'
-        + plan_member
+        + canonical_json(plan_member(plan))
         + b',"references":'
         + references
         + b"}"
