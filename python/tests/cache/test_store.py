@@ -418,3 +418,20 @@ def test_weight_digest_reuses_its_record(tmp_path: Path) -> None:
     )
     with pytest.raises(OSError, match="absent"):
         _core.weight_digest(cache, str(tmp_path / "absent"))
+
+
+def test_an_entry_saved_before_chunk_digests_existed_is_still_read(store: _core.Store) -> None:
+    # Format 1 (no "chunks" in the header's plan): written by earlier versions, read as it is.
+    data = os.urandom(70_000)
+    ident = identity()
+    conditions = json.loads(ident.conditions_json)
+    old = engine_file_bytes(conditions, {"workspace_limit": 4096}, data, format_version=1)
+    assert old[8:12] == (1).to_bytes(4, "little")
+    Path(store.entry_path(ident)).write_bytes(old)
+    saved = store.read(ident)
+    assert saved is not None
+    assert bytes(saved.plan) == data
+    # A plan byte changed is refused by the plan checksum, as ever.
+    Path(store.entry_path(ident)).write_bytes(old[:-1] + bytes([old[-1] ^ 1]))
+    with pytest.raises(CorruptEngineError, match="XXH3-128"):
+        store.read(ident)
