@@ -65,18 +65,9 @@ PlanChunks PlanChunkHasher::finish() {
 }
 
 PlanChunks plan_chunks_of(std::span<std::byte const> plan) {
-    PlanChunks chunks;
-    std::uint64_t const count = plan_chunk_count(plan.size());
-    chunks.sha256.reserve(count);
-    chunks.xxh3_128.reserve(count);
-    for (std::uint64_t index = 0; index < count; ++index) {
-        auto const chunk = plan.subspan(
-            index * kPlanChunkBytes,
-            std::min<std::uint64_t>(kPlanChunkBytes, plan.size() - index * kPlanChunkBytes));
-        chunks.sha256.push_back(sha256_hex(chunk));
-        chunks.xxh3_128.push_back(plan_checksum_hex(chunk));
-    }
-    return chunks;
+    PlanChunkHasher hasher;
+    hasher.update(plan);
+    return hasher.finish();
 }
 
 std::string chunk_range_text(std::uint64_t index, std::uint64_t plan_size) {

@@ -56,7 +56,7 @@ struct PlanReader::State {
     std::uint64_t chunk_count() const { return engine->chunks.digests.size(); }
 
     std::uint64_t chunk_size(std::uint64_t index) const {
-        return std::min(kPlanChunkBytes, engine->plan_size - index * kPlanChunkBytes);
+        return plan_chunk_size(index, engine->plan_size);
     }
 
     [[noreturn]] void refuse(std::string const& what) {

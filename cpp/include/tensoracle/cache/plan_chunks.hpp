@@ -24,6 +24,14 @@ constexpr std::uint64_t plan_chunk_count(std::uint64_t plan_size) noexcept {
     return plan_size / kPlanChunkBytes + (plan_size % kPlanChunkBytes == 0 ? 0 : 1);
 }
 
+// The size of chunk `index` of a plan of `plan_size` bytes: kPlanChunkBytes, or less for the last.
+constexpr std::uint64_t plan_chunk_size(std::uint64_t index, std::uint64_t plan_size) noexcept {
+    std::uint64_t const first = index * kPlanChunkBytes;
+    return first >= plan_size
+               ? 0
+               : (plan_size - first < kPlanChunkBytes ? plan_size - first : kPlanChunkBytes);
+}
+
 // The digests of every chunk, in order, as lowercase hex.
 struct PlanChunks {
     std::vector<std::string> sha256;
