@@ -169,6 +169,14 @@ def plan_for(changed: Sequence[str], root: Path = ROOT) -> Plan:
             plan.python_tests |= named
             if named:
                 plan.reasons.append(f"{path}: the {len(named)} test files that name it")
+    folders = {test for test in plan.python_tests if not test.endswith(".py")}
+    plan.python_tests = {
+        test
+        for test in plan.python_tests
+        if not any(
+            test != folder and test.startswith(folder + "/") for folder in folders
+        )
+    }
     return plan
 
 

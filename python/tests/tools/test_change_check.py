@@ -30,6 +30,15 @@ def test_a_core_source_selects_its_parts_cpp_and_python_tests_and_lints():
     assert not plan.mypy
 
 
+def test_a_test_file_inside_a_selected_folder_is_not_given_twice():
+    plan = change_check.plan_for(
+        ["python/src/tensoracle/compare/report.py", "python/tests/compare/test_compare.py"],
+        REPOSITORY,
+    )
+    assert "tests/compare" in plan.python_tests
+    assert not any(test.startswith("tests/compare/") for test in plan.python_tests)
+
+
 def test_a_public_header_selects_its_parts_tests():
     plan = change_check.plan_for(["cpp/include/tensoracle/compare/compare.hpp"], REPOSITORY)
     assert {"compare_test", "float_formats_test"} <= plan.ctest_names
