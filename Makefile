@@ -42,7 +42,7 @@ export CCACHE_DIR := $(DEV_CACHE)/ccache
 # convert (torch). requirements-dev.txt gathers all but convert.
 REQUIREMENTS := $(wildcard python/requirements-*.txt)
 
-.PHONY: test test-started check tidy-core python-test-and-fuzz python-suite fuzz-alone demo setup apt apt-core venv venv-runtime cpp cpp-test python python-test lint tidy \
+.PHONY: test test-started check tidy-core python-test-and-fuzz python-suite fuzz-alone bench-alone demo setup apt apt-core venv venv-runtime cpp cpp-test python python-test lint tidy \
 	fuzz bench bench-quick clean docs tensorrt-headers tensorrt-11-headers plugin-tensorrt \
 	cubin-plugin wheel wheel-test gpu-check windows-test wheel-abi3 wheel-abi3-test \
 	wheel-abi3-test-3.12 wheel-abi3-test-3.13 abi3-suite-3.12 abi3-suite-3.13 tidy-windows
@@ -55,7 +55,7 @@ REQUIREMENTS := $(wildcard python/requirements-*.txt)
 # run; `make test` fails, naming the step, when one is over. A slower machine scales them all:
 # `make test BUDGET_FACTOR=2`.
 TEST_STEPS := setup cpp-test windows-test python cubin-plugin lint tidy tidy-windows docs \
-	wheel-test wheel-abi3-test bench-quick python-test-and-fuzz
+	wheel-test wheel-abi3-test python-test-and-fuzz
 STEP_LOG := build/test-steps.log
 STEP_BUDGET_setup := 15
 STEP_BUDGET_cpp-test := 10
@@ -68,7 +68,6 @@ STEP_BUDGET_tidy-windows := 3
 STEP_BUDGET_docs := 1
 STEP_BUDGET_wheel-test := 2
 STEP_BUDGET_wheel-abi3-test := 10
-STEP_BUDGET_bench-quick := 2
 STEP_BUDGET_python-test-and-fuzz := 13
 TEST_BUDGET := 60
 BUDGET_FACTOR ?= 1
@@ -173,11 +172,12 @@ python-test: python cubin-plugin
 python-suite:
 	cd python && ../$(PY) -m pytest -q
 
-# make test's last step: the Python suite and the fuzzing at the same time. pytest is one process
-# and leaves the second CPU mostly idle; the fuzz targets' build and their run (one target at a
-# time) take it. Each one's output is printed whole when it ends.
-python-test-and-fuzz: python cubin-plugin setup
-	$(MAKE) --no-print-directory -j 2 --output-sync=target python-suite fuzz-alone
+# make test's last step: the Python suite, the fuzzing and the quick benchmarks at the same time.
+# pytest is one process and leaves the second CPU mostly idle; the fuzz targets' build and their
+# run (one target at a time), then the benchmarks (whose quick figures are no measurement) take
+# it. Each one's output is printed whole when it ends.
+python-test-and-fuzz: python cubin-plugin setup cpp
+	$(MAKE) --no-print-directory -j 2 --output-sync=target python-suite fuzz-alone bench-alone
 
 # The extension's stub (python/src/tensoracle/_core.pyi) is compared with one generated from the
 # installed package, hence `python`; mypy is strict over the package (python/pyproject.toml).
@@ -202,7 +202,8 @@ tidy: tidy-core python plugin-tensorrt
 	  -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
 	  -DTENSORRT_ROOT=$(abspath $(PLUGIN_TENSORRT)) -DCUDAToolkit_ROOT=$(CUDA_WHEEL_ROOT) \
 	  -DPython_EXECUTABLE=$(abspath $(PY)) >/dev/null
-	$(TIDY) --build $(PLUGIN_TIDY) cpp/plugin/src/cubin_plugin.cpp examples/cubin_plugin/plugin.cpp
+	$(TIDY) --build $(PLUGIN_TIDY) examples/cubin_plugin/plugin.cpp \
+	  "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tensoracle/cpp/src/cubin_plugin.cpp"
 
 # The core's and the command's sources alone (make check runs this after an incremental build).
 tidy-core: cpp
@@ -342,6 +343,8 @@ bench: setup cpp python
 # Every benchmark in its quick mode (small sizes, one repeat): make test runs it so that a broken
 # benchmark fails the tests; its figures are not the benchmarks' results.
 bench-quick: setup cpp python
+	$(MAKE) --no-print-directory bench-alone
+bench-alone:
 	$(PY) bench/run.py --quick
 
 # The documentation site (mkdocs.yml, docs/), built strictly: a broken link or anchor fails.
