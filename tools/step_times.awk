@@ -16,13 +16,13 @@ NR == 1 { start = $2; last = $2; next }
     took = $2 - last
     last = $2
     over = ($1 in budget) && took > budget[$1]
-    printf "  %-16s %7s   budget %5s%s\n", $1, clock(took), ($1 in budget) ? clock(budget[$1]) : "-", over ? "   OVER" : ""
+    printf "  %-20s %7s   budget %5s%s\n", $1, clock(took), ($1 in budget) ? clock(budget[$1]) : "-", over ? "   OVER" : ""
     if (over) failures = failures sprintf("make test: step %s took %s, over its budget of %s (STEP_BUDGET_%s in the Makefile)\n", $1, clock(took), clock(budget[$1]), $1)
 }
 END {
     took = last - start
     over = total_budget > 0 && took > total_budget
-    printf "  %-16s %7s   budget %5s%s\n", "make test", clock(took), clock(total_budget), over ? "   OVER" : ""
+    printf "  %-20s %7s   budget %5s%s\n", "make test", clock(took), clock(total_budget), over ? "   OVER" : ""
     if (over) failures = failures sprintf("make test: the run took %s, over its budget of %s (TEST_BUDGET in the Makefile)\n", clock(took), clock(total_budget))
     if (failures != "") {
         printf "%s", failures > "/dev/stderr"

@@ -36,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -249,6 +250,7 @@ class Outcome:
     cached: bool
     clean: bool
     output: str
+    seconds: float = 0.0
 
 
 def analyse(
@@ -256,6 +258,7 @@ def analyse(
 ) -> Outcome:
     if key is not None and (cache / key).exists():
         return Outcome(file, cached=True, clean=True, output="")
+    started = time.monotonic()
     done = subprocess.run(
         [
             "clang-tidy",
@@ -277,7 +280,8 @@ def analyse(
         with tempfile.NamedTemporaryFile(dir=cache, delete=False) as stamp:
             pass
         os.replace(stamp.name, cache / key)
-    return Outcome(file, cached=False, clean=clean, output=output)
+    return Outcome(file, cached=False, clean=clean, output=output,
+                   seconds=time.monotonic() - started)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -362,6 +366,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"clang-tidy: {len(outcomes)} files, {cached} unchanged since a clean analysis, "
         f"{len(outcomes) - cached} analysed, {len(failed)} with findings"
     )
+    slowest = sorted((o for o in outcomes if not o.cached), key=lambda o: -o.seconds)[:3]
+    if slowest:
+        print("  slowest: " + ", ".join(f"{o.file.name} {o.seconds:.1f} s" for o in slowest))
     for outcome in failed:
         print(f"  findings in {outcome.file}", file=sys.stderr)
     return 1 if failed else 0

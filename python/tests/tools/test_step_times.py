@@ -44,10 +44,10 @@ def test_steps_within_budget_print_their_times_and_the_total(tmp_path):
     done = table(tmp_path, LOG, "setup=15 cpp-test=7 fuzz=5")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        "  setup               1:30   budget 15:00",
-        "  cpp-test            5:00   budget  7:00",
-        "  fuzz                1:00   budget  5:00",
-        "  make test           7:30   budget 30:00",
+        "  setup                   1:30   budget 15:00",
+        "  cpp-test                5:00   budget  7:00",
+        "  fuzz                    1:00   budget  5:00",
+        "  make test               7:30   budget 30:00",
     ]
     assert done.stderr == ""
 
@@ -55,7 +55,7 @@ def test_steps_within_budget_print_their_times_and_the_total(tmp_path):
 def test_a_step_over_its_budget_fails_the_run_naming_it(tmp_path):
     done = table(tmp_path, LOG, "setup=15 cpp-test=4 fuzz=5")
     assert done.returncode == 1
-    assert "  cpp-test            5:00   budget  4:00   OVER" in done.stdout
+    assert "  cpp-test                5:00   budget  4:00   OVER" in done.stdout
     assert done.stderr.splitlines()[0] == (
         "make test: step cpp-test took 5:00, over its budget of 4:00 "
         "(STEP_BUDGET_cpp-test in the Makefile)"
