@@ -78,16 +78,18 @@ std::string chunk_range_text(std::uint64_t index, std::uint64_t plan_size) {
 }
 
 std::optional<std::string> chunk_difference(PlanChunks const& observed, PlanChunks const& recorded,
-                                            std::uint64_t plan_size) {
+                                            std::uint64_t plan_size, ChunkDigestKinds kinds) {
     struct Kind {
+        bool compared;
         char const* name;
         std::vector<std::string> const& seen;
         std::vector<std::string> const& kept;
     };
-    for (Kind const kind : {Kind{"SHA-256", observed.sha256, recorded.sha256},
-                            Kind{"XXH3-128", observed.xxh3_128, recorded.xxh3_128}}) {
-        if (kind.seen.empty() && plan_size > 0) {
-            continue; // not computed
+    for (Kind const kind :
+         {Kind{kinds.sha256, "SHA-256", observed.sha256, recorded.sha256},
+          Kind{kinds.xxh3_128, "XXH3-128", observed.xxh3_128, recorded.xxh3_128}}) {
+        if (!kind.compared) {
+            continue;
         }
         if (kind.seen.size() != kind.kept.size()) {
             return "the plan has " + std::to_string(kind.seen.size()) +

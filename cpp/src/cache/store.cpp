@@ -23,18 +23,23 @@ std::string environment(char const* name) {
     return value == nullptr ? std::string{} : std::string{value};
 }
 
-// Keeps messages readable when a condition holds a long value (a list of digests, say).
+// A condition's key or value as JSON text, ASCII only (every other character escaped, so that a
+// cut cannot split one), at most kConditionTextLimit bytes: a refusal stays readable however long
+// or strange what a file records.
+constexpr std::size_t kConditionTextLimit = 120;
 std::string shortened(nlohmann::json const* value) {
     if (value == nullptr) {
         return "absent";
     }
-    std::string text = value->dump();
-    constexpr std::size_t kLimit = 120;
-    if (text.size() > kLimit) {
-        text = text.substr(0, kLimit) + "...";
+    std::string text = value->dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+    if (text.size() > kConditionTextLimit) {
+        text = text.substr(0, kConditionTextLimit) + "...";
     }
     return text;
 }
+
+// How many differing keys a refusal names before it only counts the rest.
+constexpr std::size_t kDifferingKeysShown = 10;
 
 } // namespace
 
@@ -51,6 +56,7 @@ void check_conditions(nlohmann::json const& saved, nlohmann::json const& request
         keys.insert(item.key());
     }
     std::string differences;
+    std::size_t differing = 0;
     for (auto const& key : keys) {
         auto const s = saved.find(key);
         auto const r = requested.find(key);
@@ -60,9 +66,17 @@ void check_conditions(nlohmann::json const& saved, nlohmann::json const& request
             *saved_value == *requested_value) {
             continue;
         }
+        if (++differing > kDifferingKeysShown) {
+            continue;
+        }
+        nlohmann::json const key_text(key);
         differences += differences.empty() ? "" : "; ";
-        differences += "\"" + key + "\" (saved " + shortened(saved_value) + ", requested " +
+        differences += shortened(&key_text) + " (saved " + shortened(saved_value) + ", requested " +
                        shortened(requested_value) + ")";
+    }
+    if (differing > kDifferingKeysShown) {
+        differences +=
+            "; and " + std::to_string(differing - kDifferingKeysShown) + " more differing keys";
     }
     throw EngineConditionError(
         "saved engine '" + path.string() +
@@ -88,10 +102,11 @@ DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdenti
                                  path);
     }
     if (decoded.header.chunks) {
-        PlanChunkHasher hasher({.sha256 = false, .xxh3_128 = true});
+        ChunkDigestKinds const kinds{.sha256 = false, .xxh3_128 = true};
+        PlanChunkHasher hasher(kinds);
         hasher.update(plan);
         if (auto const difference = chunk_difference(hasher.finish(), *decoded.header.chunks,
-                                                     decoded.header.plan_size)) {
+                                                     decoded.header.plan_size, kinds)) {
             throw CorruptEngineError(
                 "saved engine '" + path.string() + "' is unusable: " + *difference, path);
         }

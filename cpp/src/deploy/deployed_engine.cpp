@@ -433,10 +433,15 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
         // One pass: each piece is hashed as it is copied, and only the copy is judged and
         // handed on.
         Digests digests(plan_offset, trusted.has_value(), entry.engine_bytes);
-        state->contents.emplace(file->get(), path, [&digests](std::span<std::byte const> piece) {
-            digests.add(piece);
-        });
+        // Never more than engine_bytes + 1 bytes, however the file grows after it was measured.
+        state->contents.emplace(
+            file->get(), path, [&digests](std::span<std::byte const> piece) { digests.add(piece); },
+            entry.engine_bytes);
         auto const bytes = state->contents->bytes();
+        if (bytes.size() > entry.engine_bytes) {
+            corrupt(path, "the file grew past the manifest's engine_bytes " +
+                              std::to_string(entry.engine_bytes) + " while it was read");
+        }
         if (bytes.size() != entry.engine_bytes) { // it shrank while it was read
             corrupt_size(path, bytes.size(), entry.engine_bytes);
         }
@@ -448,7 +453,8 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
         decoded = decode_engine_header(bytes, bytes.size(), path);
         if (auto const chunks = digests.chunk_sha256(); chunks && decoded->header.chunks) {
             if (auto const difference =
-                    chunk_difference(*chunks, *decoded->header.chunks, entry.plan_size)) {
+                    chunk_difference(*chunks, *decoded->header.chunks, entry.plan_size,
+                                     {.sha256 = true, .xxh3_128 = false})) {
                 throw UntrustedEngineError("deployed engine '" + path.string() +
                                                "' does not hold what its signature vouches for: " +
                                                *difference + " (the file changed after signing)",
@@ -468,7 +474,8 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
         }
         if (auto const chunks = digests.chunk_xxh3_128(); chunks && decoded->header.chunks) {
             if (auto const difference =
-                    chunk_difference(*chunks, *decoded->header.chunks, entry.plan_size)) {
+                    chunk_difference(*chunks, *decoded->header.chunks, entry.plan_size,
+                                     {.sha256 = false, .xxh3_128 = true})) {
                 corrupt(path, *difference);
             }
         }

@@ -81,17 +81,18 @@ FileContents::PrivateMemory::~PrivateMemory() {
 FileContents::FileContents(int fd, std::filesystem::path const& path, Holding holding)
     : holding_(holding), mapping_(map_if(holding, fd, path)) {
     if (holding == Holding::copied) {
-        copy_in(fd, path, {});
+        copy_in(fd, path, {}, std::nullopt);
     }
 }
 
-FileContents::FileContents(int fd, std::filesystem::path const& path, PieceObserver const& observe)
+FileContents::FileContents(int fd, std::filesystem::path const& path, PieceObserver const& observe,
+                           std::optional<std::uint64_t> at_most)
     : holding_(Holding::copied) {
-    copy_in(fd, path, observe);
+    copy_in(fd, path, observe, at_most);
 }
 
-void FileContents::copy_in(int fd, std::filesystem::path const& path,
-                           PieceObserver const& observe) {
+void FileContents::copy_in(int fd, std::filesystem::path const& path, PieceObserver const& observe,
+                           std::optional<std::uint64_t> at_most) {
     auto const status = platform::status(fd);
     if (!status) {
         throw_file_error("cannot stat", path, errno);
@@ -99,7 +100,10 @@ void FileContents::copy_in(int fd, std::filesystem::path const& path,
     if (status->kind != platform::FileKind::regular) {
         throw FileError("cannot read '" + path.string() + "': not a regular file", path);
     }
-    auto const size = static_cast<std::size_t>(status->size);
+    std::uint64_t const measured = status->size;
+    // One byte past the bound is enough to tell a file that grew.
+    auto const size =
+        static_cast<std::size_t>(at_most && measured > *at_most ? *at_most + 1 : measured);
     if (size == 0) {
         return;
     }

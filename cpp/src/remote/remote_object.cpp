@@ -18,7 +18,8 @@ void check_signed_chunks(PlanChunks const& observed, DecodedHeader const& decode
         return;
     }
     if (auto const difference =
-            chunk_difference(observed, *decoded.header.chunks, decoded.header.plan_size)) {
+            chunk_difference(observed, *decoded.header.chunks, decoded.header.plan_size,
+                             {.sha256 = true, .xxh3_128 = false})) {
         throw UntrustedEngineError("remote engine '" + std::string(object_name) +
                                        "' does not hold what its signature vouches for: " +
                                        *difference + " (changed after signing)",
@@ -86,7 +87,7 @@ std::vector<std::byte> signature_trailer(SigningKey const& key, std::string_view
         DecodedHeader const decoded = decode_engine_header(engine, engine.size(), label);
         auto const plan = engine.subspan(static_cast<std::size_t>(decoded.plan_offset));
         if (auto const difference = chunk_difference(plan_chunks_of(plan), *decoded.header.chunks,
-                                                     decoded.header.plan_size)) {
+                                                     decoded.header.plan_size, {})) {
             throw CorruptEngineError(
                 "engine '" + std::string(file_name) + "' is not signed: " + *difference, label);
         }

@@ -219,7 +219,7 @@ ReceivedEngine RemoteReceiver::verify_and_commit() {
     if (observed) {
         if (auto const difference =
                 chunk_difference(PlanChunks{{}, observed->xxh3_128}, *decoded.header.chunks,
-                                 decoded.header.plan_size)) {
+                                 decoded.header.plan_size, {.sha256 = false, .xxh3_128 = true})) {
             refuse(object_name_, *difference);
         }
     }

@@ -14,6 +14,8 @@ namespace tensoracle {
 namespace {
 
 constexpr std::size_t kChunk = static_cast<std::size_t>(kPlanChunkBytes);
+constexpr ChunkDigestKinds kSha256{.sha256 = true, .xxh3_128 = false};
+constexpr ChunkDigestKinds kXxh3{.sha256 = false, .xxh3_128 = true};
 
 // The plan sizes every test walks: none, one byte, exactly one chunk, one chunk and a byte, and
 // several chunks with a short last one.
@@ -138,11 +140,27 @@ TEST(PlanChunks, ChunkRangeTextNamesTheFirstAndLastByte) {
 TEST(PlanChunks, ChunkDifferenceIsNothingForEqualDigests) {
     auto const plan = testing::random_bytes(2 * kChunk + 7, 24);
     PlanChunks const chunks = plan_chunks_of(plan);
-    EXPECT_EQ(chunk_difference(chunks, chunks, plan.size()), std::nullopt);
-    EXPECT_EQ(chunk_difference({}, {}, 0), std::nullopt);
-    // A kind not computed (an empty list) is not compared.
-    EXPECT_EQ(chunk_difference(PlanChunks{chunks.sha256, {}}, chunks, plan.size()), std::nullopt);
-    EXPECT_EQ(chunk_difference(PlanChunks{{}, chunks.xxh3_128}, chunks, plan.size()), std::nullopt);
+    EXPECT_EQ(chunk_difference(chunks, chunks, plan.size(), {}), std::nullopt);
+    EXPECT_EQ(chunk_difference({}, {}, 0, {}), std::nullopt);
+    // A kind not named is not compared.
+    EXPECT_EQ(chunk_difference(PlanChunks{chunks.sha256, {}}, chunks, plan.size(), kSha256),
+              std::nullopt);
+    EXPECT_EQ(chunk_difference(PlanChunks{{}, chunks.xxh3_128}, chunks, plan.size(), kXxh3),
+              std::nullopt);
+}
+
+// A kind named but not computed (an empty list) is a difference, not a pass: a caller that forgot
+// to hash fails closed.
+TEST(PlanChunks, ChunkDifferenceFailsClosedOnAnEmptyListOfAKindItCompares) {
+    auto const plan = testing::random_bytes(2 * kChunk + 7, 27);
+    PlanChunks const chunks = plan_chunks_of(plan);
+    auto const no_sha = chunk_difference(PlanChunks{{}, chunks.xxh3_128}, chunks, plan.size(), {});
+    ASSERT_TRUE(no_sha.has_value());
+    EXPECT_EQ(*no_sha, "the plan has 0 chunks, the header records 3 SHA-256 digests");
+    auto const no_xxh3 =
+        chunk_difference(PlanChunks{chunks.sha256, {}}, chunks, plan.size(), kXxh3);
+    ASSERT_TRUE(no_xxh3.has_value());
+    EXPECT_EQ(*no_xxh3, "the plan has 0 chunks, the header records 3 XXH3-128 digests");
 }
 
 // A byte changed in chunk 1 of 3: the message names chunk 1, its byte range, the kind, the
@@ -157,12 +175,13 @@ TEST(PlanChunks, ChunkDifferenceNamesTheFirstDifferingChunkItsRangeAndBothDigest
     ASSERT_EQ(observed.sha256[0], recorded.sha256[0]);
     ASSERT_NE(observed.sha256[1], recorded.sha256[1]);
 
-    auto const both = chunk_difference(observed, recorded, plan.size());
+    auto const both = chunk_difference(observed, recorded, plan.size(), {});
     ASSERT_TRUE(both.has_value());
     EXPECT_EQ(*both, "chunk 1 (bytes 4194304 to 8388607 of the plan): SHA-256 " +
                          observed.sha256[1] + ", the header records " + recorded.sha256[1]);
 
-    auto const xxh3 = chunk_difference(PlanChunks{{}, observed.xxh3_128}, recorded, plan.size());
+    auto const xxh3 =
+        chunk_difference(PlanChunks{{}, observed.xxh3_128}, recorded, plan.size(), kXxh3);
     ASSERT_TRUE(xxh3.has_value());
     EXPECT_EQ(*xxh3, "chunk 1 (bytes 4194304 to 8388607 of the plan): XXH3-128 " +
                          observed.xxh3_128[1] + ", the header records " + recorded.xxh3_128[1]);
@@ -171,7 +190,7 @@ TEST(PlanChunks, ChunkDifferenceNamesTheFirstDifferingChunkItsRangeAndBothDigest
     auto last_changed = plan;
     last_changed.back() ^= std::byte{0x80};
     PlanChunks const last = plan_chunks_of(last_changed);
-    auto const tail = chunk_difference(PlanChunks{last.sha256, {}}, recorded, plan.size());
+    auto const tail = chunk_difference(PlanChunks{last.sha256, {}}, recorded, plan.size(), kSha256);
     ASSERT_TRUE(tail.has_value());
     EXPECT_EQ(*tail, "chunk 2 (bytes 8388608 to 8388614 of the plan): SHA-256 " + last.sha256[2] +
                          ", the header records " + recorded.sha256[2]);
@@ -183,19 +202,20 @@ TEST(PlanChunks, ChunkDifferenceReportsAListOfAnotherLengthByItsLength) {
     PlanChunks shorter = recorded;
     shorter.sha256.pop_back();
     shorter.xxh3_128.pop_back();
-    auto const fewer = chunk_difference(shorter, recorded, plan.size());
+    auto const fewer = chunk_difference(shorter, recorded, plan.size(), {});
     ASSERT_TRUE(fewer.has_value());
     EXPECT_EQ(*fewer, "the plan has 2 chunks, the header records 3 SHA-256 digests");
 
     PlanChunks longer = recorded;
     longer.xxh3_128.push_back(recorded.xxh3_128[0]);
-    auto const more = chunk_difference(PlanChunks{{}, longer.xxh3_128}, recorded, plan.size());
+    auto const more =
+        chunk_difference(PlanChunks{{}, longer.xxh3_128}, recorded, plan.size(), kXxh3);
     ASSERT_TRUE(more.has_value());
     EXPECT_EQ(*more, "the plan has 4 chunks, the header records 3 XXH3-128 digests");
 
     // An empty plan against a header that records a chunk: reported, not skipped as a kind not
     // computed.
-    auto const empty = chunk_difference({}, plan_chunks_of(std::span(plan).first(1)), 0);
+    auto const empty = chunk_difference({}, plan_chunks_of(std::span(plan).first(1)), 0, {});
     ASSERT_TRUE(empty.has_value());
     EXPECT_EQ(*empty, "the plan has 0 chunks, the header records 1 SHA-256 digests");
 }

@@ -368,5 +368,50 @@ TEST(Store, SaveRefusesFloatReferences) {
     EXPECT_FALSE(store.contains(identity()));
 }
 
+// The conditions refusal names each differing key and both values, escaped as JSON with ASCII
+// only, each cut at 120 bytes, and at most ten keys, then how many more: it stays short and
+// printable whatever the saved file records.
+TEST(Store, TheConditionsRefusalIsEscapedAndCapped) {
+    std::filesystem::path const path = "/cache/m.engine";
+    auto const message = [&path](json const& saved, json const& requested) {
+        try {
+            check_conditions(saved, requested, path);
+        } catch (EngineConditionError const& error) {
+            return std::string(error.what());
+        }
+        ADD_FAILURE() << "no refusal";
+        return std::string();
+    };
+    EXPECT_EQ(message(json{{"tf32", false}}, json{{"tf32", true}}),
+              "saved engine '/cache/m.engine' was built under other conditions; differing keys: "
+              "\"tf32\" (saved false, requested true)");
+
+    std::string const odd_key = std::string("k\n\x1b[31m") + "\xc3\xbc";
+    std::string const escaped = message(json{{odd_key, "gr\xc3\xbc\xc3\x9f"}}, json::object());
+    EXPECT_NE(escaped.find(R"("k\n\u001b[31m\u00fc" (saved "gr\u00fc\u00df", requested absent))"),
+              std::string::npos)
+        << escaped;
+    for (char const c : escaped) {
+        EXPECT_TRUE(c >= 0x20 && c < 0x7f) << "byte " << static_cast<int>(c) << " in " << escaped;
+    }
+
+    std::string const long_value(100000, 'v');
+    std::string const cut = message(json{{std::string(100000, 'k'), long_value}}, json::object());
+    EXPECT_LT(cut.size(), 400U) << cut;
+    EXPECT_NE(
+        cut.find("\"" + std::string(119, 'k') + "... (saved \"" + std::string(119, 'v') + "..."),
+        std::string::npos);
+
+    json many = json::object();
+    for (int i = 0; i < 25; ++i) {
+        many["key" + std::to_string(100 + i)] = i;
+    }
+    std::string const capped = message(many, json::object());
+    EXPECT_NE(capped.find("\"key109\" (saved 9, requested absent); and 15 more differing keys"),
+              std::string::npos)
+        << capped;
+    EXPECT_EQ(capped.find("key110"), std::string::npos);
+}
+
 } // namespace
 } // namespace tensoracle

@@ -162,6 +162,29 @@ TEST(FileContents, TheObserverSeesEveryPieceOnceInOrderAsItIsReadThenTheEnd) {
     EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), held.bytes().begin()));
 }
 
+// A bound on the copy: a file longer than `at_most` (as one grown after its size was checked)
+// gives at_most + 1 bytes, never more memory or reads, and the observer sees just those; a file
+// within the bound is copied whole.
+TEST(FileContents, ACopyWithABoundReadsAtMostOneBytePastIt) {
+    testing::TemporaryDirectory dir;
+    std::size_t const size = (2 * FileContents::kPieceBytes) + 5;
+    auto const bytes = testing::random_bytes(size, 16);
+    auto const path = dir.path() / "grown.bin";
+    testing::write_all(path, bytes);
+    OpenFile const file(path);
+    std::size_t observed = 0;
+    auto const count = [&observed](std::span<std::byte const> piece) { observed += piece.size(); };
+    FileContents const bounded(file.get(), path, count, 100);
+    ASSERT_EQ(bounded.bytes().size(), 101U);
+    EXPECT_EQ(observed, 101U);
+    EXPECT_TRUE(std::equal(bounded.bytes().begin(), bounded.bytes().end(), bytes.begin()));
+
+    observed = 0;
+    FileContents const whole(file.get(), path, count, size);
+    EXPECT_EQ(whole.bytes().size(), size);
+    EXPECT_EQ(observed, size);
+}
+
 #ifdef _WIN32
 // Why the store copies on Windows: a mapped view keeps the file from being replaced or removed.
 TEST(FileContents, OnWindowsAMappingKeepsTheFileFromBeingReplaced) {

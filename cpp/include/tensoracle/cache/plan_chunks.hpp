@@ -68,12 +68,13 @@ private:
 // Both digests of each chunk of `plan`.
 PlanChunks plan_chunks_of(std::span<std::byte const> plan);
 
-// Where the chunk digests `observed` (a kind computed) first differ from those the header
-// records, as "chunk 3 (bytes 12582912 to 16777215 of the plan): SHA-256 <observed>, the header
-// records <recorded>", or nothing when they agree. A list of another length is reported by its
-// length.
+// Where the chunk digests `observed` first differ from those the header records, for each kind
+// that `kinds` names, as "chunk 3 (bytes 12582912 to 16777215 of the plan): SHA-256 <observed>,
+// the header records <recorded>", or nothing when they agree. A list of another length is
+// reported by its length, an empty one too: a kind named is compared, never skipped. Kinds not
+// named are not looked at.
 std::optional<std::string> chunk_difference(PlanChunks const& observed, PlanChunks const& recorded,
-                                            std::uint64_t plan_size);
+                                            std::uint64_t plan_size, ChunkDigestKinds kinds);
 
 // The bytes of the plan chunk `index` covers in a plan of `plan_size` bytes: "bytes A to B".
 std::string chunk_range_text(std::uint64_t index, std::uint64_t plan_size);

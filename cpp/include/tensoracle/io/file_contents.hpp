@@ -15,8 +15,10 @@
 #include "tensoracle/io/mapped_file.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <span>
 
 namespace tensoracle {
@@ -43,8 +45,11 @@ public:
     // gives an empty span. A file that shrinks while it is copied holds fewer bytes (the
     // caller's checks see them); one that grows is read up to the size it had when measured.
     FileContents(int fd, std::filesystem::path const& path, Holding holding = Holding::copied);
-    // A copy, with `observe` called on every piece as it is read.
-    FileContents(int fd, std::filesystem::path const& path, PieceObserver const& observe);
+    // A copy, with `observe` called on every piece as it is read. With `at_most`, no more than
+    // at_most + 1 bytes are allocated and read, whatever size the file has or takes meanwhile: a
+    // copy longer than `at_most` tells the caller the file is longer than it may be.
+    FileContents(int fd, std::filesystem::path const& path, PieceObserver const& observe,
+                 std::optional<std::uint64_t> at_most = std::nullopt);
 
     std::span<std::byte const> bytes() const noexcept;
     Holding holding() const noexcept { return holding_; }
@@ -54,7 +59,8 @@ public:
     void advise_sequential() const noexcept;
 
 private:
-    void copy_in(int fd, std::filesystem::path const& path, PieceObserver const& observe);
+    void copy_in(int fd, std::filesystem::path const& path, PieceObserver const& observe,
+                 std::optional<std::uint64_t> at_most);
 
     // Private memory for the copy, released by the destructor; moves leave the source empty.
     class PrivateMemory {
