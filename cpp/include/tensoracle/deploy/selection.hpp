@@ -13,6 +13,8 @@
 // This header compiles as C++17 and includes no third-party header.
 #pragma once
 
+#include "tensoracle/deploy/host_platform.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -70,21 +72,6 @@ std::optional<int> current_gpu_ordinal();
 // The GPU's compute capability as a build target: "8.9" gives "sm89", "12.0" gives "sm120".
 // Throws tensoracle::InvalidArgument naming the value when it is not written MAJOR.MINOR.
 std::string target_of(DeviceDescription const& device);
-
-// The platform this library was compiled for, as identity conditions record it ("os": "linux" or
-// "windows"; "arch": "x86_64" or "aarch64"), the spellings of the Python package's identity.
-#if defined(_WIN32)
-inline constexpr char const* kHostOs = "windows";
-#elif defined(__APPLE__)
-inline constexpr char const* kHostOs = "darwin";
-#else
-inline constexpr char const* kHostOs = "linux";
-#endif
-#if defined(__aarch64__) || defined(_M_ARM64)
-inline constexpr char const* kHostArch = "aarch64";
-#else
-inline constexpr char const* kHostArch = "x86_64";
-#endif
 
 // What an entry's identity conditions record of where it runs.
 struct EntryConditions {
