@@ -120,15 +120,20 @@ $(VENV)/.deps-stamp: $(REQUIREMENTS) | venv-runtime
 	$(PY) -m pip install -q -r python/requirements-convert.txt
 	touch $@
 
-# The C++ builds of make test (build/cpp, the Windows build, the fuzz targets) are RelWithDebInfo
-# with line tables only (-g1): backtraces and sanitizer reports keep file and line; full -g took
-# 1.4 times the CPU time of the same compile (9.5 s against 13.2 s for cache_listing_test.cpp).
+# build/cpp is a Release build with warnings as errors, compiled exactly as the package's builds
+# compile the core, the deploy library and the command (PACKAGE_BUILD_FLAGS): through ccache
+# (above), the package's build and the wheels' then take those objects instead of compiling them
+# again, and the C++ suite tests the very objects the wheels ship. The Windows build and the fuzz
+# targets are RelWithDebInfo with line tables only (-g1): backtraces and sanitizer reports keep
+# file and line; full -g took 1.4 times the CPU time of the same compile (9.5 s against 13.2 s for
+# cache_listing_test.cpp).
 RELWITHDEBINFO := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+PACKAGE_BUILD_FLAGS := --config-settings=cmake.define.TENSORACLE_WERROR=ON
 
 # TensorRT's headers (tensorrt-11-headers) are only compiled by the tests of the deploy
 # library's TensorRT adapter (cpp/tests/deploy/tensorrt_header.cmake); nothing links TensorRT.
 cpp: setup tensorrt-11-headers
-	$(VENV)/bin/cmake -S cpp -B build/cpp -G Ninja $(RELWITHDEBINFO) \
+	$(VENV)/bin/cmake -S cpp -B build/cpp -G Ninja -DCMAKE_BUILD_TYPE=Release \
 	  -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) -DTENSORACLE_WERROR=ON \
 	  -DTENSORACLE_TENSORRT_HEADERS=$(abspath $(TENSORRT_11))
 	$(VENV)/bin/cmake --build build/cpp -j $(JOBS)
@@ -162,7 +167,8 @@ windows-test: setup
 	  grep -F '.cache\\tensoracle'
 
 # The package, built from this repository into .venv (the C++ core, the extension, the command).
-install_package = $(PY) -m pip install -q --no-build-isolation --no-deps ./python
+install_package = $(PY) -m pip install -q --no-build-isolation --no-deps $(PACKAGE_BUILD_FLAGS) \
+	./python
 python: setup
 	$(install_package)
 
@@ -248,7 +254,8 @@ WHEEL_DIR := build/wheel
 WHEEL_VENV := build/wheel-venv
 wheel: setup
 	rm -rf $(WHEEL_DIR)
-	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w $(WHEEL_DIR)/linux ./python
+	$(PY) -m pip wheel -q --no-build-isolation --no-deps $(PACKAGE_BUILD_FLAGS) \
+	  -w $(WHEEL_DIR)/linux ./python
 	$(PY) tools/check_wheel.py $(WHEEL_DIR)/linux/tensoracle-*.whl $(WHEEL_DIR)
 
 # The wheel in a new virtual environment, run with only that environment on PATH.
@@ -282,7 +289,7 @@ wheel-abi3: setup
 	rm -rf $(ABI3_DIR) $(ABI3_BUILD_VENV)
 	$(PYTHON312) -m venv $(ABI3_BUILD_VENV)
 	$(ABI3_BUILD_VENV)/bin/python -m pip install -q -r python/requirements-build.txt
-	$(ABI3_BUILD_VENV)/bin/python -m pip wheel -q --no-build-isolation --no-deps \
+	$(ABI3_BUILD_VENV)/bin/python -m pip wheel -q --no-build-isolation --no-deps $(PACKAGE_BUILD_FLAGS) \
 	  -w $(ABI3_DIR)/linux ./python
 	$(PY) tools/check_wheel.py $(ABI3_DIR)/linux/tensoracle-*.whl $(ABI3_DIR)
 	$(PY) tools/check_abi3.py $(ABI3_WHEEL)
@@ -338,7 +345,7 @@ gpu-check: setup cpp python
 
 # Only what the demo uses: the core's build dependencies, the package and TensorRT-RTX.
 demo: apt-core venv-runtime
-	$(install_package)
+	$(PY) -m pip install -q --no-build-isolation --no-deps ./python
 	$(PY) examples/demo.py
 
 bench: setup cpp python
