@@ -280,8 +280,13 @@ def analyse(
         with tempfile.NamedTemporaryFile(dir=cache, delete=False) as stamp:
             pass
         os.replace(stamp.name, cache / key)
-    return Outcome(file, cached=False, clean=clean, output=output,
-                   seconds=time.monotonic() - started)
+    return Outcome(
+        file,
+        cached=False,
+        clean=clean,
+        output=output,
+        seconds=time.monotonic() - started,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -366,9 +371,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"clang-tidy: {len(outcomes)} files, {cached} unchanged since a clean analysis, "
         f"{len(outcomes) - cached} analysed, {len(failed)} with findings"
     )
-    slowest = sorted((o for o in outcomes if not o.cached), key=lambda o: -o.seconds)[:3]
+    slowest = sorted((o for o in outcomes if not o.cached), key=lambda o: -o.seconds)[
+        :3
+    ]
     if slowest:
-        print("  slowest: " + ", ".join(f"{o.file.name} {o.seconds:.1f} s" for o in slowest))
+        print(
+            "  slowest: "
+            + ", ".join(f"{o.file.name} {o.seconds:.1f} s" for o in slowest)
+        )
     for outcome in failed:
         print(f"  findings in {outcome.file}", file=sys.stderr)
     return 1 if failed else 0
