@@ -120,6 +120,7 @@ target_include_directories(tensorrt_runtime_test SYSTEM PRIVATE
 target_link_libraries(tensorrt_runtime_test PRIVATE tensoracle_deploy tensoracle_core
     tensoracle_test_main GTest::gtest Threads::Threads ${TENSORACLE_CUDA_RUNTIME_LIBRARY})
 tensoracle_warnings(tensorrt_runtime_test)
+tensoracle_test_optimization(tensorrt_runtime_test)
 add_test(NAME tensorrt_runtime_test COMMAND tensorrt_runtime_test)
 set_tests_properties(tensorrt_runtime_test PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120
     LABELS deploy)
@@ -135,6 +136,7 @@ function(tensoracle_tensorrt_test name source)
         tensoracle_test_main GTest::gtest Threads::Threads ${TENSORACLE_TENSORRT_LIBRARY}
         ${TENSORACLE_CUDA_RUNTIME_LIBRARY})
     tensoracle_warnings(${name})
+    tensoracle_test_optimization(${name})
 endfunction()
 
 tensoracle_tensorrt_test(tensorrt_execution_test tensorrt_execution_check.cpp)
