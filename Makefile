@@ -120,10 +120,11 @@ $(VENV)/.deps-stamp: $(REQUIREMENTS) | venv-runtime
 	$(PY) -m pip install -q -r python/requirements-convert.txt
 	touch $@
 
-# build/cpp is a Release build with warnings as errors, compiled exactly as the package's builds
-# compile the core, the deploy library and the command (PACKAGE_BUILD_FLAGS): through ccache
-# (above), the package's build and the wheels' then take those objects instead of compiling them
-# again, and the C++ suite tests the very objects the wheels ship. The Windows build and the fuzz
+# build/cpp is a Release build with warnings as errors, with the flags the package's builds
+# compile the core, the deploy library and the command with (PACKAGE_BUILD_FLAGS), so that the C++
+# suite tests objects compiled as the wheels' are. ccache does not share them yet: CMake picks
+# c++ here and the package's build g++ (the same compiler), and ccache hashes the name; the abi3
+# wheel's build does take the cp311 package's objects. The Windows build and the fuzz
 # targets are RelWithDebInfo with line tables only (-g1): backtraces and sanitizer reports keep
 # file and line; full -g took 1.4 times the CPU time of the same compile (9.5 s against 13.2 s for
 # cache_listing_test.cpp).
