@@ -3,13 +3,16 @@
 // deployment manifest's reader.
 #include "bindings.hpp"
 #include "deploy/json_forms.hpp"
+#include "deploy/manifest_signing.hpp"
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/deploy/plan_reader.hpp"
 #include "tensoracle/deploy/selection.hpp"
+#include "tensoracle/deploy/signed_manifest.hpp"
 #include "tensoracle/errors.hpp"
+#include "tensoracle/remote/signature.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 
@@ -18,6 +21,7 @@
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 namespace nb = nanobind;
 
@@ -110,12 +114,57 @@ nb::list manifest_entries(deploy::Manifest const& manifest) {
         item["plan_size"] = entry.plan_size;
         item["plan_xxh3_128"] = entry.plan_xxh3_128;
         item["engine_bytes"] = entry.engine_bytes;
+        item["sha256"] = entry.sha256 ? nb::cast(*entry.sha256) : nb::none();
+        item["header_sha256"] = entry.header_sha256 ? nb::cast(*entry.header_sha256) : nb::none();
+        // Whether a verified signed manifest binds the entry's file (its digests then decide).
+        item["bound"] = !entry.manifest_signers.empty();
         item["fleet_key"] = entry.fleet ? nb::cast(entry.fleet->key) : nb::none();
         item["fleet_signature"] =
             entry.fleet && entry.fleet->signature ? nb::cast(*entry.fleet->signature) : nb::none();
         entries.append(item);
     }
     return entries;
+}
+
+// The options of an open or a pull that decide how the manifest is trusted
+// (signed_manifest.hpp's read_manifest).
+deploy::OpenOptions trust_options(std::optional<std::filesystem::path> const& cache_dir,
+                                  std::optional<std::filesystem::path> const& verify_key,
+                                  std::optional<std::string> const& verify_key_pem,
+                                  std::optional<std::filesystem::path> const& trust_policy,
+                                  std::uint64_t minimum_version, bool skip_signature_verification) {
+    deploy::OpenOptions options; // an empty folder is the default cache folder
+    if (cache_dir) {
+        options.cache_directory = *cache_dir;
+    }
+    if (verify_key) {
+        options.verify_key = *verify_key;
+    }
+    if (verify_key_pem) {
+        options.verify_key_pem = *verify_key_pem;
+    }
+    if (trust_policy) {
+        options.trust_policy = *trust_policy;
+    }
+    options.minimum_version = minimum_version;
+    options.skip_signature_verification = skip_signature_verification;
+    return options;
+}
+
+// The manifest document as the Python package uses it (read_deploy_manifest_document).
+nb::dict manifest_document(deploy::Manifest const& manifest) {
+    nb::dict document;
+    document["spec"] = manifest.spec;
+    document["remote"] = manifest.remote ? nb::cast(*manifest.remote) : nb::none();
+    document["entries"] = manifest_entries(manifest);
+    document["version"] = manifest.release ? nb::cast(manifest.release->version) : nb::none();
+    document["expires"] = manifest.release ? nb::cast(manifest.release->expires) : nb::none();
+    nb::list signers;
+    for (std::string const& keyid : manifest.signers) {
+        signers.append(keyid);
+    }
+    document["signers"] = signers;
+    return document;
 }
 
 } // namespace
@@ -148,6 +197,28 @@ void bind_deploy(nb::module_& module) {
              "checked against the verified header before any of its bytes is handed out. Raises "
              "CorruptEngineError naming the file "
              "and the chunk when the file changed since the open (and on every later call).")
+        .def(
+            "check_rest",
+            [](OpenedDeployment& opened) {
+                nb::gil_scoped_release const unlocked;
+                std::lock_guard<std::mutex> const turn(*opened.reading);
+                if (!opened.reader) {
+                    opened.reader.emplace(opened.engine);
+                }
+                opened.reader->check_rest();
+            },
+            "Reads and checks every chunk of the plan that read_plan did not hand on yet, handing "
+            "none of it on (PlanReader::check_rest): after a consumer that may stop before the "
+            "plan's end, so that nothing made from a plan not checked whole is used. Raises as "
+            "read_plan.")
+        .def_prop_ro(
+            "checked_whole",
+            [](OpenedDeployment& opened) {
+                std::lock_guard<std::mutex> const turn(*opened.reading);
+                return !opened.engine.streamed() ||
+                       (opened.reader && opened.reader->checked_whole());
+            },
+            "Whether every chunk of the plan was checked by the reads so far.")
         .def("read_plan_into", &read_plan_into, nb::arg("offset"), nb::arg("into"),
              "Fills the writable buffer `into` with the verified plan from `offset`, as a C++ "
              "consumer's read does (a 4 MiB chunk the buffer covers whole is read into it and "
@@ -170,8 +241,9 @@ void bind_deploy(nb::module_& module) {
             "streamed (read it with read_plan).");
     nb::class_<deploy::Manifest>(module, "DeployManifest",
                                  "A deployment manifest as the C++ library reads it.")
-        .def_static("read", &deploy::read_manifest, nb::arg("path"),
-                    "Reads the manifest at `path` (errors as read_deploy_manifest).")
+        .def_static(
+            "read", [](std::filesystem::path const& path) { return deploy::read_manifest(path); },
+            nb::arg("path"), "Reads the manifest at `path` (errors as read_deploy_manifest).")
         .def_prop_ro("size",
                      [](deploy::Manifest const& manifest) { return manifest.entries.size(); })
         .def(
@@ -198,8 +270,13 @@ void bind_deploy(nb::module_& module) {
            std::string const& backend_version, std::optional<std::filesystem::path> cache_dir,
            std::optional<std::filesystem::path> verify_key,
            std::optional<std::string> verify_key_pem, bool skip_signature_verification,
-           bool stream_plan) {
-            deploy::Manifest const manifest = deploy::read_manifest(manifest_path);
+           bool stream_plan, std::optional<std::filesystem::path> trust_policy,
+           std::uint64_t minimum_version) {
+            deploy::OpenOptions options =
+                trust_options(cache_dir, verify_key, verify_key_pem, trust_policy, minimum_version,
+                              skip_signature_verification);
+            options.stream_plan = stream_plan;
+            deploy::Manifest const manifest = deploy::read_manifest(manifest_path, options);
             auto const device =
                 deploy::device_from_json(parsed(device_json, "device_json"), "the GPU description");
             deploy::RuntimeBackend const runtime{backend, backend_version};
@@ -207,18 +284,6 @@ void bind_deploy(nb::module_& module) {
             deploy::RecipeSelection const found =
                 deploy::select_recipe(manifest, recipe, device, runtime);
             deploy::ManifestEntry const& entry = deploy::selected_entry(manifest, recipe, found);
-            deploy::OpenOptions options; // an empty folder is the default cache folder
-            if (cache_dir) {
-                options.cache_directory = *cache_dir;
-            }
-            if (verify_key) {
-                options.verify_key = *verify_key;
-            }
-            if (verify_key_pem) {
-                options.verify_key_pem = *verify_key_pem;
-            }
-            options.skip_signature_verification = skip_signature_verification;
-            options.stream_plan = stream_plan;
             return OpenedDeployment{deploy::DeployedEngine::open(entry, options),
                                     found.selection.why, std::nullopt,
                                     std::make_unique<std::mutex>()};
@@ -227,12 +292,15 @@ void bind_deploy(nb::module_& module) {
         nb::arg("backend_version"), nb::arg("cache_dir").none(), nb::arg("verify_key").none(),
         nb::arg("verify_key_pem").none() = nb::none(),
         nb::arg("skip_signature_verification") = false, nb::arg("stream_plan") = false,
-        "Selects the entry of `recipe` in the manifest for the GPU described by `device_json` "
-        "and the runtime `backend` `backend_version`, and opens it from `cache_dir` (the default "
-        "cache folder when None), verified as tensoracle::deploy::DeployedEngine::open verifies "
-        "it (with `verify_key`, a PEM public key file, or `verify_key_pem`, its text, the "
-        "manifest's signature is required; without either, an entry the manifest records a "
-        "signature for is refused unless `skip_signature_verification`). With `stream_plan` only "
+        nb::arg("trust_policy").none() = nb::none(), nb::arg("minimum_version") = 0,
+        "Reads the manifest as tensoracle::deploy::read_manifest(path, options) does (with "
+        "`verify_key`, a PEM public key file, `verify_key_pem`, its text, or `trust_policy`, a "
+        "policy file, it must be a signed manifest those keys accept, of a version no lower than "
+        "`minimum_version` and than the cache folder accepted before; without them a signed "
+        "manifest is refused unless `skip_signature_verification`), selects the entry of "
+        "`recipe` for the GPU described by `device_json` and the runtime `backend` "
+        "`backend_version`, and opens it from `cache_dir` (the default cache folder when None), "
+        "verified as tensoracle::deploy::DeployedEngine::open verifies it. With `stream_plan` only "
         "the header is read and checked, and the plan is read through read_plan, chunk by "
         "chunk (entries saved before chunk digests existed are read whole either way). "
         "Raises EngineTargetError listing every candidate when none can run, ValueError for an "
@@ -275,17 +343,52 @@ void bind_deploy(nb::module_& module) {
         "what it refuses, OSError when the file cannot be read.");
     module.def(
         "read_deploy_manifest_document",
-        [](std::filesystem::path const& path) {
-            deploy::Manifest const manifest = deploy::read_manifest(path);
-            nb::dict document;
-            document["spec"] = manifest.spec;
-            document["remote"] = manifest.remote ? nb::cast(*manifest.remote) : nb::none();
-            document["entries"] = manifest_entries(manifest);
-            return document;
+        [](std::filesystem::path const& path, std::optional<std::filesystem::path> cache_dir,
+           std::optional<std::filesystem::path> verify_key,
+           std::optional<std::string> verify_key_pem,
+           std::optional<std::filesystem::path> trust_policy, std::uint64_t minimum_version,
+           bool skip_signature_verification) {
+            return manifest_document(deploy::read_manifest(
+                path, trust_options(cache_dir, verify_key, verify_key_pem, trust_policy,
+                                    minimum_version, skip_signature_verification)));
         },
-        nb::arg("path"),
-        "The deployment manifest at `path`, read once: a dict of spec, remote (or None) and "
-        "entries (as read_deploy_manifest gives them). Errors as read_deploy_manifest.");
+        nb::arg("path"), nb::arg("cache_dir").none() = nb::none(),
+        nb::arg("verify_key").none() = nb::none(), nb::arg("verify_key_pem").none() = nb::none(),
+        nb::arg("trust_policy").none() = nb::none(), nb::arg("minimum_version") = 0,
+        nb::arg("skip_signature_verification") = false,
+        "The deployment manifest at `path`, read once and trusted as open_deployed trusts it "
+        "(the same keys, policy, minimum version and cache folder, whose record of accepted "
+        "versions a verified signed manifest updates): a dict of spec, remote (or None), "
+        "entries (as read_deploy_manifest gives them, with sha256, header_sha256 and bound), "
+        "version and expires (None for a plain manifest) and signers (the key ids that "
+        "verified it). Errors as read_deploy_manifest, and UntrustedEngineError naming what "
+        "failed for a manifest the keys do not accept.");
+    module.def(
+        "sign_manifest",
+        [](std::string const& text, std::string const& name, std::optional<std::uint64_t> version,
+           std::optional<std::string> expires, std::vector<std::filesystem::path> const& keys) {
+            std::vector<SigningKey> signing;
+            for (auto const& key : keys) {
+                signing.push_back(SigningKey::from_pem_file(key));
+            }
+            std::optional<deploy::ManifestRelease> release;
+            if (version || expires) {
+                if (!version || !expires) {
+                    throw InvalidArgument("sign_manifest: give both version and expires, or "
+                                          "neither (to add signatures to a signed manifest)");
+                }
+                release = deploy::ManifestRelease{*version, *expires};
+            }
+            nb::gil_scoped_release const unlocked;
+            return deploy::sign_manifest(text, name, release, signing);
+        },
+        nb::arg("text"), nb::arg("name"), nb::arg("version").none(), nb::arg("expires").none(),
+        nb::arg("keys"),
+        "The signed manifest (a DSSE envelope's text) of the manifest `text` (named `name` in "
+        "messages), signed by the Ed25519 signing key files `keys`, as `tensoracle manifest "
+        "sign` writes it: a plain manifest needs `version` and `expires` (UTC, "
+        "\"2027-03-01T00:00:00Z\"); a signed one gets the signatures added. Raises ValueError "
+        "naming the field.");
 }
 
 } // namespace tensoracle::bindings

@@ -199,6 +199,43 @@ std::string check_signature(ManifestEntry const& entry, VerifyKey const& trusted
     return trusted.fingerprint();
 }
 
+// The key ids that signed the manifest, as signer() reports them.
+std::string manifest_signer(ManifestEntry const& entry) {
+    std::string signers;
+    for (std::string const& keyid : entry.manifest_signers) {
+        signers += (signers.empty() ? "" : ", ") + keyid;
+    }
+    return signers;
+}
+
+// Refuses the file of an entry whose digest `observed` (of its preamble and header when
+// `header`, else of the whole file) is not the one the manifest records for it: for an entry of a
+// verified signed manifest an UntrustedEngineError, else (a plain manifest's record) a
+// CorruptEngineError.
+void check_recorded_digest(ManifestEntry const& entry, bool header, std::string const& observed,
+                           std::filesystem::path const& path) {
+    std::optional<std::string> const& recorded = header ? entry.header_sha256 : entry.sha256;
+    char const* const field = header ? "header_sha256" : "sha256";
+    if (!recorded) {
+        throw UntrustedEngineError("deployed engine '" + path.string() +
+                                       "': the manifest records no " + field +
+                                       " for it, which its signature must bind",
+                                   path);
+    }
+    if (observed == *recorded) {
+        return;
+    }
+    std::string const what = std::string("the SHA-256 of its ") +
+                             (header ? "preamble and header" : "whole file") + " is " + observed +
+                             ", the manifest records " + field + " " + *recorded;
+    if (!entry.manifest_signers.empty()) {
+        throw UntrustedEngineError("deployed engine '" + path.string() +
+                                       "' is not the file the signed manifest names: " + what,
+                                   path);
+    }
+    corrupt(path, what);
+}
+
 // The checks of the verified header against the manifest entry (plan checksum, conditions, IO
 // signature); then what the engine is run by is what the header records.
 void check_header(DecodedHeader const& decoded, ManifestEntry const& entry,
@@ -296,6 +333,17 @@ public:
         }
         return signed_statement_of_digest(file_name, sha256_.hex_digest());
     }
+    // What a signed manifest binds, after the copy's end: for format version 2 the SHA-256 of the
+    // preamble and header (true), for version 1 of the whole file (false).
+    std::pair<bool, std::string> bound_digest() {
+        if (failure_) {
+            std::rethrow_exception(failure_);
+        }
+        if (chunks_) {
+            return {true, prefix_sha256_.hex_digest()};
+        }
+        return {false, sha256_.hex_digest()};
+    }
     // The SHA-256 of each plan chunk (format version 2 with a key), after the copy's end.
     std::optional<PlanChunks> chunk_sha256() {
         if (!chunks_) {
@@ -369,6 +417,9 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
     std::filesystem::path const folder =
         options.cache_directory.empty() ? default_cache_directory() : options.cache_directory;
     std::filesystem::path const path = folder / entry.file_name;
+    // An entry of a verified signed manifest: the manifest's signature binds its file's digests,
+    // which are checked instead of the entry's own signature.
+    bool const bound = !entry.manifest_signers.empty();
     // The key is read first: a key that cannot be used is the caller's error, whatever the file.
     std::optional<VerifyKey> trusted;
     if (!options.verify_key.empty() && !options.verify_key_pem.empty()) {
@@ -379,7 +430,8 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
         trusted = VerifyKey::from_pem_file(options.verify_key);
     } else if (!options.verify_key_pem.empty()) {
         trusted = VerifyKey::from_pem(options.verify_key_pem, "verify_key_pem");
-    } else if (entry.fleet && entry.fleet->signature && !options.skip_signature_verification) {
+    } else if (!bound && entry.fleet && entry.fleet->signature &&
+               !options.skip_signature_verification) {
         throw UntrustedEngineError(
             "deployed engine '" + path.string() +
                 "': the manifest records a signature for it (fleet.signature) but no verify key "
@@ -409,11 +461,22 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
     if (options.stream_plan) {
         // The preamble and header only; the plan stays in the file until a PlanReader reads it.
         std::vector<std::byte> const prefix = read_prefix(file->get(), entry.engine_bytes, path);
-        if (engine_format_version(prefix) == kEngineFormatVersion) {
-            if (trusted) {
+        // Without a key, a manifest that records no header digest leaves nothing to check the
+        // header's chunk list against before chunks are handed on: such an entry is read whole.
+        bool const header_bound = bound || trusted || entry.header_sha256.has_value();
+        if (engine_format_version(prefix) == kEngineFormatVersion && header_bound) {
+            // The header, which records each chunk's digests, is the manifest's before a byte of
+            // it is decoded: by the signed manifest's digest, the entry's signature under the
+            // key, or (without a key) the plain manifest's digest.
+            if (bound) {
+                check_recorded_digest(entry, true, sha256_hex(prefix), path);
+                state->signer = manifest_signer(entry);
+            } else if (trusted) {
                 state->signer = check_signature(
                     entry, *trusted, signed_header_statement(entry.file_name, sha256_hex(prefix)),
                     path);
+            } else {
+                check_recorded_digest(entry, true, sha256_hex(prefix), path);
             }
             // The header's plan length against the file's (the manifest's) size, then the
             // manifest's plan size.
@@ -422,17 +485,18 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
                 corrupt(path, "plan.size is " + std::to_string(decoded->header.plan_size) +
                                   ", the manifest records " + std::to_string(entry.plan_size));
             }
-            state->chunks.sha256 = trusted.has_value();
+            bool const sha256 = bound || trusted.has_value();
+            state->chunks.sha256 = sha256;
             state->plan_xxh3_128 = decoded->header.plan_xxh3_128;
             state->chunks.digests =
-                trusted ? decoded->header.chunks->sha256 : decoded->header.chunks->xxh3_128;
+                sha256 ? decoded->header.chunks->sha256 : decoded->header.chunks->xxh3_128;
             state->file = file;
         }
     }
     if (!state->file) {
         // One pass: each piece is hashed as it is copied, and only the copy is judged and
         // handed on.
-        Digests digests(plan_offset, trusted.has_value(), entry.engine_bytes);
+        Digests digests(plan_offset, bound || trusted.has_value(), entry.engine_bytes);
         // Never more than engine_bytes + 1 bytes, however the file grows after it was measured.
         state->contents.emplace(
             file->get(), path, [&digests](std::span<std::byte const> piece) { digests.add(piece); },
@@ -446,7 +510,11 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
             corrupt_size(path, bytes.size(), entry.engine_bytes);
         }
         plan_xxh3_128 = digests.plan_xxh3_128();
-        if (trusted) {
+        if (bound) {
+            auto const [header, digest] = digests.bound_digest();
+            check_recorded_digest(entry, header, digest, path);
+            state->signer = manifest_signer(entry);
+        } else if (trusted) {
             state->signer =
                 check_signature(entry, *trusted, digests.signed_statement(entry.file_name), path);
         }

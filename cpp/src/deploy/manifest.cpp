@@ -3,11 +3,14 @@
 // identity of its conditions.
 #include "tensoracle/deploy/manifest.hpp"
 
+#include "deploy/json_fields.hpp"
 #include "deploy/json_forms.hpp"
+#include "deploy/manifest_document.hpp"
 #include "tensoracle/cache/identity.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_bytes.hpp"
+#include "tensoracle/io/hash.hpp"
 #include "tensoracle/remote/signature.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
@@ -22,75 +25,6 @@
 
 namespace tensoracle::deploy {
 namespace {
-
-using Json = nlohmann::json;
-
-// A value as messages show it: its JSON, cut short when long.
-std::string shown(Json const& value) {
-    return json_excerpt(value);
-}
-
-// The members of one JSON object, each read with its type checked; `where` names the object in
-// messages: the file for the document (`root`), else the path to it ("deploy.json: entries[0]").
-class Fields {
-public:
-    Fields(Json const& object, std::string where, bool root = false)
-        : object_(object), where_(std::move(where)), root_(root) {
-        if (!object_.is_object()) {
-            throw InvalidArgument(where_ + " is " + shown(object_) + ", expected an object");
-        }
-    }
-
-    Json const& any(char const* name) const {
-        auto const found = object_.find(name);
-        if (found == object_.end()) {
-            throw InvalidArgument(where_ + " has no member \"" + name + "\"");
-        }
-        return *found;
-    }
-    std::string text(char const* name) const {
-        Json const& value = any(name);
-        if (!value.is_string()) {
-            refuse(name, value, "a string");
-        }
-        return value.get<std::string>();
-    }
-    std::optional<std::string> optional_text(char const* name) const {
-        Json const& value = any(name);
-        if (value.is_null()) {
-            return std::nullopt;
-        }
-        return text(name);
-    }
-    std::uint64_t count(char const* name) const {
-        Json const& value = any(name);
-        if (!value.is_number_unsigned() &&
-            !(value.is_number_integer() && value.get<std::int64_t>() >= 0)) {
-            refuse(name, value, "a whole number >= 0");
-        }
-        return value.get<std::uint64_t>();
-    }
-    std::optional<bool> optional_flag(char const* name) const {
-        Json const& value = any(name);
-        if (value.is_null()) {
-            return std::nullopt;
-        }
-        if (!value.is_boolean()) {
-            refuse(name, value, "true, false or null");
-        }
-        return value.get<bool>();
-    }
-    std::string at(char const* name) const { return where_ + (root_ ? ": " : ".") + name; }
-
-    [[noreturn]] void refuse(char const* name, Json const& value, char const* expected) const {
-        throw InvalidArgument(at(name) + " is " + shown(value) + ", expected " + expected);
-    }
-
-private:
-    Json const& object_;
-    std::string where_;
-    bool root_;
-};
 
 bool is_signature_hex(std::string const& text) {
     constexpr std::size_t kDigits = 2 * kSignatureBytes;
@@ -171,6 +105,16 @@ ManifestEntry entry_of(Json const& value, std::string const& where) {
         plan.refuse("xxh3_128", entry.plan_xxh3_128, "32 lowercase hex digits");
     }
     entry.engine_bytes = fields.count("engine_bytes");
+    // The file's digests (absent from manifests written before they were recorded).
+    for (auto [name, digest] :
+         {std::pair{"sha256", &entry.sha256}, std::pair{"header_sha256", &entry.header_sha256}}) {
+        if (Json const* found = fields.find(name); found != nullptr && !found->is_null()) {
+            if (!found->is_string() || !is_sha256_hex(found->get<std::string>())) {
+                fields.refuse(name, *found, "64 lowercase hex digits or null");
+            }
+            *digest = found->get<std::string>();
+        }
+    }
     if (Json const& fleet = fields.any("fleet"); !fleet.is_null()) {
         entry.fleet = fleet_of(fleet, fields.at("fleet"));
     }
@@ -179,7 +123,7 @@ ManifestEntry entry_of(Json const& value, std::string const& where) {
 
 } // namespace
 
-Manifest parse_manifest(std::string_view text, std::string const& name) {
+Json manifest_json(std::string_view text, std::string const& name) {
     // As Python's json reads a text: a byte order mark is not JSON (build writes none).
     if (text.starts_with("\xEF\xBB\xBF")) {
         throw InvalidArgument(name + " is not a deployment manifest: it starts with a UTF-8 byte "
@@ -192,6 +136,14 @@ Manifest parse_manifest(std::string_view text, std::string const& name) {
     } catch (JsonLimitError const& error) { // JsonSyntaxError too
         throw InvalidArgument(name + " is not a deployment manifest: " + error.what());
     }
+    return document;
+}
+
+bool is_envelope(Json const& document) {
+    return document.is_object() && document.contains("payloadType");
+}
+
+Manifest manifest_of_document(Json const& document, std::string const& name) {
     Fields const fields(document, name, true);
     Json const& version = fields.any("schema_version");
     if (!version.is_number_integer() || version.get<std::int64_t>() != kManifestSchemaVersion) {
@@ -213,14 +165,29 @@ Manifest parse_manifest(std::string_view text, std::string const& name) {
     return manifest;
 }
 
-Manifest read_manifest(std::filesystem::path const& path) {
+Manifest parse_manifest(std::string_view text, std::string const& name) {
+    Json const document = manifest_json(text, name);
+    if (is_envelope(document)) {
+        throw UntrustedEngineError(
+            name + " is a signed deployment manifest (a DSSE envelope): read it with its trust "
+                   "(read_manifest(path, options) with a verify key or trust policy)",
+            name);
+    }
+    return manifest_of_document(document, name);
+}
+
+std::string manifest_text(std::filesystem::path const& path) {
     auto const bytes = read_file_bytes(path, kMaxManifestFileBytes);
     if (!bytes) {
         throw InvalidArgument("deployment manifest '" + path.string() +
                               "' is larger than the limit of " +
                               std::to_string(kMaxManifestFileBytes) + " bytes");
     }
-    return parse_manifest(std::string_view(bytes->data(), bytes->size()), path.string());
+    return {bytes->data(), bytes->size()};
+}
+
+Manifest read_manifest(std::filesystem::path const& path) {
+    return parse_manifest(manifest_text(path), path.string());
 }
 
 RecipeSelection select_recipe(Manifest const& manifest, std::string_view recipe,

@@ -45,14 +45,7 @@ struct PlanReader::State {
     std::uint64_t buffered = 0;         // the chunk the buffer holds,
     bool holds_chunk = false;           // when it holds one
     std::optional<std::string> refused; // why a chunk was refused: every later read is too
-    // Without a key, the XXH3-128 of the whole plan over the chunks checked, in order from the
-    // first: the last chunk is handed on only once the whole plan is the header's (which the
-    // manifest records), so that the chunk list cannot stand for another plan. A read that skips
-    // ahead has the chunks before it read and checked first (into `skipped`).
-    PlanChecksum whole;
-    std::uint64_t chunks_in_whole = 0;
-    std::vector<std::byte> skipped;
-
+    std::vector<bool> checked;          // which chunks a read checked (check_rest reads the rest)
     std::uint64_t chunk_count() const { return engine->chunks.digests.size(); }
 
     std::uint64_t chunk_size(std::uint64_t index) const {
@@ -67,26 +60,11 @@ struct PlanReader::State {
     }
 
     // Reads chunk `index` from the open file into `into` (its size) and checks it against the
-    // verified header, without a key once every chunk before it is in the whole plan's checksum.
-    void read_checked(std::uint64_t index, std::span<std::byte> into) {
-        if (!engine->chunks.sha256) {
-            include_chunks_before(index);
-        }
-        verify_chunk(index, into);
-    }
+    // verified header (which the manifest bound, by its header_sha256 or its signature, before
+    // any chunk was read).
+    void read_checked(std::uint64_t index, std::span<std::byte> into) { verify_chunk(index, into); }
 
-    // Without a key, before chunk `index` is handed on: every chunk before it is in the whole
-    // plan's checksum (read and checked now if no read reached it yet).
-    void include_chunks_before(std::uint64_t index) {
-        while (chunks_in_whole < index) {
-            std::uint64_t const next = chunks_in_whole;
-            skipped.resize(static_cast<std::size_t>(chunk_size(next)));
-            verify_chunk(next, skipped); // adds it to `whole`
-        }
-        skipped = {};
-    }
-
-    // Reads chunk `index` into `into` and checks it (and, in order, the whole plan); whatever
+    // Reads chunk `index` into `into` and checks it; whatever
     // ends the check early (a refusal, a failed read, no memory for a message) leaves `into`
     // zeroed.
     void verify_chunk(std::uint64_t index, std::span<std::byte> into) {
@@ -101,21 +79,11 @@ struct PlanReader::State {
                    (engine->chunks.sha256 ? "SHA-256 " : "XXH3-128 ") + observed +
                    ", the verified header records " + expected);
         }
-        if (!engine->chunks.sha256 && index == chunks_in_whole) {
-            whole.update(into);
-            ++chunks_in_whole;
-            if (chunks_in_whole == chunk_count()) {
-                std::string const computed = whole.hex_digest();
-                if (computed != engine->plan_xxh3_128) {
-                    refuse("the plan's XXH3-128 checksum is " + computed +
-                           ", the verified header and the manifest record " +
-                           engine->plan_xxh3_128 +
-                           " (each chunk is the one the header lists: "
-                           "the list is another plan's)");
-                }
-            }
-        }
         guard.keep();
+        if (checked.empty()) {
+            checked.resize(static_cast<std::size_t>(chunk_count()));
+        }
+        checked[static_cast<std::size_t>(index)] = true;
     }
 
     // The bytes of chunk `index` from the open file into `into`.
@@ -212,6 +180,33 @@ std::size_t PlanReader::read(std::uint64_t offset, std::byte* destination, std::
         copied += take;
     }
     return copied;
+}
+
+void PlanReader::check_rest() {
+    State& state = *state_;
+    state.check_usable();
+    if (!state.engine->file) {
+        return; // opened whole: checked whole before open() returned
+    }
+    for (std::uint64_t index = 0; index < state.chunk_count(); ++index) {
+        if (state.checked.empty() || !state.checked[static_cast<std::size_t>(index)]) {
+            (void)state.chunk(index); // into the reader's own buffer: nothing is handed on
+        }
+    }
+}
+
+bool PlanReader::checked_whole() const noexcept {
+    State const& state = *state_;
+    if (!state.engine->file) {
+        return true;
+    }
+    if (state.refused) {
+        return false;
+    }
+    std::uint64_t const count = state.chunk_count();
+    return count == 0 ||
+           (state.checked.size() == count && std::all_of(state.checked.begin(), state.checked.end(),
+                                                         [](bool done) { return done; }));
 }
 
 std::size_t PlanReader::buffer_bytes() const noexcept {

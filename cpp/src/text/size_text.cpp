@@ -172,6 +172,44 @@ std::string format_utc_time(std::int64_t nanoseconds_since_epoch) {
     return {buffer.data()};
 }
 
+std::int64_t parse_utc_time(std::string_view text, std::string_view field) {
+    using namespace std::chrono;
+    // "YYYY-MM-DDTHH:MM:SSZ": the digits' places, then the separators between them.
+    constexpr std::string_view kForm = "0000-00-00T00:00:00Z";
+    bool formed = text.size() == kForm.size();
+    for (std::size_t i = 0; formed && i < kForm.size(); ++i) {
+        formed = kForm[i] == '0' ? is_digit(text[i]) : text[i] == kForm[i];
+    }
+    auto number = [text](std::size_t at, std::size_t digits) {
+        int value = 0;
+        for (std::size_t i = at; i < at + digits; ++i) {
+            value = value * 10 + (text[i] - '0');
+        }
+        return value;
+    };
+    if (formed) {
+        year_month_day const date{year{number(0, 4)}, month{static_cast<unsigned>(number(5, 2))},
+                                  day{static_cast<unsigned>(number(8, 2))}};
+        int const hour = number(11, 2);
+        int const minute = number(14, 2);
+        int const second = number(17, 2);
+        if (date.ok() && hour < 24 && minute < 60 && second < 60) {
+            seconds const since_epoch =
+                (sys_days{date} + hours{hour} + minutes{minute} + seconds{second})
+                    .time_since_epoch();
+            // Beyond int64 nanoseconds (before 1677 or after 2262): the nearest it holds.
+            auto const limit = duration_cast<seconds>(nanoseconds::max());
+            if (since_epoch >= limit || since_epoch <= -limit) {
+                return since_epoch > seconds{0} ? std::numeric_limits<std::int64_t>::max()
+                                                : std::numeric_limits<std::int64_t>::min();
+            }
+            return duration_cast<nanoseconds>(since_epoch).count();
+        }
+    }
+    throw InvalidArgument(std::string(field) + " is \"" + std::string(text) +
+                          "\", expected a UTC time such as \"2027-03-01T00:00:00Z\"");
+}
+
 std::int64_t now_nanoseconds() {
     using namespace std::chrono;
     return duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count();

@@ -504,61 +504,94 @@ void rewrite_as_format_1_and_sign(Deployment& deployment, Keys const& keys) {
     deployment.sign(keys.signing);
 }
 
-// Without a key the chunk list is the header's own word: a header whose chunk digests describe
-// another plan than its plan.xxh3_128 (the manifest's) passes every chunk check, so the reader
-// withholds the last chunk until the whole plan's checksum is the header's. A read that starts
-// at the end has every chunk before it read and checked first.
-TEST(DeployedEngine, AStreamedPlanWithoutAKeyIsHandedOnWholeOnlyIfItIsTheManifestsChecksum) {
+// The deployment's file with a header whose chunk digests describe `other` (another plan of the
+// same size), and `other` as its plan: every chunk matches the header's own list.
+std::vector<std::byte> forge_chunk_list(Deployment& deployment,
+                                        std::vector<std::byte> const& other) {
+    auto bytes = testing::read_all(deployment.path);
+    std::size_t const plan_offset = bytes.size() - deployment.plan.size();
+    DecodedHeader decoded = decode_engine_header(bytes, bytes.size(), deployment.path);
+    decoded.header.chunks = plan_chunks_of(other);
+    std::vector<std::byte> forged = encode_engine_prefix(decoded.header);
+    EXPECT_EQ(forged.size(), plan_offset);
+    forged.insert(forged.end(), other.begin(), other.end());
+    return forged;
+}
+
+// Without a key the header's chunk list is bound by the manifest's header_sha256: a header that
+// lists another plan's chunks (each chunk then passing its own check) is refused by the open,
+// before a reader exists, so no chunk of it is handed on.
+TEST(DeployedEngine, AForgedChunkListWithoutAKeyIsRefusedByTheOpenBeforeAnyChunkIsHandedOn) {
     Deployment deployment(2 * kChunk + 4096); // three chunks
     OpenOptions options = deployment.options();
     options.stream_plan = true;
     {
         DeployedEngine const good = DeployedEngine::open(deployment.entry, options);
-        PlanReader reader(good);
-        std::vector<std::byte> last(4096);
-        EXPECT_EQ(reader.read(2 * kChunk, last.data(), last.size()), 4096U); // the end first
-        EXPECT_TRUE(std::equal(last.begin(), last.end(), deployment.plan.end() - 4096));
-        EXPECT_LE(reader.buffer_bytes(), kChunk);
+        ASSERT_TRUE(good.streamed());
         EXPECT_TRUE(read_through(good, kChunk) == deployment.plan);
     }
-    auto bytes = testing::read_all(deployment.path);
-    std::size_t const plan_offset = bytes.size() - deployment.plan.size();
-    DecodedHeader decoded = decode_engine_header(bytes, bytes.size(), deployment.path);
     std::vector<std::byte> other = deployment.plan;
-    other[10] ^= std::byte{0x01}; // another plan, whose chunk digests the header now records
-    decoded.header.chunks = plan_chunks_of(other);
-    std::vector<std::byte> forged = encode_engine_prefix(decoded.header);
-    ASSERT_EQ(forged.size(), plan_offset);
-    forged.insert(forged.end(), other.begin(), other.end());
+    other[10] ^= std::byte{0x01};
+    auto const forged = forge_chunk_list(deployment, other);
     deployment.overwrite(forged);
+    std::string const message = message_of<CorruptEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, options); });
+    std::size_t const prefix_bytes = forged.size() - other.size();
+    EXPECT_NE(message.find("the SHA-256 of its preamble and header is " +
+                           sha256_hex(std::span(forged).first(prefix_bytes)) +
+                           ", the manifest records header_sha256 " +
+                           *deployment.entry.header_sha256),
+              std::string::npos)
+        << message;
+}
+
+// A manifest written before header digests were recorded binds no chunk list: without a key
+// such an entry is read whole however it is asked for, and a forged chunk list is refused by the
+// plan's checksum before the open returns.
+TEST(DeployedEngine, WithoutAKeyOrAHeaderDigestAStreamedOpenReadsTheEntryWhole) {
+    Deployment deployment(2 * kChunk + 4096);
+    deployment.entry.header_sha256.reset();
+    OpenOptions options = deployment.options();
+    options.stream_plan = true;
+    {
+        DeployedEngine const engine = DeployedEngine::open(deployment.entry, options);
+        EXPECT_FALSE(engine.streamed());
+        ASSERT_EQ(engine.plan_size(), deployment.plan.size());
+        EXPECT_EQ(std::memcmp(engine.plan_data(), deployment.plan.data(), deployment.plan.size()),
+                  0);
+    }
+    std::vector<std::byte> other = deployment.plan;
+    other[10] ^= std::byte{0x01};
+    deployment.overwrite(forge_chunk_list(deployment, other));
+    std::string const message = message_of<CorruptEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, options); });
+    EXPECT_NE(message.find("the plan's XXH3-128 checksum is " + plan_checksum_hex(other)),
+              std::string::npos)
+        << message;
+}
+
+// A consumer may stop before the plan's end (TensorRT's deserializer does, for a plan it finds
+// done): check_rest reads and checks what it did not read, and refuses a changed chunk there.
+TEST(DeployedEngine, CheckRestChecksTheChunksAConsumerStoppedBefore) {
+    Deployment const deployment(2 * kChunk + 4096); // three chunks
+    OpenOptions options = deployment.options();
+    options.stream_plan = true;
     DeployedEngine const engine = DeployedEngine::open(deployment.entry, options);
     ASSERT_TRUE(engine.streamed());
-    std::string const expected = "the plan's XXH3-128 checksum is " + plan_checksum_hex(other) +
-                                 ", the verified header and the manifest record " +
-                                 deployment.entry.plan_xxh3_128;
+    std::vector<std::byte> first(kChunk);
     {
         PlanReader reader(engine);
-        std::vector<std::byte> first(2 * kChunk);
-        EXPECT_EQ(reader.read(0, first.data(), first.size()), 2 * kChunk); // as the header lists
-        std::vector<std::byte> last(4096, std::byte{0xEE});
-        std::string const message = message_of<CorruptEngineError>(
-            [&] { (void)reader.read(2 * kChunk, last.data(), last.size()); });
-        EXPECT_NE(message.find(expected), std::string::npos) << message;
-        EXPECT_TRUE(
-            std::all_of(last.begin(), last.end(), [](std::byte b) { return b == std::byte{0}; }));
+        EXPECT_EQ(reader.read(0, first.data(), first.size()), kChunk);
+        EXPECT_FALSE(reader.checked_whole());
+        reader.check_rest();
+        EXPECT_TRUE(reader.checked_whole());
     }
-    {
-        PlanReader reader(engine); // the end first: refused before any of it is handed on
-        std::vector<std::byte> last(4096, std::byte{0xEE});
-        std::string const message = message_of<CorruptEngineError>(
-            [&] { (void)reader.read(2 * kChunk + 1, last.data(), 100); });
-        EXPECT_NE(message.find(expected), std::string::npos) << message;
-        EXPECT_TRUE(std::all_of(last.begin(), last.end(),
-                                [](std::byte b) { return b == std::byte{0xEE}; }));
-    }
-    // The same file opened whole is refused at once by the plan's checksum.
-    EXPECT_THROW((void)DeployedEngine::open(deployment.entry, deployment.options()),
-                 CorruptEngineError);
+    PlanReader reader(engine);
+    EXPECT_EQ(reader.read(0, first.data(), first.size()), kChunk); // chunk 0 only
+    change_plan_byte(deployment, 2 * kChunk + 5);                  // in chunk 2, never read
+    std::string const message = message_of<CorruptEngineError>([&] { reader.check_rest(); });
+    EXPECT_NE(message.find("chunk 2 ("), std::string::npos) << message;
+    EXPECT_FALSE(reader.checked_whole());
 }
 
 TEST(DeployedEngine, AFormat1EntrySignedOverTheWholeFileOpensWholeEvenWhenStreamingIsAsked) {

@@ -3,13 +3,16 @@
 #pragma once
 
 #include "deploy/json_forms.hpp"
+#include "support/test_support.hpp"
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/identity.hpp"
 #include "tensoracle/deploy/manifest.hpp"
+#include "tensoracle/io/hash.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 
 namespace tensoracle::testing {
@@ -33,6 +36,12 @@ inline deploy::ManifestEntry manifest_entry_of(std::filesystem::path const& path
     entry.plan_size = header.plan_size;
     entry.plan_xxh3_128 = header.plan_xxh3_128;
     entry.engine_bytes = std::filesystem::file_size(path);
+    // The file's digests, as the build records them: of every byte, and of the preamble and
+    // header (everything before the plan).
+    auto const bytes = read_all(path);
+    entry.sha256 = sha256_hex(bytes);
+    entry.header_sha256 = sha256_hex(
+        std::span(bytes).first(bytes.size() - static_cast<std::size_t>(header.plan_size)));
     return entry;
 }
 

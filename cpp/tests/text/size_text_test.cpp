@@ -136,5 +136,29 @@ TEST(FormatUtcTime, WholeSecondsTowardThePast) {
     EXPECT_EQ(format_utc_time(951'782'400'000'000'000), "2000-02-29T00:00:00Z");
 }
 
+// The message of the InvalidArgument `call` throws (empty when it throws none).
+template <typename Call>
+std::string refusal_of(Call const& call) {
+    try {
+        call();
+    } catch (InvalidArgument const& error) {
+        return error.what();
+    }
+    return {};
+}
+
+TEST(UtcTime, ParsesExactlyTheFormItWrites) {
+    EXPECT_EQ(parse_utc_time("1970-01-01T00:00:01Z", "t"), 1'000'000'000);
+    EXPECT_EQ(format_utc_time(parse_utc_time("2027-03-01T12:34:56Z", "t")), "2027-03-01T12:34:56Z");
+    for (char const* bad : {"2027-02-30T00:00:00Z", "2027-03-01 00:00:00Z", "2027-03-01T24:00:00Z",
+                            "2027-03-01T00:00:00", "2027-3-01T00:00:00Z"}) {
+        EXPECT_NE(refusal_of([&] {
+                      (void)parse_utc_time(bad, "expires");
+                  }).find(std::string("expires is \"") + bad + "\""),
+                  std::string::npos)
+            << bad;
+    }
+}
+
 } // namespace
 } // namespace tensoracle

@@ -1,3 +1,4 @@
+// `tensoracle manifest` (sign and verify: cmd_manifest_sign.cpp, cmd_manifest_verify.cpp), and
 // `tensoracle manifest merge PART... -o FILE`: the manifests of a sharded build's parts
 // (`tensoracle build --shard I/N --manifest PART`) joined into the manifest the unsharded build
 // writes (tensoracle/deploy/manifest_merge.hpp), written atomically.
@@ -69,6 +70,8 @@ void add_manifest_command(CLI::App& app, Action& action) {
             return run_reporting_errors(kCommand, [&] { return merge(*options); });
         };
     });
+    add_manifest_sign_command(*manifest, action);
+    add_manifest_verify_command(*manifest, action);
 }
 
 } // namespace tensoracle::cli

@@ -24,6 +24,8 @@ void add_cache_verify_command(CLI::App& cache, Action& action);
 void add_cache_show_command(CLI::App& cache, Action& action);
 void add_cache_diff_command(CLI::App& cache, Action& action);
 void add_manifest_command(CLI::App& app, Action& action);
+void add_manifest_sign_command(CLI::App& manifest, Action& action);
+void add_manifest_verify_command(CLI::App& manifest, Action& action);
 
 // Adds `--remote [URL]` to list or prune: given, the whole command runs in the Python package.
 CLI::Option* add_remote_option(CLI::App& command, std::string& value);

@@ -32,6 +32,7 @@
 #include "tensoracle/deploy/manifest.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -65,6 +66,13 @@ struct OpenOptions {
     // the extra memory is one 4 MiB chunk whatever the plan's size (streamed()). An entry saved
     // before chunk digests existed (engine format version 1) is copied whole either way.
     bool stream_plan = false;
+    // A trust policy file (trust_policy.hpp): the keys, M of which must have signed the
+    // manifest that read_manifest(path, options) reads (signed_manifest.hpp). Set this or a
+    // verify key.
+    std::filesystem::path trust_policy{};
+    // The lowest signed manifest version read_manifest(path, options) accepts (0: any), on top
+    // of the policy's and of the last version the cache folder accepted.
+    std::uint64_t minimum_version = 0;
 };
 
 // The default folder, and the verify key TENSORACLE_REMOTE_VERIFY_KEY gives when it is set and

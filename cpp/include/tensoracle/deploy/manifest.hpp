@@ -56,16 +56,36 @@ struct ManifestEntry {
     std::uint64_t plan_size = 0;
     std::string plan_xxh3_128; // 32 lowercase hex digits
     std::uint64_t engine_bytes = 0;
+    // The SHA-256 of the whole file and of its preamble and header (64 lowercase hex digits),
+    // which the build records; absent from manifests written before it did.
+    std::optional<std::string> sha256;
+    std::optional<std::string> header_sha256;
     std::optional<FleetObject> fleet;
+    // The key ids whose signatures of the manifest were verified (signed_manifest.hpp): the
+    // entry's file must then be byte for byte what the signed manifest names. Empty for an entry
+    // of a plain manifest, or of a signed one read without verifying it.
+    std::vector<std::string> manifest_signers;
+};
+
+// What a signed manifest says of its release (signed_manifest.hpp).
+struct ManifestRelease {
+    std::uint64_t version = 0; // raised by the publisher with every release of the spec
+    std::string expires;       // "2027-03-01T00:00:00Z": refused from then on
 };
 
 struct Manifest {
     std::string spec;                  // the MODULE:ATTRIBUTE the recipes came from
     std::optional<std::string> remote; // the remote cache published to, if any
     std::vector<ManifestEntry> entries;
+    // A signed manifest's release; absent for a plain manifest.
+    std::optional<ManifestRelease> release;
+    // The key ids whose signatures were verified (none when read without verifying them).
+    std::vector<std::string> signers;
 };
 
-// Reads a manifest from its text; `name` (the file) opens every message. Throws
+// Reads a plain manifest from its text; `name` (the file) opens every message. A signed
+// manifest (a DSSE envelope) is refused with UntrustedEngineError: read it with
+// signed_manifest.hpp's read_manifest(path, options). Throws
 // tensoracle::InvalidArgument naming the file, the field (such as "entries[1].plan.size") and
 // the value when the text is not JSON within limits, the schema version is not 1, a field is
 // missing or mistyped (an entry's io included), or an entry's file name is not the identity of

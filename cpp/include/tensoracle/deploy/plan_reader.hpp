@@ -2,17 +2,18 @@
 // pieces (TensorRT's IStreamReaderV2: tensorrt.hpp adapts one to this).
 //
 // A DeployedEngine opened with OpenOptions::stream_plan holds its file open and the digests its
-// verified header records for each 4 MiB chunk of the plan (SHA-256 when a verify key accepted
-// the signature, which is over the header; XXH3-128 otherwise), not the plan. A PlanReader reads
-// a chunk from that open file, computes its digest, and hands on none of its bytes unless it is
-// the recorded one: another process that writes into the file, truncates or replaces it after
-// the open changes nothing that is handed on (a changed chunk is refused, and the reader keeps
-// refusing), and crashes nothing (the file is read, never mapped). Without a key it also
-// computes the whole plan's XXH3-128 over the chunks in order, and hands on the last chunk only
-// when it is the header's (the manifest's): a read that skips ahead has the chunks before it read
-// and checked first. The memory it holds is one chunk (two while it reads skipped chunks),
-// whatever the plan's size. For an engine opened whole (the default, and entries saved before
-// chunk digests existed), it hands on pieces of the verified copy.
+// verified header records for each 4 MiB chunk of the plan, not the plan. The header itself was
+// bound to the manifest before it was decoded: by the SHA-256 of the preamble and header that
+// the manifest records (header_sha256), by the signed manifest that records it, or by the
+// entry's own signature under a verify key. The chunk digests checked are the SHA-256 when a
+// signature binds the header, the XXH3-128 otherwise. A PlanReader reads a chunk from that open
+// file, computes its digest, and hands on none of its bytes unless it is the recorded one:
+// another process that writes into the file, truncates or replaces it after the open changes
+// nothing that is handed on (a changed chunk is refused, and the reader keeps refusing), and
+// crashes nothing (the file is read, never mapped). The memory it holds is one chunk, whatever
+// the plan's size. For an engine opened whole (the default, entries saved before chunk digests
+// existed, and entries whose manifest records no header digest when no key is set), it hands on
+// pieces of the verified copy.
 //
 // This header compiles as C++17.
 #pragma once
@@ -52,6 +53,16 @@ public:
     // copies them itself (such as into device memory): valid until the next call on this reader.
     // nullptr with `available` 0 at or past the end. Throws as read().
     std::byte const* checked_at(std::uint64_t offset, std::size_t& available);
+
+    // Reads and checks every chunk no call of this reader checked yet, handing none of it on
+    // (into the reader's own buffer: a pointer checked_at gave is no longer valid). A consumer
+    // that may stop before the plan's end (TensorRT's deserializer) calls it before it trusts
+    // what it made of the plan: nothing made from a plan that was not checked whole is used.
+    // Throws as read().
+    void check_rest();
+    // Whether every chunk of the plan was checked by this reader (always, for an engine opened
+    // whole); false once a chunk was refused.
+    bool checked_whole() const noexcept;
 
     // The host memory this reader holds for its chunk (0 for an engine opened whole).
     std::size_t buffer_bytes() const noexcept;

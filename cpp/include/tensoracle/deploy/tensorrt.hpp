@@ -357,8 +357,8 @@ private:
 // a deployed engine's verified plan: every read hands TensorRT bytes only once the chunk they lie
 // in was checked against the verified header (PlanReader): into host memory directly, into
 // device memory (as the CUDA driver tells: memory_kind) with cudaMemcpyAsync on TensorRT's stream
-// from the reader's chunk, the stream synchronized before the read returns, so that the chunk can
-// be refilled by the next. A refused chunk, or a failed copy, ends the read
+// from the reader's chunk, the stream synchronized after each copy, before the chunk is refilled
+// (or zeroed) for the next. A refused chunk, or a failed copy, ends the read
 // with -1 (TensorRT's unrecoverable error), and failure() holds why. For an engine opened whole
 // it reads from the verified copy. `deployed` must outlive the stream; use it from one thread.
 class VerifiedPlanStream final : public nvinfer1::IStreamReaderV2 {
@@ -390,18 +390,17 @@ public:
                             std::string("copying the verified plan of '") + path_.string() +
                             "' to device memory failed: " + cudaGetErrorString(copy));
                     }
-                    copied += take;
-                }
-                // The chunk may be refilled by the next read: the copies out of it end first
-                // (cudaMemcpyAsync from pageable memory has usually taken the bytes when it
-                // returns, but not on every system).
-                if (copied > 0) {
+                    // The reader's chunk is refilled (or zeroed, if the next chunk is
+                    // refused) by the next checked_at: the copy out of it ends first
+                    // (cudaMemcpyAsync from pageable memory has usually taken the bytes when it
+                    // returns, but not on every system).
                     cudaError_t const done = cudaStreamSynchronize(stream);
                     if (done != cudaSuccess) {
                         throw TensorRtError(
                             std::string("copying the verified plan of '") + path_.string() +
                             "' to device memory failed: " + cudaGetErrorString(done));
                     }
+                    copied += take;
                 }
             } else {
                 copied = reader_.read(position_, into, wanted);
@@ -446,6 +445,9 @@ public:
     // Why the last failed read failed (CorruptEngineError for a refused chunk); null if none did.
     std::exception_ptr failure() const noexcept { return failure_; }
     PlanReader const& reader() const noexcept { return reader_; }
+    // Reads and checks the chunks TensorRT did not read (PlanReader::check_rest): TensorRT may
+    // stop before the plan's end, and an engine is only trusted once its plan was checked whole.
+    void check_rest() { reader_.check_rest(); }
 
 private:
     // Device memory needs a CUDA copy; host memory (pageable, pinned or managed) the reader
@@ -482,7 +484,8 @@ inline void check_backend(DeployedEngine const& deployed, RuntimeBackend const& 
 }
 
 // TensorRT's engine from the verified plan of `deployed` (streamed: each chunk checked as
-// TensorRT reads it), or null when TensorRT refuses the plan. A chunk refused by the stream is
+// TensorRT reads it, and the chunks it did not read checked after it returns), or null when
+// TensorRT refuses the plan. A chunk refused by the stream is
 // thrown (CorruptEngineError naming the chunk: the file is damaged, or changed since the open), and
 // no engine of that deserialization is returned.
 inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize_plan(nvinfer1::IRuntime& runtime,
@@ -494,6 +497,14 @@ inline std::unique_ptr<nvinfer1::ICudaEngine> deserialize_plan(nvinfer1::IRuntim
         if (stream.failure()) {
             engine.reset();
             std::rethrow_exception(stream.failure());
+        }
+        if (engine) {
+            try {
+                stream.check_rest(); // what TensorRT did not read is checked before it is used
+            } catch (...) {
+                engine.reset();
+                throw;
+            }
         }
     } else {
         engine.reset(runtime.deserializeCudaEngine(deployed.plan_data(), deployed.plan_size()));

@@ -27,6 +27,11 @@ std::string format_size_human(std::uint64_t bytes);
 // "2026-11-29T08:23:26Z": UTC, whole seconds (rounded toward the past), for any int64 time.
 std::string format_utc_time(std::int64_t nanoseconds_since_epoch);
 
+// The time format_utc_time writes ("2026-11-29T08:23:26Z", exactly that form: UTC, whole
+// seconds, a valid date), in nanoseconds since the Unix epoch. Throws InvalidArgument naming
+// `field` and `text` for anything else.
+std::int64_t parse_utc_time(std::string_view text, std::string_view field);
+
 // The current wall-clock time in nanoseconds since the Unix epoch.
 std::int64_t now_nanoseconds();
 

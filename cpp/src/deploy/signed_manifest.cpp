@@ -1,0 +1,222 @@
+// Verifying a signed deployment manifest (signed_manifest.hpp): the envelope's signatures over
+// DSSE's pre-authentication encoding first, counted once per trusted key; only then is the
+// payload read, as an in-toto Statement whose predicate is the manifest and whose subjects are
+// its files.
+#include "tensoracle/deploy/signed_manifest.hpp"
+
+#include "deploy/json_fields.hpp"
+#include "deploy/manifest_document.hpp"
+#include "deploy/manifest_envelope.hpp"
+#include "deploy/manifest_versions.hpp"
+#include "remote/key_file.hpp"
+#include "tensoracle/cache/store.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/io/hash.hpp"
+#include "tensoracle/remote/signature.hpp"
+#include "tensoracle/text/base64.hpp"
+#include "tensoracle/text/size_text.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace tensoracle::deploy {
+namespace {
+
+// The key ids of `policy` that signed `envelope`, each once.
+std::vector<std::string> accepting_keys(Envelope const& envelope, TrustPolicy const& policy) {
+    std::string const encoded =
+        pre_authentication_encoding(envelope.payload_type, envelope.payload);
+    auto const message = std::as_bytes(std::span(encoded));
+    std::vector<std::string> accepted;
+    for (TrustedKey const& trusted : policy.keys) {
+        VerifyKey const key = VerifyKey::from_pem(trusted.public_key_pem, "key " + trusted.keyid);
+        bool const signed_by_key = std::any_of(
+            envelope.signatures.begin(), envelope.signatures.end(),
+            [&](EnvelopeSignature const& signature) { return key.verify(message, signature.sig); });
+        if (signed_by_key) {
+            accepted.push_back(trusted.keyid);
+        }
+    }
+    return accepted;
+}
+
+std::string listed(std::vector<std::string> const& names) {
+    std::string text;
+    for (std::string const& name : names) {
+        text += (text.empty() ? "" : ", ") + name;
+    }
+    return text.empty() ? std::string("none") : text;
+}
+
+} // namespace
+
+Manifest statement_manifest(std::span<std::byte const> payload, std::string const& name) {
+    std::string const where = name + " (the signed payload)";
+    Json const statement = manifest_json(
+        std::string_view(reinterpret_cast<char const*>(payload.data()), payload.size()), where);
+    Fields const fields(statement, where, true);
+    if (std::string const type = fields.text("_type"); type != kStatementType) {
+        fields.refuse("_type", type, (std::string("\"") + kStatementType + "\"").c_str());
+    }
+    if (std::string const type = fields.text("predicateType"); type != kManifestPredicateType) {
+        fields.refuse("predicateType", type,
+                      (std::string("\"") + kManifestPredicateType + "\"").c_str());
+    }
+    Json const& predicate = fields.any("predicate");
+    Manifest manifest = manifest_of_document(predicate, where + ": predicate");
+    Fields const release(predicate, where + ": predicate");
+    manifest.release = ManifestRelease{release.count("version"), release.text("expires")};
+    (void)parse_utc_time(manifest.release->expires, release.at("expires"));
+    // Subjects: each entry's file, by name, with the SHA-256 of the whole file.
+    Json const& subjects = fields.any("subject");
+    if (!subjects.is_array()) {
+        fields.refuse("subject", subjects, "an array");
+    }
+    std::map<std::string, std::string> subject_digests;
+    for (std::size_t i = 0; i < subjects.size(); ++i) {
+        Fields const subject(subjects[i], fields.at("subject") + "[" + std::to_string(i) + "]");
+        Fields const digest(subject.any("digest"), subject.at("digest"));
+        std::string const sha256 = digest.text("sha256");
+        if (!is_sha256_hex(sha256)) {
+            digest.refuse("sha256", sha256, "64 lowercase hex digits");
+        }
+        subject_digests[subject.text("name")] = sha256;
+    }
+    std::set<std::string> named;
+    for (std::size_t i = 0; i < manifest.entries.size(); ++i) {
+        ManifestEntry const& entry = manifest.entries[i];
+        std::string const at = where + ": predicate.entries[" + std::to_string(i) + "]";
+        if (!entry.sha256 || !entry.header_sha256) {
+            throw InvalidArgument(at + " records no " +
+                                  (entry.sha256 ? "header_sha256" : "sha256") +
+                                  ": a signed manifest binds every entry's file");
+        }
+        auto const subject = subject_digests.find(entry.file_name);
+        if (subject == subject_digests.end() || subject->second != *entry.sha256) {
+            throw UntrustedEngineError(
+                at + " (" + entry.file_name + ", sha256 " + *entry.sha256 + ") is not a subject " +
+                    (subject == subject_digests.end()
+                         ? std::string("of the statement")
+                         : "(its subject's sha256 is " + subject->second + ")"),
+                name);
+        }
+        named.insert(entry.file_name);
+    }
+    if (named.size() != subject_digests.size()) {
+        for (auto const& [file_name, digest] : subject_digests) {
+            if (named.count(file_name) == 0) {
+                throw UntrustedEngineError(
+                    where + ": subject " + file_name + " is no entry of the manifest", name);
+            }
+        }
+    }
+    return manifest;
+}
+
+Manifest verify_signed_manifest(std::string_view text, std::string const& name,
+                                TrustPolicy const& policy, std::int64_t now) {
+    if (policy.keys.empty() || policy.threshold == 0 || policy.threshold > policy.keys.size()) {
+        throw InvalidArgument("the trust policy has " + std::to_string(policy.keys.size()) +
+                              " keys and threshold " + std::to_string(policy.threshold) +
+                              ": it needs 1 to the number of keys");
+    }
+    Envelope const envelope = read_envelope(manifest_json(text, name), name);
+    std::vector<std::string> const signers = accepting_keys(envelope, policy);
+    if (signers.size() < policy.threshold) {
+        std::vector<std::string> claimed;
+        for (EnvelopeSignature const& signature : envelope.signatures) {
+            claimed.push_back(signature.keyid.empty() ? std::string("(no key id)")
+                                                      : signature.keyid);
+        }
+        throw UntrustedEngineError(
+            name + ": " + std::to_string(signers.size()) + " of the trust policy's keys (" +
+                listed(signers) + ") signed the manifest, and it requires " +
+                std::to_string(policy.threshold) + " of " + std::to_string(policy.keys.size()) +
+                "; the envelope has " + std::to_string(envelope.signatures.size()) +
+                " signatures, by key ids " + listed(claimed),
+            name);
+    }
+    Manifest manifest = statement_manifest(envelope.payload, name);
+    std::int64_t const expires = parse_utc_time(manifest.release->expires, "expires");
+    if (now >= expires) {
+        throw UntrustedEngineError(
+            name + ": the signed manifest expired at " + manifest.release->expires +
+                " (it is now " + format_utc_time(now) + "): ask its publisher for a current one",
+            name);
+    }
+    if (manifest.release->version < policy.minimum_version) {
+        throw UntrustedEngineError(name + ": version " + std::to_string(manifest.release->version) +
+                                       " is lower than the minimum version " +
+                                       std::to_string(policy.minimum_version) + " required",
+                                   name);
+    }
+    manifest.signers = signers;
+    for (ManifestEntry& entry : manifest.entries) {
+        entry.manifest_signers = signers;
+    }
+    return manifest;
+}
+
+TrustPolicy policy_of(OpenOptions const& options) {
+    TrustPolicy policy;
+    bool const key = !options.verify_key.empty() || !options.verify_key_pem.empty();
+    if (!options.trust_policy.empty() && key) {
+        throw InvalidArgument("OpenOptions: trust_policy and a verify key are both set; set one "
+                              "(a policy lists every key it trusts)");
+    }
+    if (!options.verify_key.empty() && !options.verify_key_pem.empty()) {
+        throw InvalidArgument("OpenOptions: verify_key (a key file) and verify_key_pem (a key's "
+                              "text) are both set; set one");
+    }
+    if (!options.trust_policy.empty()) {
+        policy = read_trust_policy(options.trust_policy);
+    } else if (!options.verify_key.empty()) {
+        policy = single_key_policy(detail::read_key_file(options.verify_key),
+                                   "key file '" + options.verify_key.string() + "'");
+    } else if (!options.verify_key_pem.empty()) {
+        policy = single_key_policy(options.verify_key_pem, "verify_key_pem");
+    }
+    policy.minimum_version = std::max(policy.minimum_version, options.minimum_version);
+    return policy;
+}
+
+Manifest read_manifest(std::filesystem::path const& path, OpenOptions const& options) {
+    std::string const name = path.string();
+    TrustPolicy const policy = policy_of(options);
+    std::string const text = manifest_text(path);
+    Json const document = manifest_json(text, name);
+    if (!is_envelope(document)) {
+        if (!policy.keys.empty() || options.minimum_version > 0) {
+            throw UntrustedEngineError(
+                name + " is not signed, and " +
+                    (policy.keys.empty() ? std::string("a minimum version")
+                                         : std::string("a verify key or trust policy")) +
+                    " is set: only a signed manifest (tensoracle manifest sign, or tensoracle "
+                    "build --manifest --sign-key) is accepted",
+                name);
+        }
+        return manifest_of_document(document, name);
+    }
+    if (policy.keys.empty()) {
+        if (!options.skip_signature_verification) {
+            throw UntrustedEngineError(
+                name +
+                    " is a signed manifest, but no verify key or trust policy is set, so it "
+                    "would be read unverified: pass the key (OpenOptions::verify_key, " +
+                    std::string(kVerifyKeyVariable) +
+                    ", open_deployed(verify_key=...)) or a trust policy (OpenOptions::"
+                    "trust_policy, open_deployed(trust_policy=...)), or skip the check "
+                    "explicitly (skip_signature_verification)",
+                name);
+        }
+        return statement_manifest(read_envelope(document, name).payload, name);
+    }
+    Manifest manifest = verify_signed_manifest(text, name, policy, now_nanoseconds());
+    std::filesystem::path const folder =
+        options.cache_directory.empty() ? default_cache_directory() : options.cache_directory;
+    accept_manifest_version(folder, manifest.spec, manifest.release->version, name);
+    return manifest;
+}
+
+} // namespace tensoracle::deploy
