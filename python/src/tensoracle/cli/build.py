@@ -25,6 +25,7 @@ entry), 1 when one failed or was not published, 2 for invalid usage.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import sys
@@ -75,7 +76,8 @@ from tensoracle.errors import EngineCacheError, RemoteCacheWarning
 
 USAGE = (
     "tensoracle build MODULE:ATTRIBUTE [--targets SM[,SM...]] [--push [URL]] [--force-rebuild] "
-    "[--manifest FILE] [--shard I/N] [--format json|table]"
+    "[--manifest FILE [--sign-key KEY]... [--manifest-version N] [--expires-in DAYS]] "
+    "[--shard I/N] [--format json|table]"
 )
 
 
@@ -166,6 +168,29 @@ def _parser(prog: str) -> Parser:
         help="write the deployment manifest of the prepared entries to FILE (docs/deploy.md)",
     )
     made.add_argument(
+        "--sign-key",
+        metavar="KEY",
+        type=Path,
+        action="append",
+        help="write the manifest signed (a DSSE envelope over an in-toto Statement, as "
+        "'tensoracle manifest sign' writes it) with this Ed25519 signing key file; repeat it for "
+        "several signatures",
+    )
+    made.add_argument(
+        "--manifest-version",
+        metavar="N",
+        type=_whole_number,
+        help="the signed manifest's version, raised with every release (default: the time in "
+        "seconds since 1970)",
+    )
+    made.add_argument(
+        "--expires-in",
+        metavar="DAYS",
+        type=_days,
+        default=365.0,
+        help="days until applications refuse the signed manifest (default 365)",
+    )
+    made.add_argument(
         "--shard",
         metavar="I/N",
         help="prepare only part I (from 0) of N disjoint parts of the recipes, the same split on "
@@ -174,6 +199,22 @@ def _parser(prog: str) -> Parser:
     )
     add_format_option(made, TABLE, deprecated_json=True)
     return made
+
+
+def _whole_number(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
+    return int(text)
+
+
+def _days(text: str) -> float:
+    try:
+        days = float(text)
+    except ValueError:
+        days = -1.0
+    if not 0 < days <= 36500:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days from 0 to 36500")
+    return days
 
 
 def _targets(text: str | None) -> tuple[str, ...] | None:
@@ -258,9 +299,11 @@ def _write_manifest(
     rows: list[Row],
     prog: str,
     shard: dict[str, Any] | None = None,
+    signing: deploy_manifest.Signing | None = None,
 ) -> bool:
-    """Writes the deployment manifest of the rows that prepared an entry; False (said on
-    stderr) when it cannot be written or an entry cannot be read back."""
+    """Writes the deployment manifest of the rows that prepared an entry (signed with
+    ``signing``); False (said on stderr) when it cannot be written or signed, or an entry cannot
+    be read back."""
     entries = []
     try:
         for row in rows:
@@ -275,12 +318,13 @@ def _write_manifest(
                 deploy_manifest.entry(row.name, row.graph_version, Path(row.path), fleet)
             )
         deploy_manifest.write(
-            path, spec, None if publisher is None else publisher.url, entries, shard
+            path, spec, None if publisher is None else publisher.url, entries, shard, signing
         )
-    except (OSError, EngineCacheError, RemoteUnavailable) as error:
+    except (OSError, ValueError, EngineCacheError, RemoteUnavailable) as error:
         print(f"{prog}: --manifest: {error}", file=sys.stderr)
         return False
-    print(f"{prog}: wrote the manifest of {len(entries)} entries to {path}", file=sys.stderr)
+    what = "manifest" if signing is None else f"signed manifest (version {signing.version})"
+    print(f"{prog}: wrote the {what} of {len(entries)} entries to {path}", file=sys.stderr)
     return True
 
 
@@ -312,6 +356,23 @@ def _build(args: list[str], prog: str) -> int:
         shard = None if options.shard is None else build_shard.parse_shard(options.shard)
     except build_shard.ShardError as error:
         raise UsageError(str(error)) from error
+    signing = None
+    if options.sign_key:
+        if options.manifest is None:
+            raise UsageError("--sign-key signs the manifest: give --manifest FILE too")
+        if shard is not None:
+            raise UsageError(
+                "--sign-key: sign the merged manifest of all parts "
+                "('tensoracle manifest merge', then 'tensoracle manifest sign'), not a part"
+            )
+        for key in options.sign_key:
+            try:
+                _core.SigningKey.from_pem_file(str(key))  # before anything is built
+            except (OSError, ValueError) as error:
+                raise UsageError(f"--sign-key {key}: {error}") from error
+        signing = deploy_manifest.Signing.of(
+            options.sign_key, options.manifest_version, options.expires_in
+        )
     if options.manifest is not None:  # before anything is built, not after
         try:
             deploy_manifest.check_writable(options.manifest)
@@ -346,7 +407,7 @@ def _build(args: list[str], prog: str) -> int:
         rows.append(row)
     signed = None if publisher is None else publisher.signing is not None
     if options.manifest is not None and not _write_manifest(
-        options.manifest, options.spec, publisher, rows, prog, shard_record
+        options.manifest, options.spec, publisher, rows, prog, shard_record, signing
     ):
         return EXIT_FAILURE
     report = document(

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tensoracle import _core
-from tensoracle.cache.remote.config import REMOTE
+from tensoracle.cache.remote.config import REMOTE, VERIFY_KEY, key_file_or_text
 from tensoracle.cache.remote.fleet import load_keys, receive
 from tensoracle.cache.remote.objects import RemoteObjects, TooLarge, engine_key
 from tensoracle.cli import deploy_manifest, deploy_pull
@@ -53,7 +53,8 @@ from tensoracle.cli.remote_cache import (
 from tensoracle.errors import CorruptEngineError, EngineCacheError
 
 USAGE = (
-    "tensoracle cache pull [ENTRY... | --manifest FILE] [--remote URL] [--cache-dir DIR] "
+    "tensoracle cache pull [ENTRY... | --manifest FILE [--trust-policy POLICY] "
+    "[--minimum-version N]] [--remote URL] [--cache-dir DIR] "
     "[--format json|table]"
 )
 
@@ -85,10 +86,26 @@ def table(report: dict[str, Any]) -> str:
     )
 
 
-def _read_manifest(value: str) -> deploy_pull.Manifest:
+def _read_manifest(value: str, options: Any, directory: Path) -> deploy_pull.Manifest:
+    """The manifest, trusted as an application opening engines from ``directory`` trusts it:
+    with ``$TENSORACLE_REMOTE_VERIFY_KEY`` or ``--trust-policy`` it must be a signed manifest
+    they accept (and its version is recorded in the folder)."""
     if not value:
         raise UsageError("--manifest: the file name must not be empty")
-    return deploy_pull.read(Path(value))
+    verify_key, verify_key_pem = key_file_or_text(os.environ.get(VERIFY_KEY, ""))
+    if options.trust_policy is not None and (verify_key or verify_key_pem):
+        raise UsageError(
+            f"--trust-policy: ${VERIFY_KEY} is set too; give one (a policy lists every key it "
+            "trusts)"
+        )
+    trust = deploy_pull.Trust(
+        directory,
+        verify_key,
+        verify_key_pem,
+        None if options.trust_policy is None else Path(options.trust_policy),
+        options.minimum_version,
+    )
+    return deploy_pull.read(Path(value), trust)
 
 
 def _remote(option: str, manifest: deploy_pull.Manifest | None) -> Any:
@@ -183,15 +200,34 @@ def _pull(args: list[str], prog: str) -> int:
         "--manifest), each checked against it; from the manifest's remote cache unless --remote "
         f"or ${REMOTE} names one",
     )
+    made.add_argument(
+        "--trust-policy",
+        metavar="POLICY",
+        help="with --manifest: accept only a signed manifest that this trust policy file's keys "
+        f"accept (instead of ${VERIFY_KEY}, which accepts one signed by that key)",
+    )
+    made.add_argument(
+        "--minimum-version",
+        metavar="N",
+        type=int,
+        default=0,
+        help="with --manifest: refuse a signed manifest of a lower version",
+    )
     add_remote_option(made, required_flag=False)
     add_format_option(made, JSON)
     options = made.parse_args(args)
     output = chosen_format(options, prog)
     if options.manifest is not None and options.entries:
         raise UsageError("give ENTRY names or --manifest FILE, not both")
-    manifest = None if options.manifest is None else _read_manifest(options.manifest)
-    config = _remote(options.remote, manifest)
+    if options.manifest is None and (options.trust_policy or options.minimum_version):
+        raise UsageError("--trust-policy and --minimum-version apply to --manifest FILE")
+    if options.minimum_version < 0:
+        raise UsageError(f"--minimum-version {options.minimum_version}: expected a number >= 0")
     directory = cache_directory(options.cache_dir)
+    manifest = (
+        None if options.manifest is None else _read_manifest(options.manifest, options, directory)
+    )
+    config = _remote(options.remote, manifest)
     _signing, verify = load_keys(config)
     objects = RemoteObjects(config)
     store = _core.Store(str(directory))

@@ -16,10 +16,13 @@ atomically: a reader sees the old manifest or the new one, never a part.
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import stat
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,24 @@ from tensoracle.errors import CorruptEngineError
 SCHEMA_VERSION = 1
 # The Ed25519 signature that opens a signature trailer (remote_object.hpp).
 SIGNATURE_BYTES = _core.SIGNATURE_TRAILER_BYTES - _core.SIGNATURE_MAGIC_BYTES
+
+
+@dataclass(frozen=True)
+class Signing:
+    """How ``write`` signs the manifest: the Ed25519 signing key files, the release's version
+    (raised with every release) and its expiry (UTC, ``2027-03-01T00:00:00Z``)."""
+
+    keys: tuple[Path, ...]
+    version: int
+    expires: str
+
+    @staticmethod
+    def of(keys: list[Path], version: int | None, expires_in_days: float) -> Signing:
+        """Signing with ``keys``; ``version`` None: the current time in seconds since 1970 (it
+        rises with every release); the expiry ``expires_in_days`` from now."""
+        now = time.time()
+        expires = _core.format_utc_time(int((now + expires_in_days * 86400) * 1e9))
+        return Signing(tuple(keys), int(now) if version is None else version, expires)
 
 
 def saved_prefix(path: Path) -> tuple[bytes, int]:
@@ -95,14 +116,25 @@ def fleet_object(objects: RemoteObjects, key: str) -> dict[str, Any]:
     }
 
 
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of every byte of the file at ``path`` (read in 1 MiB pieces)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while piece := file.read(1 << 20):
+            digest.update(piece)
+    return digest.hexdigest()
+
+
 def entry(
     recipe: str, graph_version: str, path: Path, fleet: dict[str, Any] | None
 ) -> dict[str, Any]:
     """One prepared entry as the manifest describes it, read from the saved file ``path``
     (``CorruptEngineError`` when its header cannot be read). ``fleet``: its published object as
-    ``fleet_object`` describes it, or None when it was not published."""
-    header = saved_header(path)
-    size = path.stat().st_size
+    ``fleet_object`` describes it, or None when it was not published. The entry records the
+    SHA-256 of the whole file (what ``sha256sum`` prints, and a signed manifest's subject) and of
+    its preamble and header (which bind every plan chunk's digest): an application checks the
+    header against it before it reads any chunk."""
+    header, size = saved_prefix(path)
     _core.decode_engine_header(header, size, str(path))  # checked within the readers' limits
     decoded = json.loads(header[_core.ENGINE_PREAMBLE_BYTES :])
     conditions, references, plan = (decoded[key] for key in ("conditions", "references", "plan"))
@@ -118,6 +150,8 @@ def entry(
         "io": references.get("io") if isinstance(references, dict) else None,
         "plan": {"size": plan["size"], "xxh3_128": plan["xxh3_128"]},
         "engine_bytes": size,
+        "sha256": file_sha256(path),
+        "header_sha256": hashlib.sha256(header).hexdigest(),
         "fleet": fleet,
     }
 
@@ -151,10 +185,14 @@ def write(
     remote: str | None,
     entries: list[dict[str, Any]],
     shard: dict[str, Any] | None = None,
+    signing: Signing | None = None,
 ) -> None:
     """Writes the manifest to ``path`` atomically (a temporary file in its folder, flushed, then
     renamed over it); ``OSError`` naming the file when it cannot be written. A part of a sharded
-    build also records ``shard`` (cli.build_shard.record), which readers of the entries ignore."""
+    build also records ``shard`` (cli.build_shard.record), which readers of the entries ignore.
+    With ``signing`` the file written is the signed manifest (``tensoracle manifest sign``'s
+    DSSE envelope), signed by its keys with its version and expiry; ``ValueError`` naming the
+    field when it cannot be signed."""
     document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "spec": spec,
@@ -164,6 +202,10 @@ def write(
     if shard is not None:
         document["shard"] = shard
     text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if signing is not None:
+        text = _core.sign_manifest(
+            text, str(path), signing.version, signing.expires, [str(key) for key in signing.keys]
+        )
     folder = path.parent if str(path.parent) else Path(".")
     try:
         # A short name of its own: the manifest's name may be as long as the system allows.

@@ -15,6 +15,7 @@ object or file and the manifest's field (``deploy.json: entries[0].plan.xxh3_128
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 
 from tensoracle import _core
 from tensoracle.cli import deploy_manifest
-from tensoracle.errors import CorruptEngineError, EngineConditionError
+from tensoracle.errors import CorruptEngineError, EngineConditionError, UntrustedEngineError
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class Expected:
     plan_xxh3_128: str
     engine_bytes: int
     signature: bytes | None  # the published object's signature, when the manifest records one
+    header_sha256: str | None  # of the file's preamble and header, when the manifest records it
+    bound: bool  # a verified signed manifest names the file: its digests are the publisher's
 
 
 @dataclass(frozen=True)
@@ -45,11 +48,37 @@ class Manifest:
     entries: list[Expected]
 
 
-def read(path: Path) -> Manifest:
+@dataclass(frozen=True)
+class Trust:
+    """How the manifest is trusted (open_deployed's arguments): a verify key (its file or its
+    PEM text) or a trust policy file, the lowest version accepted, and the cache folder whose
+    record of accepted versions is checked and raised."""
+
+    cache_dir: Path
+    verify_key: Path | None = None
+    verify_key_pem: str | None = None
+    trust_policy: Path | None = None
+    minimum_version: int = 0
+
+
+def read(path: Path, trust: Trust | None = None) -> Manifest:
     """The manifest at ``path``, read once by the C++ library (every field checked, the entries'
-    identities those of their conditions as recorded): ``ValueError`` naming the file, field and
-    value when it is not a valid deployment manifest, ``OSError`` when it cannot be read."""
-    document = _core.read_deploy_manifest_document(path)
+    identities those of their conditions as recorded), trusted as ``trust`` says (a signed
+    manifest verified by its keys, not expired, not older than the cache folder accepted before;
+    without keys a signed manifest is refused): ``ValueError`` naming the file, field and value
+    when it is not a valid deployment manifest, ``UntrustedEngineError`` naming what failed when
+    the keys do not accept it, ``OSError`` when it cannot be read."""
+    if trust is None:
+        document = _core.read_deploy_manifest_document(path)
+    else:
+        document = _core.read_deploy_manifest_document(
+            path,
+            str(trust.cache_dir),
+            None if trust.verify_key is None else str(trust.verify_key),
+            trust.verify_key_pem,
+            None if trust.trust_policy is None else str(trust.trust_policy),
+            trust.minimum_version,
+        )
     expected = []
     for index, checked in enumerate(document["entries"]):
         signature = checked["fleet_signature"]
@@ -62,9 +91,26 @@ def read(path: Path) -> Manifest:
                 checked["plan_xxh3_128"],
                 checked["engine_bytes"],
                 None if signature is None else bytes.fromhex(signature),
+                checked["header_sha256"],
+                bool(checked["bound"]),
             )
         )
     return Manifest(path, document["remote"], expected)
+
+
+def _check_header_digest(expected: Expected, what: str, prefix: bytes) -> None:
+    """Raises ``UntrustedEngineError`` (a signed manifest's file) or ``EngineConditionError`` when
+    the SHA-256 of the preamble and header ``prefix`` of ``what`` is not the manifest's
+    ``header_sha256`` (which binds the digest of every plan chunk)."""
+    if expected.header_sha256 is None:
+        return
+    digest = hashlib.sha256(prefix).hexdigest()
+    if digest != expected.header_sha256:
+        message = (
+            f"{what} is not the entry {expected.where} records: the SHA-256 of its preamble and "
+            f"header is {digest}, {expected.where}.header_sha256 is {expected.header_sha256}"
+        )
+        raise (UntrustedEngineError if expected.bound else EngineConditionError)(message)
 
 
 def _difference(
@@ -103,6 +149,7 @@ def check_saved(path: Path, expected: Expected) -> None:
     read (a link or anything but a regular file is refused, never followed or waited on). The
     file is only read."""
     header, size = deploy_manifest.saved_prefix(path)
+    _check_header_digest(expected, f"the saved entry {path}", header)
     conditions_json, _references, _offset = _core.decode_engine_header(header, size, str(path))
     _difference(
         expected,
@@ -169,6 +216,7 @@ class ManifestReceiver:
                 if self._needed > len(self._prefix):
                     continue
             prefix = bytes(self._prefix)
+            _check_header_digest(self._expected, f"the remote engine {self._url}", prefix)
             # Bounded as every header is, and announcing the entry's engine size.
             conditions_json, _references, _offset = _core.decode_engine_header(
                 prefix, self._expected.engine_bytes, self._url

@@ -124,6 +124,10 @@ class DeployedEngineHandle(EngineHandle):
                 engine = self._runtime.deserialize_cuda_engine(self._opened.plan)
         if stream is not None and stream.failure is not None:
             raise stream.failure  # a chunk not the verified one: nothing of it was handed on
+        if stream is not None and engine is not None:
+            # TensorRT may stop reading before the plan's end: what it did not read is read and
+            # checked now, and the engine is dropped unless the plan was checked whole.
+            self._opened.check_rest()
         if engine is None:
             raise CorruptEngineError(
                 f"{self._backend.name} {self._backend.version} cannot deserialize the plan in "
@@ -222,14 +226,22 @@ def open_deployed(
     logger: Any = None,
     skip_signature_verification: bool = False,
     stream_plan: bool = False,
+    trust_policy: str | os.PathLike[str] | None = None,
+    minimum_version: int = 0,
 ) -> DeployedEngineHandle:
     """The deployed engine of ``recipe`` in the deployment manifest ``manifest`` for this
     machine's GPU and backend, opened from ``cache_dir`` (the default cache folder when None).
 
     ``verify_key`` (default: ``TENSORACLE_REMOTE_VERIFY_KEY``) is an Ed25519 public key, as the
-    path of its PEM file or as its PEM text (a string starting with ``-----BEGIN``): the entry
-    must then carry the manifest's signature by it. Without a key, an entry the manifest records
-    a signature for is refused (UntrustedEngineError) unless ``skip_signature_verification`` is
+    path of its PEM file or as its PEM text (a string starting with ``-----BEGIN``), and
+    ``trust_policy`` the path of a trust policy file (its keys, M of which must sign, and a
+    minimum version; give one of the two). With either, the manifest must be a signed manifest
+    (``tensoracle manifest sign``) that they accept, not expired, of a version no lower than
+    ``minimum_version`` and than the last version this cache folder accepted for its spec, and
+    the entry's file must be byte for byte the one it names; an unsigned manifest is refused
+    (UntrustedEngineError naming what failed). Without either, a plain manifest is read as it
+    is (whoever can write it chooses the engine), and a signed manifest, or an entry the
+    manifest records a signature for, is refused unless ``skip_signature_verification`` is
     True. ``plugins`` are loaded before the engine is deserialized.
 
     With ``stream_plan`` only the header is read and checked here, the file stays open, and
@@ -245,7 +257,8 @@ def open_deployed(
         FileNotFoundError: The selected entry is not in the cache folder (pull it with
             ``tensoracle cache pull --manifest``).
         CorruptEngineError, EngineConditionError, EngineIOError, UntrustedEngineError: The
-            entry is not the manifest's (naming the file, field, observed and expected value).
+            entry is not the manifest's (naming the file, field, observed and expected value),
+            or the manifest is not one the keys accept (naming what failed).
     """
     chosen = backend()
     device = gpu.properties()
@@ -267,6 +280,8 @@ def open_deployed(
         key_text,
         skip_signature_verification,
         stream_plan and hasattr(chosen.module, "IStreamReaderV2"),
+        None if trust_policy is None else str(trust_policy),
+        minimum_version,
     )
     load_plugins(plugins, chosen, logger)
     return DeployedEngineHandle(opened, chosen, logger)
