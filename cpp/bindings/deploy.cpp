@@ -9,6 +9,7 @@
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/deploy/plan_reader.hpp"
+#include "tensoracle/deploy/plugin_library.hpp"
 #include "tensoracle/deploy/selection.hpp"
 #include "tensoracle/deploy/signed_manifest.hpp"
 #include "tensoracle/errors.hpp"
@@ -170,6 +171,17 @@ nb::dict manifest_document(deploy::Manifest const& manifest) {
 } // namespace
 
 void bind_deploy(nb::module_& module) {
+    nb::class_<deploy::VerifiedPluginLibrary>(
+        module, "VerifiedPluginLibrary",
+        "A plugin library read into this process and checked against a deployed entry's recorded "
+        "digests; its sealed in-memory copy lives as long as this object.")
+        .def_prop_ro(
+            "path",
+            [](deploy::VerifiedPluginLibrary const& library) { return library.path().string(); })
+        .def_prop_ro("sha256", &deploy::VerifiedPluginLibrary::sha256)
+        .def_prop_ro("loader_path", &deploy::VerifiedPluginLibrary::loader_path,
+                     "What to hand the loader: /proc/self/fd/N of the sealed copy of the bytes "
+                     "checked (nobody can write, grow or shrink it).");
     nb::class_<OpenedDeployment>(
         module, "DeployedEngine",
         "A verified deployed engine; `plan` is a view of its verified copy.")
@@ -191,6 +203,20 @@ void bind_deploy(nb::module_& module) {
                      [](OpenedDeployment const& opened) { return opened.engine.streamed(); })
         .def_prop_ro("plan_size",
                      [](OpenedDeployment const& opened) { return opened.engine.plan_size(); })
+        .def(
+            "verify_plugins",
+            [](OpenedDeployment const& opened, std::vector<std::filesystem::path> const& paths) {
+                return deploy::verify_plugins(opened.engine.entry(), paths, "plugins=");
+            },
+            nb::arg("paths"),
+            "The plugin libraries `paths` name, each read into a sealed in-memory copy and "
+            "checked against the SHA-256 digests the entry's conditions record "
+            "(tensoracle::deploy::verify_plugins), in the order given. Nothing is loaded. Raises "
+            "EngineConditionError naming the file and the digests for a library the entry was "
+            "not built with, and naming the digest for a recorded library none of `paths` is; "
+            "OSError naming the file when it cannot be read or is not a regular file; "
+            "RuntimeError elsewhere than Linux (no sealed in-memory files) when `paths` is "
+            "not empty.")
         .def("read_plan", &read_plan, nb::arg("offset"), nb::arg("size"),
              "At most `size` bytes of the verified plan from `offset`, no further than the end "
              "of the 4 MiB chunk that holds it (none past the plan's end), as bytes: the chunk is "

@@ -182,7 +182,8 @@ VerifiedPluginLibrary::~VerifiedPluginLibrary() {
 }
 
 std::vector<VerifiedPluginLibrary> verify_plugins(ManifestEntry const& entry,
-                                                  std::vector<std::filesystem::path> const& paths) {
+                                                  std::vector<std::filesystem::path> const& paths,
+                                                  std::string_view passed_in) {
     std::vector<VerifiedPluginLibrary> verified;
     verified.reserve(paths.size());
     for (auto const& path : paths) {
@@ -196,8 +197,7 @@ std::vector<VerifiedPluginLibrary> verify_plugins(ManifestEntry const& entry,
             throw EngineConditionError(
                 "the entry " + entry.file_name + " was built with the plugin library of SHA-256 " +
                     digest + ", which none of the " + std::to_string(paths.size()) +
-                    " libraries given is: pass it in "
-                    "EngineOptions::plugins",
+                    " libraries given is: pass it in " + std::string(passed_in),
                 entry.file_name);
         }
     }

@@ -314,6 +314,21 @@ class RemoteReceiver:
     def temporary_path(self) -> str | None:
         """The temporary file while receiving; None once finished or aborted."""
 
+class VerifiedPluginLibrary:
+    """
+    A plugin library read into this process and checked against a deployed entry's recorded digests; its sealed in-memory copy lives as long as this object.
+    """
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def sha256(self) -> str: ...
+    @property
+    def loader_path(self) -> str:
+        """
+        What to hand the loader: /proc/self/fd/N of the sealed copy of the bytes checked (nobody can write, grow or shrink it).
+        """
+
 class DeployedEngine:
     """A verified deployed engine; `plan` is a view of its verified copy."""
 
@@ -335,6 +350,11 @@ class DeployedEngine:
     def streamed(self) -> bool: ...
     @property
     def plan_size(self) -> int: ...
+    def verify_plugins(self, paths: Sequence[str | os.PathLike]) -> list[VerifiedPluginLibrary]:
+        """
+        The plugin libraries `paths` name, each read into a sealed in-memory copy and checked against the SHA-256 digests the entry's conditions record (tensoracle::deploy::verify_plugins), in the order given. Nothing is loaded. Raises EngineConditionError naming the file and the digests for a library the entry was not built with, and naming the digest for a recorded library none of `paths` is; OSError naming the file when it cannot be read or is not a regular file; RuntimeError elsewhere than Linux (no sealed in-memory files) when `paths` is not empty.
+        """
+
     def read_plan(self, offset: int, size: int) -> bytes:
         """
         At most `size` bytes of the verified plan from `offset`, no further than the end of the 4 MiB chunk that holds it (none past the plan's end), as bytes: the chunk is checked against the verified header before any of its bytes is handed out. Raises CorruptEngineError naming the file and the chunk when the file changed since the open (and on every later call).

@@ -441,6 +441,78 @@ def test_an_engine_already_in_the_local_cache_is_pushed_signed_when_the_remote_l
     assert refused.stdout == ""
 
 
+def prefix_sha256(engine: bytes) -> str:
+    """The SHA-256 of an engine file's (or published object's) preamble and header."""
+    return hashlib.sha256(engine[: 20 + int.from_bytes(engine[12:20], "little")]).hexdigest()
+
+
+@pytest.mark.slow
+@pytest.mark.backend
+def test_no_manifest_pairs_an_entry_with_the_signature_of_another_build(
+    s3_server, tmp_path: Path, packages: Path
+):
+    """Where the remote cache holds another build of an entry than the local cache (published
+    before a --force-rebuild, or by another node while this one reused its own), the manifest
+    would record this build's plan beside a signature over the other's bytes: the build writes
+    none and exits 1, naming the recipe, the file, the object and both digests, and the
+    published object is left as it is."""
+    fleet = Fleet(s3_server, tmp_path)
+    signing, verify = make_keys(tmp_path, "farm")
+    keys = {
+        "TENSORACLE_REMOTE_SIGNING_KEY": str(signing),
+        "TENSORACLE_REMOTE_VERIFY_KEY": str(verify),
+    }
+    farm = fleet.environment("farm", PYTHONPATH=str(packages), **keys)
+    manifest = tmp_path / "deploy.json"
+    first = run("build", "tinymodel:RECIPES", "--targets", "sm89", "--push", fleet.url,
+                "--manifest", str(manifest), env=farm)  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    written = manifest.read_text()
+    published = {key: fleet.read(key) for key in fleet.object_keys()}
+    encoder = next(path for path in fleet.cache("farm").glob("tiny-encoder-*.engine"))
+    url = f"{fleet.url}/engines/{encoder.name}"
+
+    def assert_refused(built: subprocess.CompletedProcess[str], path: Path) -> None:
+        assert built.returncode == 1, built.stderr
+        assert (
+            f"tensoracle build: --manifest: recipe 'tiny-encoder': {url} holds another build of "
+            f"{path.name} than '{path}' (SHA-256 of preamble and header: "
+            f"{prefix_sha256(published['engines/' + path.name])} published, "
+            f"{prefix_sha256(path.read_bytes())} here)"
+        ) in built.stderr
+        assert {key: fleet.read(key) for key in fleet.object_keys()} == published
+
+    # Forced, with another workspace limit (recorded in the header): another build, same key.
+    forced = run("build", "tinymodel:RECIPES", "--targets", "sm89", "--push", fleet.url,
+                 "--force-rebuild", "--manifest", str(manifest),
+                 env={**farm, "TINYMODEL_WORKSPACE_LIMIT": str(1 << 29)})  # fmt: skip
+    assert_refused(forced, encoder)
+    assert manifest.read_text() == written  # the previous manifest, untouched
+
+    # Another node built the entries on its own (without --push), then reuses them to push.
+    other = fleet.environment(
+        "other", PYTHONPATH=str(packages), TINYMODEL_WORKSPACE_LIMIT=str(1 << 28), **keys
+    )
+    own = run("build", "tinymodel:RECIPES", "--targets", "sm89", env=other)
+    assert own.returncode == 0, own.stderr
+    reused = run("build", "tinymodel:RECIPES", "--targets", "sm89", "--push", fleet.url,
+                 "--manifest", str(tmp_path / "other.json"), env=other)  # fmt: skip
+    assert_refused(reused, fleet.cache("other") / encoder.name)
+    assert not (tmp_path / "other.json").exists()
+
+    # As the message says: without the local file the published build is downloaded, and the
+    # manifest then holds its signature, which verifies the local entry.
+    for path in fleet.cache("other").glob("*.engine"):
+        path.unlink()
+    fixed = run("build", "tinymodel:RECIPES", "--targets", "sm89", "--push", fleet.url,
+                "--manifest", str(tmp_path / "other.json"), env=other)  # fmt: skip
+    assert fixed.returncode == 0, fixed.stderr
+    for entry in json.loads((tmp_path / "other.json").read_text())["entries"]:
+        path = fleet.cache("other") / entry["file_name"]
+        assert path.read_bytes() == published[entry["fleet"]["key"]][: path.stat().st_size]
+        assert_signature_verifies(entry["fleet"]["signature"], path, verify, tmp_path)
+
+
 @pytest.mark.backend
 def test_a_failing_recipe_is_reported_in_its_row_and_the_others_still_run(
     tmp_path: Path, packages: Path

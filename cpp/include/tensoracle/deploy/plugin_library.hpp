@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tensoracle::deploy {
@@ -54,8 +55,10 @@ private:
 
 // The libraries `paths` name, each verified (VerifiedPluginLibrary::open), and every digest the
 // entry records among them: EngineConditionError naming the entry and the digest of a recorded
-// library none of `paths` is. Nothing is loaded.
-std::vector<VerifiedPluginLibrary> verify_plugins(ManifestEntry const& entry,
-                                                  std::vector<std::filesystem::path> const& paths);
+// library none of `paths` is, and telling to pass it in `passed_in` (where the caller takes the
+// libraries from: the Python binding names open_deployed's plugins=). Nothing is loaded.
+std::vector<VerifiedPluginLibrary>
+verify_plugins(ManifestEntry const& entry, std::vector<std::filesystem::path> const& paths,
+               std::string_view passed_in = "EngineOptions::plugins");
 
 } // namespace tensoracle::deploy

@@ -19,8 +19,16 @@ module that ends the process early (``os._exit(0)``) fails the command instead o
 status 0. A module calling ``sys.exit`` while imported, and a recipe calling it while it builds,
 are failures naming the module or recipe and the code.
 
+With ``--manifest`` and ``--push``, an entry whose published object is another build than the
+local cache's (one published before ``--force-rebuild`` built this one, or by another node while
+this one reused its own) fails the command and no manifest is written: the manifest would record
+this build's plan beside a signature over the other's bytes, refused at pull and at open. The
+published object is not replaced (publishing is create-only, and other nodes may run it); the
+message says how to deploy either build (``cli.deploy_manifest.fleet_object``).
+
 Exit status: 0 when every recipe succeeded (and with ``--push`` the remote cache holds every
-entry), 1 when one failed or was not published, 2 for invalid usage.
+entry), 1 when one failed or was not published or the manifest was not written, 2 for invalid
+usage.
 """
 
 from __future__ import annotations
@@ -302,8 +310,10 @@ def _write_manifest(
     signing: deploy_manifest.Signing | None = None,
 ) -> bool:
     """Writes the deployment manifest of the rows that prepared an entry (signed with
-    ``signing``); False (said on stderr) when it cannot be written or signed, or an entry cannot
-    be read back."""
+    ``signing``); False (said on stderr, and nothing written) when it cannot be written or
+    signed, an entry cannot be read back, or the remote cache holds another build of an entry
+    than the local cache (OtherBuildPublished: the entry's signature would not be over its own
+    bytes)."""
     entries = []
     try:
         for row in rows:
@@ -311,16 +321,25 @@ def _write_manifest(
                 continue
             fleet = None
             if publisher is not None and row.published != NO:
-                # What the object holds (this build's signature, or one made before): read back.
+                # What the object holds (this build's signature, or one made before): read back,
+                # and refused when the object is another build than the saved file.
                 key = engine_key(Path(row.path).name)
-                fleet = deploy_manifest.fleet_object(publisher.objects, key)
+                fleet = deploy_manifest.fleet_object(
+                    publisher.objects, key, row.name, Path(row.path)
+                )
             entries.append(
                 deploy_manifest.entry(row.name, row.graph_version, Path(row.path), fleet)
             )
         deploy_manifest.write(
             path, spec, None if publisher is None else publisher.url, entries, shard, signing
         )
-    except (OSError, ValueError, EngineCacheError, RemoteUnavailable) as error:
+    except (
+        OSError,
+        ValueError,
+        EngineCacheError,
+        RemoteUnavailable,
+        deploy_manifest.OtherBuildPublished,
+    ) as error:
         print(f"{prog}: --manifest: {error}", file=sys.stderr)
         return False
     what = "manifest" if signing is None else f"signed manifest (version {signing.version})"

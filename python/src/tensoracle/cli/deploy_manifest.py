@@ -9,8 +9,13 @@ records them (backend and version, targets or hardware compatibility level, inpu
 profiles), the IO signature the header records, the plan's size and XXH3-128, the file's size,
 and the fleet object when pushed: its key, URL, whether it is signed and its Ed25519 signature,
 read back from the object's last bytes (one ranged read), so that an application holding the
-verify key can check its local copy of the entry without the remote cache. The file is replaced
-atomically: a reader sees the old manifest or the new one, never a part.
+verify key can check its local copy of the entry without the remote cache. That signature is the
+entry's only when the object is the saved file's own build: its preamble and header (which the
+signature signs, and which record the plan's checksums) are read back too and compared with the
+file's, and an object that is another build under the same key (published before a
+``--force-rebuild``, or by another node while this one reused its own) is refused
+(``OtherBuildPublished``) rather than recorded beside bytes it does not sign. The file is
+replaced atomically: a reader sees the old manifest or the new one, never a part.
 """
 
 from __future__ import annotations
@@ -51,6 +56,11 @@ class Signing:
         now = time.time()
         expires = _core.format_utc_time(int((now + expires_in_days * 86400) * 1e9))
         return Signing(tuple(keys), int(now) if version is None else version, expires)
+
+
+class OtherBuildPublished(RuntimeError):
+    """The remote cache holds another build of an entry than the saved file: the manifest would
+    pair the file's plan with a signature over other bytes."""
 
 
 def saved_prefix(path: Path) -> tuple[bytes, int]:
@@ -104,9 +114,42 @@ def published_signature(objects: RemoteObjects, key: str) -> bytes | None:
     return data[:SIGNATURE_BYTES]
 
 
-def fleet_object(objects: RemoteObjects, key: str) -> dict[str, Any]:
-    """The manifest's description of the published object at ``key``: key, URL, whether it is
-    signed, and the signature as lowercase hex (None when unsigned), read from the object."""
+def published_prefix(objects: RemoteObjects, key: str) -> bytes:
+    """The first bytes of the published object at ``key``, its preamble and its header, in two
+    ranged reads (the preamble, then as much more as it says the header holds).
+    ``RemoteUnavailable`` when the store fails or the object is gone."""
+    preamble = objects.get_range(key, 0, _core.ENGINE_PREAMBLE_BYTES)
+    if preamble is None:
+        raise RemoteUnavailable(f"{objects.url(key)} does not exist: its header cannot be read")
+    prefix = bytes(preamble)
+    end = _core.engine_prefix_bytes(prefix)  # bounded by the readers' header limit
+    if end > len(prefix):
+        header = objects.get_range(key, len(prefix), end)
+        if header is None:
+            raise RemoteUnavailable(f"{objects.url(key)} was removed while its header was read")
+        prefix += bytes(header)
+    return prefix
+
+
+def fleet_object(objects: RemoteObjects, key: str, recipe: str, path: Path) -> dict[str, Any]:
+    """The manifest's description of the published object at ``key`` for ``recipe``'s entry
+    saved at ``path``: key, URL, whether it is signed, and the signature as lowercase hex (None
+    when unsigned), read from the object. ``OtherBuildPublished`` naming the recipe, the file,
+    the object and the SHA-256 of each one's preamble and header when the object is another build
+    than the file (they differ): its signature is not over the entry's bytes."""
+    local, _size = saved_prefix(path)
+    published = published_prefix(objects, key)
+    if published != local:
+        raise OtherBuildPublished(
+            f"recipe {recipe!r}: {objects.url(key)} holds another build of {path.name} than "
+            f"'{path}' (SHA-256 of preamble and header: "
+            f"{hashlib.sha256(published).hexdigest()} published, "
+            f"{hashlib.sha256(local).hexdigest()} here), so its signature is not over this "
+            "entry's bytes and no manifest is written. A published engine is never replaced: to "
+            f"deploy the published build, remove '{path}' and build again without "
+            "--force-rebuild (it is downloaded); to deploy this one, remove the object with "
+            "S3 tools and build with --push again"
+        )
     signature = published_signature(objects, key)
     return {
         "key": key,

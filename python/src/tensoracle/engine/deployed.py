@@ -5,8 +5,10 @@ package's graph code: the same selection and verification as a C++ application's
 ``open_deployed("deploy.json", "encoder")`` picks the recipe's entry for this machine's GPU and
 backend (``EngineTargetError`` listing the candidates and why when none can run), opens it from
 the cache folder and checks it against the manifest (size, plan checksum, conditions, IO
-signature; with a verify key its signature) before TensorRT sees a byte. The engine is
-deserialized on first use of ``handle.engine`` and its IO compared with the manifest's.
+signature; with a verify key its signature) before TensorRT sees a byte. The plugin libraries
+given are checked against the SHA-256 digests the entry records and loaded from sealed copies of
+the bytes checked, as the C++ library loads them. The engine is deserialized on first use of
+``handle.engine`` and its IO compared with the manifest's.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from tensoracle.engine import log
 from tensoracle.engine.backends import Backend, backend
 from tensoracle.engine.handle import EngineHandle
 from tensoracle.engine.io import signature_from_engine
-from tensoracle.engine.plugins import load_plugins
+from tensoracle.engine.plugins import load_verified_plugins, plugin_paths
 from tensoracle.errors import CorruptEngineError, EngineIOError, EngineTargetError
 
 
@@ -32,18 +34,27 @@ class DeployedEngineHandle(EngineHandle):
     """An ``EngineHandle`` for a deployed engine: its file, the verified plan until the engine is
     deserialized (on first use of ``engine``), why it was selected, and the verify key that
     accepted its signature (None without a key). ``create_execution()`` works as for any handle.
+    It holds the verified copies of its plugin libraries as long as it lives.
     """
 
     _opened: Any
+    _plugins: tuple[_core.VerifiedPluginLibrary, ...]
     _backend: Backend
     _lock: threading.Lock
     _engine: Any
     _runtime: Any
     _logger: Any
 
-    def __init__(self, opened: Any, chosen: Backend, logger: Any) -> None:
+    def __init__(
+        self,
+        opened: Any,
+        chosen: Backend,
+        logger: Any,
+        plugins: tuple[_core.VerifiedPluginLibrary, ...] = (),
+    ) -> None:
         for name, value in (
             ("_opened", opened),
+            ("_plugins", plugins),
             ("_backend", chosen),
             ("_lock", threading.Lock()),
             ("_engine", None),
@@ -242,7 +253,11 @@ def open_deployed(
     (UntrustedEngineError naming what failed). Without either, a plain manifest is read as it
     is (whoever can write it chooses the engine), and a signed manifest, or an entry the
     manifest records a signature for, is refused unless ``skip_signature_verification`` is
-    True. ``plugins`` are loaded before the engine is deserialized.
+    True. ``plugins`` are the plugin libraries the entry was built with (its conditions record
+    their SHA-256): each is read into a sealed in-memory copy and checked before any is loaded,
+    then loaded into the backend's plugin registry from that copy (once per process), so that a
+    library changed on disk after the check is not what runs. Linux only (elsewhere a non-empty
+    ``plugins`` raises RuntimeError).
 
     With ``stream_plan`` only the header is read and checked here, the file stays open, and
     TensorRT reads the plan through its stream reader (``IStreamReaderV2``) in 4 MiB chunks, each
@@ -259,6 +274,11 @@ def open_deployed(
         CorruptEngineError, EngineConditionError, EngineIOError, UntrustedEngineError: The
             entry is not the manifest's (naming the file, field, observed and expected value),
             or the manifest is not one the keys accept (naming what failed).
+            EngineConditionError also for a plugin library the entry was not built with (naming
+            the file, its SHA-256 and the entry's) and for a recorded one none of ``plugins`` is.
+        OSError: A plugin library cannot be read or is not a regular file.
+        PluginLibraryError: A verified library does not export ``getCreators``, or the registry
+            refuses it.
     """
     chosen = backend()
     device = gpu.properties()
@@ -283,5 +303,7 @@ def open_deployed(
         None if trust_policy is None else str(trust_policy),
         minimum_version,
     )
-    load_plugins(plugins, chosen, logger)
-    return DeployedEngineHandle(opened, chosen, logger)
+    # Every library checked before any is loaded: a refused one runs no code, nor do the others.
+    verified = tuple(opened.verify_plugins(plugin_paths(plugins)))
+    load_verified_plugins(verified, chosen, logger)
+    return DeployedEngineHandle(opened, chosen, logger, verified)

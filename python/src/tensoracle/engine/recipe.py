@@ -23,7 +23,7 @@ from tensoracle.engine.declaration import EngineBuild
 from tensoracle.engine.handle import EngineHandle
 from tensoracle.engine.io import EngineIO
 from tensoracle.engine.open import PreparedEngine, open_engine, prepare_engine
-from tensoracle.engine.plugins import _paths as check_plugin_paths
+from tensoracle.engine.plugins import plugin_paths as check_plugin_paths
 
 
 def _plugins(value: Any) -> tuple[str | os.PathLike[str], ...]:
