@@ -360,6 +360,15 @@ class DeployedEngine:
         At most `size` bytes of the verified plan from `offset`, no further than the end of the 4 MiB chunk that holds it (none past the plan's end), as bytes: the chunk is checked against the verified header before any of its bytes is handed out. Raises CorruptEngineError naming the file and the chunk when the file changed since the open (and on every later call).
         """
 
+    def check_rest(self) -> None:
+        """
+        Reads and checks every chunk of the plan that read_plan did not hand on yet, handing none of it on (PlanReader::check_rest): after a consumer that may stop before the plan's end, so that nothing made from a plan not checked whole is used. Raises as read_plan.
+        """
+
+    @property
+    def checked_whole(self) -> bool:
+        """Whether every chunk of the plan was checked by the reads so far."""
+
     def read_plan_into(self, offset: int, into: object) -> int:
         """
         Fills the writable buffer `into` with the verified plan from `offset`, as a C++ consumer's read does (a 4 MiB chunk the buffer covers whole is read into it and checked there, zeroed if refused); returns how many bytes (fewer at the plan's end). Raises as read_plan.
@@ -396,9 +405,11 @@ def open_deployed(
     verify_key_pem: str | None = None,
     skip_signature_verification: bool = False,
     stream_plan: bool = False,
+    trust_policy: str | os.PathLike | None = None,
+    minimum_version: int = 0,
 ) -> DeployedEngine:
     """
-    Selects the entry of `recipe` in the manifest for the GPU described by `device_json` and the runtime `backend` `backend_version`, and opens it from `cache_dir` (the default cache folder when None), verified as tensoracle::deploy::DeployedEngine::open verifies it (with `verify_key`, a PEM public key file, or `verify_key_pem`, its text, the manifest's signature is required; without either, an entry the manifest records a signature for is refused unless `skip_signature_verification`). With `stream_plan` only the header is read and checked, and the plan is read through read_plan, chunk by chunk (entries saved before chunk digests existed are read whole either way). Raises EngineTargetError listing every candidate when none can run, ValueError for an unknown recipe or an invalid manifest, FileNotFoundError when the entry is not in the cache folder, CorruptEngineError, EngineConditionError, EngineIOError or UntrustedEngineError naming the file and field.
+    Reads the manifest as tensoracle::deploy::read_manifest(path, options) does (with `verify_key`, a PEM public key file, `verify_key_pem`, its text, or `trust_policy`, a policy file, it must be a signed manifest those keys accept, of a version no lower than `minimum_version` and than the cache folder accepted before; without them a signed manifest is refused unless `skip_signature_verification`), selects the entry of `recipe` for the GPU described by `device_json` and the runtime `backend` `backend_version`, and opens it from `cache_dir` (the default cache folder when None), verified as tensoracle::deploy::DeployedEngine::open verifies it. With `stream_plan` only the header is read and checked, and the plan is read through read_plan, chunk by chunk (entries saved before chunk digests existed are read whole either way). Raises EngineTargetError listing every candidate when none can run, ValueError for an unknown recipe or an invalid manifest, FileNotFoundError when the entry is not in the cache folder, CorruptEngineError, EngineConditionError, EngineIOError or UntrustedEngineError naming the file and field.
     """
 
 def device_target(device_json: str) -> str:
@@ -416,7 +427,26 @@ def read_deploy_manifest(path: str | os.PathLike) -> list:
     The entries of the deployment manifest at `path` as the C++ library reads them (dicts of recipe, graph_version, file_name, conditions_json (canonical), backend, backend_version, targets, plan_size, plan_xxh3_128, engine_bytes, fleet_key, fleet_signature (hex, or None)). Raises ValueError naming the file, field and value of what it refuses, OSError when the file cannot be read.
     """
 
-def read_deploy_manifest_document(path: str | os.PathLike) -> dict:
+def read_deploy_manifest_document(
+    path: str | os.PathLike,
+    cache_dir: str | os.PathLike | None = None,
+    verify_key: str | os.PathLike | None = None,
+    verify_key_pem: str | None = None,
+    trust_policy: str | os.PathLike | None = None,
+    minimum_version: int = 0,
+    skip_signature_verification: bool = False,
+) -> dict:
     """
-    The deployment manifest at `path`, read once: a dict of spec, remote (or None) and entries (as read_deploy_manifest gives them). Errors as read_deploy_manifest.
+    The deployment manifest at `path`, read once and trusted as open_deployed trusts it (the same keys, policy, minimum version and cache folder, whose record of accepted versions a verified signed manifest updates): a dict of spec, remote (or None), entries (as read_deploy_manifest gives them, with sha256, header_sha256 and bound), version and expires (None for a plain manifest) and signers (the key ids that verified it). Errors as read_deploy_manifest, and UntrustedEngineError naming what failed for a manifest the keys do not accept.
+    """
+
+def sign_manifest(
+    text: str,
+    name: str,
+    version: int | None,
+    expires: str | None,
+    keys: Sequence[str | os.PathLike],
+) -> str:
+    """
+    The signed manifest (a DSSE envelope's text) of the manifest `text` (named `name` in messages), signed by the Ed25519 signing key files `keys`, as `tensoracle manifest sign` writes it: a plain manifest needs `version` and `expires` (UTC, "2027-03-01T00:00:00Z"); a signed one gets the signatures added. Raises ValueError naming the field.
     """

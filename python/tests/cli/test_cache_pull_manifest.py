@@ -5,6 +5,7 @@ no file; a saved entry is judged from its header; the documented provisioning ru
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -55,17 +56,28 @@ def node_environment(fleet: Fleet, node: str, **extra: str) -> dict[str, str]:
     return environment
 
 
-def build_manifest(fleet: Fleet, packages: Path, manifest: Path, **extra: str) -> dict:
-    """The encoder built, published and in the manifest; then both recipes published, so the
-    remote cache holds an engine the manifest does not name."""
+def plain_document(manifest: Path) -> dict:
+    """The manifest's document: the file itself, or a signed manifest's predicate."""
+    document = json.loads(manifest.read_text())
+    if "payloadType" not in document:
+        return document
+    return json.loads(base64.b64decode(document["payload"]))["predicate"]
+
+
+def build_manifest(
+    fleet: Fleet, packages: Path, manifest: Path, sign: Path | None = None, **extra: str
+) -> dict:
+    """The encoder built, published and in the manifest (signed with ``sign``); then both
+    recipes published, so the remote cache holds an engine the manifest does not name."""
     farm = fleet.environment("farm", PYTHONPATH=str(packages), **extra)
+    signing = [] if sign is None else ["--sign-key", str(sign)]
     built = run("build", "encoder_only:ENCODER", "--targets", "sm89", "--push",
-                "--manifest", str(manifest), env=farm)  # fmt: skip
+                "--manifest", str(manifest), *signing, env=farm)  # fmt: skip
     assert built.returncode == 0, built.stderr
     both = run("build", "tinymodel:RECIPES", "--targets", "sm89", "--push", env=farm)
     assert both.returncode == 0, both.stderr
     assert len(fleet.object_keys()) == 2
-    return json.loads(manifest.read_text())
+    return plain_document(manifest)
 
 
 def test_pulls_exactly_the_manifest_entries_from_its_remote(
@@ -113,7 +125,9 @@ def test_a_signed_manifest_is_pulled_with_the_verify_key(s3_server, tmp_path: Pa
     fleet = Fleet(s3_server, tmp_path)
     signing, verify = make_keys(tmp_path, "farm")
     manifest = tmp_path / "deploy.json"
-    document = build_manifest(fleet, packages, manifest, TENSORACLE_REMOTE_SIGNING_KEY=str(signing))
+    document = build_manifest(
+        fleet, packages, manifest, signing, TENSORACLE_REMOTE_SIGNING_KEY=str(signing)
+    )
     [entry] = document["entries"]
     assert entry["fleet"]["signed"] is True
     node = node_environment(fleet, "node", TENSORACLE_REMOTE_VERIFY_KEY=str(verify))
@@ -145,7 +159,14 @@ def test_a_signed_manifest_is_pulled_with_the_verify_key(s3_server, tmp_path: Pa
     other_signing, _other_verify = make_keys(tmp_path, "other")
     other = _core.SigningKey.from_pem_file(other_signing)
     fleet.replace(key, engine + _core.signature_trailer(other, entry["file_name"], engine))
-    fresh = node_environment(fleet, "fresh")  # no verify key: only the manifest tells
+    # A node without the verify key refuses the signed manifest itself; given its document as a
+    # plain manifest, only the manifest's record of the signature tells.
+    fresh = node_environment(fleet, "fresh")
+    unverified = run("cache", "pull", "--manifest", str(manifest), env=fresh)
+    assert unverified.returncode == 1
+    assert "is a signed manifest, but no verify key or trust policy is set" in unverified.stderr
+    manifest = tmp_path / "plain.json"
+    manifest.write_text(json.dumps(document))
     refused = run("cache", "pull", "--manifest", str(manifest), env=fresh)
     assert refused.returncode == 1
     [item] = report(refused)["refused"]

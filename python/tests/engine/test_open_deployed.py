@@ -51,6 +51,8 @@ def manifest_entry(recipe: str, path: Path) -> dict[str, Any]:
             "xxh3_128": plan_checksum_hex(data[offset:]),
         },
         "engine_bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "header_sha256": hashlib.sha256(data[:offset]).hexdigest(),
         "fleet": None,
     }
 
@@ -433,12 +435,25 @@ def test_a_signed_entry_without_a_key_is_refused_unless_the_check_is_skipped_by_
     assert handle.signer is None
 
 
+@pytest.fixture
+def signed_manifest(signed: tuple[Path, Path]) -> tuple[Path, Path]:
+    """The signed manifest (`tensoracle manifest sign`) of the deployed manifest, written over
+    it; returns (manifest, verify key file)."""
+    manifest, verify = signed
+    signing = verify.with_name(verify.name.replace("-verify.pem", "-signing.pem"))
+    text = _core.sign_manifest(
+        manifest.read_text(), str(manifest), 1, "2099-01-01T00:00:00Z", [str(signing)]
+    )
+    manifest.write_text(text)
+    return manifest, verify
+
+
 @pytest.mark.backend
 @pytest.mark.parametrize("passed", ["argument", "environment"])
 def test_a_verify_key_can_be_given_as_its_pem_text(
-    signed: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, passed: str
+    signed_manifest: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, passed: str
 ):
-    manifest, verify = signed
+    manifest, verify = signed_manifest
     monkeypatch.setenv("TENSORACLE_DESCRIBED_GPU", RTX_4090)
     text = verify.read_text()
     verify.unlink()  # only the text is left

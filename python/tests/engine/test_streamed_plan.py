@@ -4,6 +4,7 @@ take turns on the one reader without mixing chunks."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xxhash
+from engine_files import canonical_json
 
 import tensoracle
 from tensoracle import _core
@@ -41,7 +43,9 @@ def streamed(tmp_path: Path) -> tuple[object, bytes, Path]:
         "conditions": conditions, "backend": BACKEND, "backend_version": VERSION,
         "targets": ["sm89"], "hardware_compatibility": None, "io": None,
         "plan": {"size": len(plan), "xxh3_128": xxhash.xxh3_128(plan).hexdigest()},
-        "engine_bytes": len(data), "fleet": None,
+        "engine_bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+        "header_sha256": hashlib.sha256(data[: len(data) - len(plan)]).hexdigest(),
+        "fleet": None,
     }  # fmt: skip
     manifest = tmp_path / "deploy.json"
     manifest.write_text(json.dumps({"schema_version": 1, "spec": "tests:RECIPES",
@@ -118,3 +122,62 @@ def test_a_chunk_changed_after_the_open_ends_the_stream_saying_why(streamed):
         reads.failure
     )
     assert reads.read(10, 0) == b""
+
+
+def test_a_consumer_that_stops_early_has_the_rest_checked_before_the_engine_is_used(streamed):
+    # TensorRT's deserializer may stop before the plan's end: after it returns, the handle checks
+    # what it did not read (check_rest), and a changed chunk there refuses the engine.
+    opened, plan, path = streamed
+    reads = CheckedPlanReads(opened, Seek)
+    assert reads.read(CHUNK, 0) == plan[:CHUNK]  # chunk 0 only, then the consumer stops
+    assert not opened.checked_whole
+    data = path.read_bytes()
+    at = len(data) - len(plan) + 2 * CHUNK + 9  # in chunk 2, never read
+    with path.open("r+b") as file:
+        file.seek(at)
+        file.write(bytes([data[at] ^ 1]))
+    with pytest.raises(tensoracle.CorruptEngineError, match=r"chunk 2 \(bytes "):
+        opened.check_rest()
+    assert not opened.checked_whole
+
+
+def test_check_rest_reads_what_the_consumer_skipped_and_then_the_plan_is_checked_whole(streamed):
+    opened, plan, _path = streamed
+    reads = CheckedPlanReads(opened, Seek)
+    assert reads.read(100, 0) == plan[:100]
+    opened.check_rest()
+    assert opened.checked_whole
+
+
+def forged(path: Path, plan: bytes) -> tuple[bytes, bytes]:
+    """The saved file's header listing the chunk digests of another plan of the same size, and
+    that plan: each of its chunks passes the header's own list. (file bytes, other plan)"""
+    other = bytearray(plan)
+    other[10] ^= 1
+    data = path.read_bytes()
+    offset = len(data) - len(plan)
+    header = json.loads(data[20:offset])
+    chunks = [bytes(other[at : at + CHUNK]) for at in range(0, len(other), CHUNK)]
+    header["plan"]["chunks"]["xxh3_128"] = [xxhash.xxh3_128(c).hexdigest() for c in chunks]
+    header["plan"]["chunks"]["sha256"] = [hashlib.sha256(c).hexdigest() for c in chunks]
+    text = canonical_json(header)
+    assert len(text) == offset - 20  # the digests are the same lengths: the plan stays in place
+    return data[:12] + len(text).to_bytes(8, "little") + text + bytes(other), bytes(other)
+
+
+def test_without_a_key_a_forged_chunk_list_is_refused_by_the_open_before_any_chunk(
+    streamed, tmp_path: Path
+):
+    opened, plan, path = streamed
+    data, _other = forged(path, plan)
+    path.write_bytes(data)
+    with pytest.raises(tensoracle.CorruptEngineError) as refused:
+        _core.open_deployed(
+            str(tmp_path / "deploy.json"), "streamed", DEVICE, BACKEND, VERSION,
+            str(tmp_path / "cache"), None, None, False, True,
+        )  # fmt: skip
+    assert "the manifest records header_sha256 " in str(refused.value)
+    # The reader opened before the file was forged reads the file it verified: the forged plan's
+    # changed chunk is refused by the verified header's digest.
+    with pytest.raises(tensoracle.CorruptEngineError, match=r"chunk 0 \(bytes "):
+        opened.read_plan(0, CHUNK)

@@ -149,7 +149,6 @@ def check_saved(path: Path, expected: Expected) -> None:
     read (a link or anything but a regular file is refused, never followed or waited on). The
     file is only read."""
     header, size = deploy_manifest.saved_prefix(path)
-    _check_header_digest(expected, f"the saved entry {path}", header)
     conditions_json, _references, _offset = _core.decode_engine_header(header, size, str(path))
     _difference(
         expected,
@@ -158,6 +157,7 @@ def check_saved(path: Path, expected: Expected) -> None:
         header[_core.ENGINE_PREAMBLE_BYTES :],
         size,
     )
+    _check_header_digest(expected, f"the saved entry {path}", header)
 
 
 class ManifestReceiver:
@@ -216,7 +216,6 @@ class ManifestReceiver:
                 if self._needed > len(self._prefix):
                     continue
             prefix = bytes(self._prefix)
-            _check_header_digest(self._expected, f"the remote engine {self._url}", prefix)
             # Bounded as every header is, and announcing the entry's engine size.
             conditions_json, _references, _offset = _core.decode_engine_header(
                 prefix, self._expected.engine_bytes, self._url
@@ -228,6 +227,9 @@ class ManifestReceiver:
                 prefix[_core.ENGINE_PREAMBLE_BYTES :],
                 self._expected.engine_bytes,
             )
+            # Then the whole header, which binds every chunk's digest (what the fields above do
+            # not show).
+            _check_header_digest(self._expected, f"the remote engine {self._url}", prefix)
             self._header_checked = True
             self._prefix = bytearray()
 
