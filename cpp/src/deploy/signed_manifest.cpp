@@ -106,8 +106,11 @@ Manifest statement_manifest(std::span<std::byte const> payload, std::string cons
     if (named.size() != subject_digests.size()) {
         for (auto const& [file_name, digest] : subject_digests) {
             if (named.count(file_name) == 0) {
-                throw UntrustedEngineError(
-                    where + ": subject " + file_name + " is no entry of the manifest", name);
+                std::string message = where;
+                message += ": subject ";
+                message += file_name;
+                message += " is no entry of the manifest";
+                throw UntrustedEngineError(message, name);
             }
         }
     }

@@ -206,8 +206,8 @@ std::int64_t parse_utc_time(std::string_view text, std::string_view field) {
             return duration_cast<nanoseconds>(since_epoch).count();
         }
     }
-    throw InvalidArgument(std::string(field) + " is \"" + std::string(text) +
-                          "\", expected a UTC time such as \"2027-03-01T00:00:00Z\"");
+    throw InvalidArgument(std::string(field) + R"( is ")" + std::string(text) +
+                          R"(", expected a UTC time such as "2027-03-01T00:00:00Z")");
 }
 
 std::int64_t now_nanoseconds() {

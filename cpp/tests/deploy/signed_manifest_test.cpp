@@ -49,6 +49,7 @@ Json io_signature() {
 // Signing keys made from their PEM texts (SigningKey is move-only).
 std::vector<SigningKey> keys_of(std::initializer_list<std::string const*> pems) {
     std::vector<SigningKey> keys;
+    keys.reserve(pems.size());
     for (std::string const* pem : pems) {
         keys.push_back(SigningKey::from_pem(*pem, "key"));
     }
@@ -122,10 +123,10 @@ struct Publication {
                             std::vector<SigningKey const*> const& keys,
                             std::string const& expires = kLater) const {
         std::vector<SigningKey> copies;
+        copies.reserve(keys.size());
         for (SigningKey const* key : keys) {
             copies.push_back(SigningKey::from_pem(private_pem(*key), "key"));
         }
-        // (each copy signs as its key)
         return sign_manifest(plain_manifest(entry).dump(), "deploy.json",
                              ManifestRelease{version, expires}, copies);
     }
