@@ -494,6 +494,23 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
         }
     }
     if (!state->file) {
+        // Where the format lets the header alone be judged (format 2: it records every chunk's
+        // digests), it is judged before any of the plan is read: a file the manifest or the key
+        // does not vouch for costs the reading of its header, not of engine_bytes. The copy
+        // below is judged again, since the file may change meanwhile.
+        if (bound || trusted) {
+            std::vector<std::byte> const prefix =
+                read_prefix(file->get(), entry.engine_bytes, path);
+            if (engine_format_version(prefix) == kEngineFormatVersion) {
+                std::string const digest = sha256_hex(prefix);
+                if (bound) {
+                    check_recorded_digest(entry, true, digest, path);
+                } else {
+                    (void)check_signature(entry, *trusted,
+                                          signed_header_statement(entry.file_name, digest), path);
+                }
+            }
+        }
         // One pass: each piece is hashed as it is copied, and only the copy is judged and
         // handed on.
         Digests digests(plan_offset, bound || trusted.has_value(), entry.engine_bytes);
@@ -550,6 +567,15 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
     }
     (void)platform::touch(file->get()); // a read, for `cache prune`'s least recently used order
     check_header(*decoded, entry, path, state->entry);
+    if (state->contents && !bound && !trusted && entry.header_sha256 && decoded->header.chunks) {
+        // Without a key the copy's header is the manifest's too (after the checks above, which
+        // name the field that differs): the chunk list it records is the one a streamed open
+        // would check chunks against.
+        check_recorded_digest(
+            entry, true,
+            sha256_hex(state->contents->bytes().first(static_cast<std::size_t>(plan_offset))),
+            path);
+    }
     return DeployedEngine(std::move(state));
 }
 

@@ -21,10 +21,12 @@
 #include "tensoracle/text/canonical_json.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
+#include <thread>
 
 namespace tensoracle::deploy {
 namespace {
@@ -247,6 +249,51 @@ TEST(DeployedEngine, WithAVerifyKeyOnlyTheKeysSignatureOpens) {
 
 // From 8 MiB on, the SHA-256 of a signed entry is computed on a thread of its own while the file
 // is copied: the same verdicts, a changed byte anywhere (here, the plan's last) still refused.
+#ifdef __linux__
+// The most threads the process had while `work` ran, counted in /proc/self/task by a thread of
+// the test's own (which counts itself), sampling until `work` returns.
+std::size_t most_threads_during(std::function<void()> const& work) {
+    std::atomic<bool> done{false};
+    std::atomic<std::size_t> most{0};
+    std::thread sampler([&] {
+        do {
+            std::size_t count = 0;
+            for ([[maybe_unused]] auto const& task :
+                 std::filesystem::directory_iterator("/proc/self/task")) {
+                ++count;
+            }
+            most.store(std::max(most.load(), count));
+        } while (!done.load());
+    });
+    while (most.load() == 0) { // the sampler has counted the threads before `work` starts
+        std::this_thread::yield();
+    }
+    work();
+    done.store(true);
+    sampler.join();
+    return most.load();
+}
+
+// What "a thread of its own" claims is observed: the open of a large signed entry runs one
+// thread more than the open of a small one (the sampler is there in both).
+TEST(DeployedEngine, ALargeSignedEntryIsHashedOnAThreadOfItsOwnAndASmallOneIsNot) {
+    Keys const keys;
+    Deployment small(4096);
+    small.sign(keys.signing);
+    Deployment large(std::size_t{64} << 20U);
+    large.sign(keys.signing);
+    OpenOptions small_options = small.options();
+    small_options.verify_key = keys.verify_key;
+    OpenOptions large_options = large.options();
+    large_options.verify_key = keys.verify_key;
+    std::size_t const without =
+        most_threads_during([&] { (void)DeployedEngine::open(small.entry, small_options); });
+    std::size_t const with =
+        most_threads_during([&] { (void)DeployedEngine::open(large.entry, large_options); });
+    EXPECT_EQ(with, without + 1);
+}
+#endif
+
 TEST(DeployedEngine, ALargeSignedEntryHashedOnAThreadOfItsOwnIsVerifiedTheSame) {
     Keys const keys;
     Deployment deployment((std::size_t{9} << 20U) + 123);
