@@ -1,10 +1,11 @@
 // Opening a deployed engine: the manifest entry an application selected, read from the local
 // cache folder and checked against the manifest before any of its bytes can reach TensorRT.
 //
-//   auto const manifest = tensoracle::deploy::read_manifest("deploy.json");
-//   auto const& entry = tensoracle::deploy::select_for_device(manifest, "encoder", device,
-//   backend); auto const engine = tensoracle::deploy::DeployedEngine::open(
-//       entry, tensoracle::deploy::options_from_environment());
+//   auto const options = tensoracle::deploy::options_from_environment();
+//   auto const manifest = tensoracle::deploy::read_manifest("deploy.json", options);
+//   auto const& entry =
+//       tensoracle::deploy::select_for_device(manifest, "encoder", device, backend);
+//   auto const engine = tensoracle::deploy::DeployedEngine::open(entry, options);
 //   // engine.plan_data(), engine.plan_size(): the verified plan, for TensorRT (tensorrt.hpp)
 //
 // With OpenOptions::stream_plan the plan is not read by open(): the checks below are made on

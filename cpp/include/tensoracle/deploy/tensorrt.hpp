@@ -34,6 +34,7 @@
 #include "tensoracle/deploy/plan_reader.hpp"
 #include "tensoracle/deploy/plugin_library.hpp"
 #include "tensoracle/deploy/selection.hpp"
+#include "tensoracle/deploy/signed_manifest.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <NvInferRuntime.h>
@@ -1083,7 +1084,8 @@ private:
 
 // What open_engine needs besides the manifest and the recipe; every member has a default.
 struct EngineOptions {
-    // The cache folder and the verify key; unset: options_from_environment(). The short path
+    // The cache folder, the verify key or trust policy (with which open_engine reads the
+    // manifest: signed_manifest.hpp); unset: options_from_environment(). The short path
     // streams the plan whatever its stream_plan says (OpenOptions::stream_plan: each 4 MiB chunk
     // checked as TensorRT reads it, for entries with chunk digests).
     std::optional<OpenOptions> open = std::nullopt;
@@ -1232,15 +1234,17 @@ inline Engine open_engine_for(Manifest const& manifest, std::string_view recipe,
     return Engine(std::move(engine), deployed, gpu.ordinal, found.selection.why);
 }
 
-// The short path: the manifest at `manifest` read (read_manifest), the GPU current in the calling
-// thread described (describe_current_gpu: Error when there is none), then open_engine_for. Call
-// it on the thread, with the device current, that runs the engine.
+// The short path: the manifest at `manifest` read and trusted with the options' keys or policy
+// (read_manifest(path, options), signed_manifest.hpp), the GPU current in the calling thread
+// described (describe_current_gpu: Error when there is none), then open_engine_for. Call it on
+// the thread, with the device current, that runs the engine.
 //
 //   auto const engine = tensoracle::deploy::tensorrt::open_engine("deploy.json", "encoder");
 //   auto unit = engine.create_execution();
 inline Engine open_engine(std::filesystem::path const& manifest, std::string_view recipe,
                           EngineOptions const& options = {}) {
-    Manifest const read = read_manifest(manifest);
+    Manifest const read =
+        read_manifest(manifest, options.open ? *options.open : options_from_environment());
     return open_engine_for(read, recipe, describe_current_gpu(), options);
 }
 
