@@ -84,6 +84,22 @@ void check_conditions(nlohmann::json const& saved, nlohmann::json const& request
         path);
 }
 
+std::optional<std::string> plan_damage(std::span<std::byte const> plan,
+                                       EngineHeader const& header) {
+    std::string const actual = plan_checksum_hex(plan);
+    if (actual != header.plan_xxh3_128) {
+        return "the plan's XXH3-128 checksum is " + actual + " but the header records " +
+               header.plan_xxh3_128;
+    }
+    if (header.chunks) {
+        ChunkDigestKinds const kinds{.sha256 = false, .xxh3_128 = true};
+        PlanChunkHasher hasher(kinds);
+        hasher.update(plan);
+        return chunk_difference(hasher.finish(), *header.chunks, header.plan_size, kinds);
+    }
+    return std::nullopt;
+}
+
 DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdentity const& identity,
                                   std::filesystem::path const& path) {
     if (bytes.empty()) {
@@ -94,22 +110,9 @@ DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdenti
     }
     auto decoded = decode_engine_header(bytes, bytes.size(), path);
     auto const plan = bytes.subspan(static_cast<std::size_t>(decoded.plan_offset));
-    std::string const actual = plan_checksum_hex(plan);
-    if (actual != decoded.header.plan_xxh3_128) {
-        throw CorruptEngineError("saved engine '" + path.string() +
-                                     "' is unusable: the plan's XXH3-128 checksum is " + actual +
-                                     " but the header records " + decoded.header.plan_xxh3_128,
+    if (auto const damage = plan_damage(plan, decoded.header)) {
+        throw CorruptEngineError("saved engine '" + path.string() + "' is unusable: " + *damage,
                                  path);
-    }
-    if (decoded.header.chunks) {
-        ChunkDigestKinds const kinds{.sha256 = false, .xxh3_128 = true};
-        PlanChunkHasher hasher(kinds);
-        hasher.update(plan);
-        if (auto const difference = chunk_difference(hasher.finish(), *decoded.header.chunks,
-                                                     decoded.header.plan_size, kinds)) {
-            throw CorruptEngineError(
-                "saved engine '" + path.string() + "' is unusable: " + *difference, path);
-        }
     }
     check_conditions(decoded.header.conditions, identity.conditions, path);
     return decoded;

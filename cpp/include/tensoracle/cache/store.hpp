@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace tensoracle {
@@ -48,6 +49,14 @@ void check_conditions(nlohmann::json const& saved, nlohmann::json const& request
 // EngineConditionError.
 DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdentity const& identity,
                                   std::filesystem::path const& path);
+
+// The checks of the plan that verify_engine_bytes makes, on the plan's bytes and the header that
+// records them: the whole plan's XXH3-128, then, in format version 2, each chunk's XXH3-128.
+// Returns the first difference, as a refusal's reason ("the plan's XXH3-128 checksum is <computed>
+// but the header records <recorded>", or chunk_difference's text, which names the chunk and both
+// digests), or nothing. `cache verify` judges a plan by it too, so that what it calls intact is
+// what Store::read accepts.
+std::optional<std::string> plan_damage(std::span<std::byte const> plan, EngineHeader const& header);
 
 // A verified saved engine: the header and the plan, held as FileContents (copied into this
 // process's memory), so that the plan handed on is the bytes verified, whatever is done to the
