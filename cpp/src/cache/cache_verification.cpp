@@ -2,16 +2,9 @@
 #include "tensoracle/cache/cache_verification.hpp"
 
 #include "cache/engine_file_check.hpp"
-#include "io/platform.hpp"
-#include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/cache/cache_listing.hpp"
-#include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/cache/store.hpp"
-#include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_contents.hpp"
 
-#include <cerrno>
-#include <fcntl.h>
+#include <utility>
 
 namespace tensoracle {
 namespace {
@@ -31,52 +24,6 @@ std::string_view verify_status_text(VerifyStatus status) noexcept {
 }
 
 } // namespace
-
-namespace detail {
-
-EngineFileFinding check_engine_file(std::filesystem::path const& path, std::string_view file_name,
-                                    PieceObserver const& observe) {
-    try {
-        platform::Descriptor const file{open_cache_file(path, O_RDONLY)};
-        if (!file.valid()) {
-            if (errno == ELOOP) {
-                return {VerifyStatus::unrecognized, link_refusal(path)};
-            }
-            throw_file_error("cannot open", path, errno);
-        }
-        auto const status = platform::status(file.get());
-        if (!status) {
-            throw_file_error("cannot stat", path, errno);
-        }
-        if (status->kind != platform::FileKind::regular) {
-            return {VerifyStatus::unrecognized,
-                    not_regular_refusal(path, status->kind == platform::FileKind::directory)};
-        }
-        // Copied into this process's memory, as Store::read reads, never mapped: a file cut
-        // short while it is checked is a short copy (reported truncated), where the pages of a
-        // mapping past the cut would end the process with SIGBUS. The copy is no longer than the
-        // size measured at its start, whatever the file grows to meanwhile.
-        FileContents const contents(file.get(), path, observe);
-        std::span<std::byte const> const bytes = contents.bytes();
-        DecodedHeader const decoded = decode_engine_header(bytes, bytes.size(), path);
-        if (!file_name.empty()) {
-            if (auto mismatch = entry_name_mismatch(file_name, decoded.header.conditions)) {
-                return {VerifyStatus::unrecognized, std::move(*mismatch)};
-            }
-        }
-        // The plan's checks are Store::read's own (its XXH3-128, then each chunk's in format 2):
-        // what verify calls intact, an open accepts, given the conditions the header records.
-        auto const plan = bytes.subspan(static_cast<std::size_t>(decoded.plan_offset));
-        if (auto const damage = plan_damage(plan, decoded.header)) {
-            return {VerifyStatus::damaged, std::string("plan checksum mismatch: ") + *damage};
-        }
-        return {};
-    } catch (Error const& error) {
-        return {VerifyStatus::damaged, error.what()};
-    }
-}
-
-} // namespace detail
 
 std::string engine_file_damage(std::filesystem::path const& path) {
     return detail::check_engine_file(path, {}, {}).reason;

@@ -1,7 +1,8 @@
-// `cache verify` judges an entry as Store::read does, chunk digests included, from a copy of the
-// file in this process's memory: a file cut short while it is read is reported, not a SIGBUS,
-// and no more than the size measured is read. The check of one file is the private
-// detail::check_engine_file (src/cache/engine_file_check.hpp), whose pieces the tests watch.
+// `cache verify` judges an entry as Store::read does, chunk digests included, from the file read
+// a piece at a time into one buffer, never held whole nor mapped: a file cut short while it is
+// read is reported, not a SIGBUS, no more than the size measured is read, and the memory is a
+// piece's. The check of one file is the private detail::check_engine_file
+// (src/cache/engine_file_check.hpp), whose pieces the tests watch.
 #include "cache/engine_file_check.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/cache/cache_verification.hpp"
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <gtest/gtest.h>
 #include <span>
 #include <string>
@@ -151,6 +153,85 @@ TEST(CacheVerification, NoMoreThanTheSizeMeasuredIsRead) {
     EXPECT_GE(pieces, 2U);
     EXPECT_EQ(copied, measured);
     EXPECT_EQ(finding.status, VerifyStatus::intact) << finding.reason;
+}
+
+// A file of several chunks is read a piece at a time into one buffer of detail::kCheckPieceBytes:
+// every piece the read shows lies within that one buffer, however long the file. A copy of the
+// whole file, or a mapping, would show pieces spread over the file's length (FileContents reads
+// its copy's pieces one after the other in one allocation of the file's size).
+TEST(CacheVerification, AFileOfSeveralChunksIsReadThroughOneBufferOfAPiece) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path() / "cache");
+    auto const path = store.save(identity(), nlohmann::json::object(),
+                                 testing::random_bytes(3 * kPlanChunkBytes + 1000, 10));
+    auto const measured = std::filesystem::file_size(path);
+    ASSERT_GT(measured, 12 * detail::kCheckPieceBytes);
+    std::size_t pieces = 0;
+    std::uint64_t read = 0;
+    std::byte const* lowest = nullptr;
+    std::byte const* highest = nullptr; // one past the end of the highest piece
+    detail::EngineFileFinding const finding = detail::check_engine_file(
+        path, path.filename().string(), [&](std::span<std::byte const> piece) {
+            if (piece.empty()) {
+                return;
+            }
+            ++pieces;
+            read += piece.size();
+            // std::less: a total order on pointers into different allocations too.
+            if (lowest == nullptr || std::less<>{}(piece.data(), lowest)) {
+                lowest = piece.data();
+            }
+            if (highest == nullptr || std::less<>{}(highest, piece.data() + piece.size())) {
+                highest = piece.data() + piece.size();
+            }
+        });
+    EXPECT_EQ(finding.status, VerifyStatus::intact) << finding.reason;
+    EXPECT_EQ(read, measured);
+    EXPECT_GT(pieces, 12U);
+    ASSERT_NE(lowest, nullptr);
+    auto const held = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(highest) -
+                                                 reinterpret_cast<std::uintptr_t>(lowest));
+    EXPECT_LE(held, detail::kCheckPieceBytes)
+        << "the pieces of a " << measured << "-byte file span " << held << " bytes of memory";
+}
+
+// A header longer than a piece is kept whole across pieces and decoded, and a plan damaged in its
+// last chunk, read after it, is damage in Store::read's words.
+TEST(CacheVerification, AHeaderLongerThanAPieceIsReadAcrossPiecesAndThePlanJudgedAsStoreReadDoes) {
+    testing::TemporaryDirectory dir;
+    Store const store(dir.path() / "cache");
+    auto const id = identity();
+    nlohmann::json const references = {
+        {"note", std::string(detail::kCheckPieceBytes + detail::kCheckPieceBytes / 2, 'n')}};
+    auto const path = store.save(id, references, testing::random_bytes(kPlanChunkBytes + 1000, 11));
+    ASSERT_GT(read_engine_header(path).plan_offset, detail::kCheckPieceBytes);
+    EXPECT_EQ(verify_cache(store.directory()).entries.at(0).status, VerifyStatus::intact);
+
+    // One byte of the plan's last chunk changed: the whole plan's checksum differs.
+    auto const size = std::filesystem::file_size(path);
+    {
+        std::fstream file(path, std::ios::binary | std::ios::in | std::ios::out);
+        auto const at = static_cast<std::streamoff>(size - 10);
+        char byte = 0;
+        file.seekg(at).read(&byte, 1);
+        byte = static_cast<char>(byte ^ 0x5A);
+        file.seekp(at).write(&byte, 1);
+        ASSERT_TRUE(file.good());
+    }
+    CacheVerification const verification = verify_cache(store.directory());
+    ASSERT_EQ(verification.entries.size(), 1U);
+    VerifiedEntry const& entry = verification.entries[0];
+    EXPECT_EQ(entry.status, VerifyStatus::damaged);
+    EXPECT_TRUE(contains(entry.reason, "plan checksum mismatch: the plan's XXH3-128 checksum is "))
+        << entry.reason;
+    try {
+        (void)store.read(id);
+        ADD_FAILURE() << "Store::read accepted the entry that verify reports";
+    } catch (CorruptEngineError const& error) {
+        EXPECT_EQ(after(error.what(), "is unusable: "),
+                  after(entry.reason, "plan checksum mismatch: "))
+            << error.what();
+    }
 }
 
 } // namespace

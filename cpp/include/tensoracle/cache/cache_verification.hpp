@@ -34,8 +34,9 @@ struct CacheVerification {
 // Checks one file as Store::read does, but for the conditions (no identity is asked for): header
 // fields, file length, the XXH3-128 checksum of the plan and, in format version 2, that of each
 // chunk (a chunk's damage names the chunk and both digests). The file is opened without following
-// a symbolic link and without blocking (a FIFO), and only a regular file is read, copied into
-// this process's memory and never mapped: a file cut short meanwhile is reported, not a SIGBUS.
+// a symbolic link and without blocking (a FIFO), and only a regular file is read, a piece at a
+// time into one buffer, its plan hashed as it is read: an engine of any size takes a piece and
+// its header of memory. It is never mapped: a file cut short meanwhile is reported, not a SIGBUS.
 // Returns an empty string when intact, else the reason.
 std::string engine_file_damage(std::filesystem::path const& path);
 
