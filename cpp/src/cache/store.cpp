@@ -84,6 +84,64 @@ void check_conditions(nlohmann::json const& saved, nlohmann::json const& request
         path);
 }
 
+namespace {
+
+// Store::read compares the chunks' XXH3-128 only: damage, not authorship (no key to check).
+constexpr ChunkDigestKinds kChunkChecks{.sha256 = false, .xxh3_128 = true};
+
+// The reasons of plan_damage and PlanDamageCheck, one text for both.
+std::optional<std::string> whole_plan_difference(std::string const& actual,
+                                                 EngineHeader const& header) {
+    if (actual == header.plan_xxh3_128) {
+        return std::nullopt;
+    }
+    return "the plan's XXH3-128 checksum is " + actual + " but the header records " +
+           header.plan_xxh3_128;
+}
+
+} // namespace
+
+std::optional<std::string> plan_damage(std::span<std::byte const> plan,
+                                       EngineHeader const& header) {
+    // The whole plan first, in one call (the chunks are hashed only where it holds).
+    if (auto difference = whole_plan_difference(plan_checksum_hex(plan), header)) {
+        return difference;
+    }
+    if (header.chunks) {
+        PlanChunkHasher hasher(kChunkChecks);
+        hasher.update(plan);
+        return chunk_difference(hasher.finish(), *header.chunks, header.plan_size, kChunkChecks);
+    }
+    return std::nullopt;
+}
+
+PlanDamageCheck::PlanDamageCheck(EngineHeader const& header) {
+    if (header.chunks) {
+        chunks_.emplace(kChunkChecks);
+    }
+}
+
+void PlanDamageCheck::update(std::span<std::byte const> piece) {
+    whole_.update(piece);
+    if (chunks_) {
+        chunks_->update(piece);
+    }
+}
+
+std::optional<std::string> PlanDamageCheck::finish(EngineHeader const& header) {
+    if (header.chunks.has_value() != chunks_.has_value()) {
+        throw InvalidArgument("PlanDamageCheck::finish: a header other than the one the check "
+                              "was made for (chunk digests recorded in one only)");
+    }
+    if (auto difference = whole_plan_difference(whole_.hex_digest(), header)) {
+        return difference;
+    }
+    if (chunks_) {
+        return chunk_difference(chunks_->finish(), *header.chunks, header.plan_size, kChunkChecks);
+    }
+    return std::nullopt;
+}
+
 DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdentity const& identity,
                                   std::filesystem::path const& path) {
     if (bytes.empty()) {
@@ -94,22 +152,9 @@ DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdenti
     }
     auto decoded = decode_engine_header(bytes, bytes.size(), path);
     auto const plan = bytes.subspan(static_cast<std::size_t>(decoded.plan_offset));
-    std::string const actual = plan_checksum_hex(plan);
-    if (actual != decoded.header.plan_xxh3_128) {
-        throw CorruptEngineError("saved engine '" + path.string() +
-                                     "' is unusable: the plan's XXH3-128 checksum is " + actual +
-                                     " but the header records " + decoded.header.plan_xxh3_128,
+    if (auto const damage = plan_damage(plan, decoded.header)) {
+        throw CorruptEngineError("saved engine '" + path.string() + "' is unusable: " + *damage,
                                  path);
-    }
-    if (decoded.header.chunks) {
-        ChunkDigestKinds const kinds{.sha256 = false, .xxh3_128 = true};
-        PlanChunkHasher hasher(kinds);
-        hasher.update(plan);
-        if (auto const difference = chunk_difference(hasher.finish(), *decoded.header.chunks,
-                                                     decoded.header.plan_size, kinds)) {
-            throw CorruptEngineError(
-                "saved engine '" + path.string() + "' is unusable: " + *difference, path);
-        }
     }
     check_conditions(decoded.header.conditions, identity.conditions, path);
     return decoded;

@@ -12,12 +12,15 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <optional>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace tensoracle::deploy {
 namespace {
@@ -30,6 +33,28 @@ std::string shown(Json const& value) {
 
 // A build's recipe: its name, graph version and occurrence among recipes of that pair.
 using RecipeKey = std::tuple<std::string, std::string, std::size_t>;
+
+// A recipe's name and graph version: the key under which entries are placed, one look-up each.
+// A walk over the build's recipes for each entry made a merge of 50,000 entries take 6.4 s
+// instead of 2.6 s (bench/manifest_merge.py).
+using RecipePair = std::pair<std::string, std::string>;
+
+struct RecipePairHash {
+    std::size_t operator()(RecipePair const& pair) const noexcept {
+        std::size_t const name = std::hash<std::string>{}(pair.first);
+        std::size_t const version = std::hash<std::string>{}(pair.second);
+        // boost::hash_combine's mix, so that ("ab", "c") and ("a", "bc") hash apart.
+        return name ^ (version + static_cast<std::size_t>(0x9e3779b97f4a7c15ULL) + (name << 6U) +
+                       (name >> 2U));
+    }
+};
+
+// The positions, in the build's order, of a recipe's occurrences that one part builds, and how
+// many of them that part's entries have taken.
+struct Slots {
+    std::vector<std::size_t> positions;
+    std::size_t next = 0;
+};
 
 struct Part {
     std::string name;
@@ -151,12 +176,12 @@ std::string merge_manifests(std::vector<ManifestPart> const& parts) {
     Json const& recipes = read.front().document.at("shard").at("recipes");
     std::vector<RecipeKey> keys;
     keys.reserve(recipes.size());
-    std::map<std::pair<std::string, std::string>, std::size_t> seen;
+    std::unordered_map<RecipePair, std::size_t, RecipePairHash> seen;
     for (Json const& recipe : recipes) {
-        std::pair<std::string, std::string> pair{recipe.at("recipe").get<std::string>(),
-                                                 recipe.at("graph_version").get<std::string>()};
+        RecipePair pair{recipe.at("recipe").get<std::string>(),
+                        recipe.at("graph_version").get<std::string>()};
         std::size_t const occurrence = seen[pair]++;
-        keys.emplace_back(pair.first, pair.second, occurrence);
+        keys.emplace_back(std::move(pair.first), std::move(pair.second), occurrence);
     }
     std::vector<std::size_t> sorted(keys.size());
     std::iota(sorted.begin(), sorted.end(), std::size_t{0});
@@ -167,33 +192,40 @@ std::string merge_manifests(std::vector<ManifestPart> const& parts) {
         owner[sorted[rank]] = rank % count;
     }
 
+    // Where each part's entries of a recipe go: the positions of the recipe's occurrences that
+    // the part builds, in the build's order. An entry takes the first one that no entry before
+    // it took, and only its own part places entries there: a cursor per list says which.
+    std::unordered_map<RecipePair, std::unordered_map<std::uint64_t, Slots>, RecipePairHash> slots;
+    slots.reserve(seen.size());
+    for (std::size_t at = 0; at < keys.size(); ++at) {
+        slots[RecipePair{std::get<0>(keys[at]), std::get<1>(keys[at])}][owner[at]]
+            .positions.push_back(at);
+    }
+
     // Each part's entries at the positions of their recipes.
     std::vector<std::optional<Json>> placed(keys.size());
     for (Part const& part : read) {
         Json const& entries = part.document.at("entries");
         for (std::size_t i = 0; i < entries.size(); ++i) {
             Json const& entry = entries[i];
-            std::string const recipe = entry.at("recipe").get<std::string>();
-            std::string const graph_version = entry.at("graph_version").get<std::string>();
-            std::string const where = part.name + ": entries[" + std::to_string(i) + "]";
-            std::optional<std::size_t> position;
-            bool in_build = false;
-            for (std::size_t at = 0; at < keys.size() && !position; ++at) {
-                if (std::get<0>(keys[at]) != recipe || std::get<1>(keys[at]) != graph_version) {
-                    continue;
-                }
-                in_build = true;
-                if (owner[at] == part.index && !placed[at]) {
-                    position = at;
+            RecipePair const pair{entry.at("recipe").get<std::string>(),
+                                  entry.at("graph_version").get<std::string>()};
+            auto const recipe = slots.find(pair);
+            Slots* free = nullptr;
+            if (recipe != slots.end()) {
+                auto const owned = recipe->second.find(part.index);
+                if (owned != recipe->second.end() &&
+                    owned->second.next < owned->second.positions.size()) {
+                    free = &owned->second;
                 }
             }
-            if (!position) {
+            if (free == nullptr) {
                 std::string const what =
-                    "recipe " + shown(recipe) + " (graph_version " + shown(graph_version) + ")";
-                std::string message = where;
+                    "recipe " + shown(pair.first) + " (graph_version " + shown(pair.second) + ")";
+                std::string message = part.name + ": entries[" + std::to_string(i) + "]";
                 message += " is ";
                 message += what;
-                if (!in_build) {
+                if (recipe == slots.end()) {
                     message += ", which is not a recipe of the build (shard.recipes)";
                 } else {
                     message += ", which part " + std::to_string(part.index) + " of " +
@@ -203,7 +235,7 @@ std::string merge_manifests(std::vector<ManifestPart> const& parts) {
                 }
                 throw InvalidArgument(message);
             }
-            placed[*position] = entry;
+            placed[free->positions[free->next++]] = entry;
         }
     }
     Json merged_entries = Json::array();

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
+#include <string>
 
 namespace tensoracle {
 
@@ -27,6 +28,41 @@ std::size_t read_from_start(int fd, std::span<std::byte> buffer,
         filled += static_cast<std::size_t>(count);
     }
     return filled;
+}
+
+std::uint64_t read_piece_by_piece(int fd, std::uint64_t size, std::span<std::byte> buffer,
+                                  std::filesystem::path const& path,
+                                  std::function<void(std::span<std::byte const>)> const& take) {
+    if (buffer.empty() && size > 0) {
+        throw InvalidArgument("read_piece_by_piece: an empty buffer for " + std::to_string(size) +
+                              " bytes of '" + path.string() + "'");
+    }
+    platform::advise_sequential_reads(fd); // read once, in order: read ahead
+    std::uint64_t done = 0;
+    while (done < size) {
+        auto const wanted =
+            static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), size - done));
+        std::size_t filled = 0;
+        while (filled < wanted) {
+            long long const count =
+                platform::read_at(fd, buffer.data() + filled, wanted - filled, done + filled);
+            if (count < 0) {
+                throw_file_error("cannot read", path, errno);
+            }
+            if (count == 0) {
+                break; // the end of the file (it may have shrunk since it was measured)
+            }
+            filled += static_cast<std::size_t>(count);
+        }
+        if (filled > 0) {
+            take(buffer.first(filled));
+        }
+        done += filled;
+        if (filled < wanted) {
+            break;
+        }
+    }
+    return done;
 }
 
 std::optional<std::vector<char>> read_file_bytes(std::filesystem::path const& path,

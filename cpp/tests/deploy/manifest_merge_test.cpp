@@ -19,20 +19,21 @@ namespace {
 using Json = nlohmann::json;
 using testing::message_of;
 
-Json entry(std::string const& recipe, std::string const& graph_version) {
+Json entry(std::string const& recipe, std::string const& graph_version,
+           Json const& targets = {"sm86", "sm89"}) {
     Json const conditions = {{"name", recipe},
                              {"graph_version", graph_version},
                              {"backend", "tensorrt_rtx"},
                              {"backend_version", "1.7.1.116"},
                              {"gpu", nullptr},
-                             {"targets", {"sm86", "sm89"}}};
+                             {"targets", targets}};
     return {{"recipe", recipe},
             {"graph_version", graph_version},
             {"file_name", recorded_identity(conditions).file_name},
             {"conditions", conditions},
             {"backend", "tensorrt_rtx"},
             {"backend_version", "1.7.1.116"},
-            {"targets", {"sm86", "sm89"}},
+            {"targets", targets},
             {"hardware_compatibility", nullptr},
             {"io", nullptr},
             {"plan", {{"size", 1024}, {"xxh3_128", std::string(32, 'a')}}},
@@ -40,10 +41,15 @@ Json entry(std::string const& recipe, std::string const& graph_version) {
             {"fleet", nullptr}};
 }
 
-// The build's recipes in the package's order: by the split (sorted by name, graph version and
-// occurrence, then every second one), part 0 builds a/1 and b, part 1 a/2 and c.
-std::vector<std::pair<std::string, std::string>> const kRecipes{
-    {"a", "1"}, {"b", "1"}, {"c", "1"}, {"a", "2"}};
+// A build's recipes in the package's order: names and graph versions.
+using Recipes = std::vector<std::pair<std::string, std::string>>;
+
+// By the split (sorted by name, graph version and occurrence, then every second one), part 0
+// builds a/1 and b, part 1 a/2 and c. A function: a global vector's construction may throw
+// before main (cert-err58-cpp).
+Recipes four_recipes() {
+    return {{"a", "1"}, {"b", "1"}, {"c", "1"}, {"a", "2"}};
+}
 
 Json document(std::vector<Json> entries) {
     return {{"schema_version", 1},
@@ -52,10 +58,10 @@ Json document(std::vector<Json> entries) {
             {"entries", std::move(entries)}};
 }
 
-Json part(std::uint64_t index, std::vector<Json> entries) {
+Json part(std::uint64_t index, std::vector<Json> entries, Recipes const& build = four_recipes()) {
     Json made = document(std::move(entries));
     Json recipes = Json::array();
-    for (auto const& [recipe, graph_version] : kRecipes) {
+    for (auto const& [recipe, graph_version] : build) {
         recipes.push_back({{"recipe", recipe}, {"graph_version", graph_version}});
     }
     made["shard"] = {{"index", index}, {"count", 2}, {"recipes", recipes}};
@@ -136,6 +142,34 @@ TEST(ManifestMerge, AnEntryItsPartDoesNotBuildIsAConflict) {
     EXPECT_EQ(refusal(parts),
               "deploy-1.json: entries[0] is recipe \"d\" (graph_version \"1\"), which is not a "
               "recipe of the build (shard.recipes)");
+}
+
+// A recipe the build has three times (three entries of one name and graph version, for other
+// targets): sorted, its occurrences 0 and 2 fall to part 0 and occurrence 1 to part 1. Each part's
+// entries of it take that part's occurrences in the build's order, whatever order the parts and
+// the other entries come in; one more is a repeat.
+TEST(ManifestMerge, ARecipeOfSeveralOccurrencesTakesThemInTheBuildsOrder) {
+    Recipes const build{{"b", "1"}, {"a", "1"}, {"a", "1"}, {"a", "1"}};
+    Json const first = entry("a", "1", {"sm80"});
+    Json const second = entry("a", "1", {"sm86"});
+    Json const third = entry("a", "1", {"sm89"});
+    // Sorted: a/1 #0, a/1 #1, a/1 #2, b/1 #0 to parts 0, 1, 0, 1.
+    std::string const unsharded = document({entry("b", "1"), first, second, third}).dump(2) + "\n";
+    ManifestPart const zero = named("deploy-0.json", part(0, {first, third}, build));
+    ManifestPart const one = named("deploy-1.json", part(1, {second, entry("b", "1")}, build));
+    EXPECT_EQ(merge_manifests({zero, one}), unsharded);
+    EXPECT_EQ(merge_manifests({one, zero}), unsharded);
+    ManifestPart const reordered =
+        named("deploy-1.json", part(1, {entry("b", "1"), second}, build));
+    EXPECT_EQ(merge_manifests({zero, reordered}), unsharded);
+    EXPECT_EQ(refusal({zero, named("deploy-1.json", part(1, {second, second}, build))}),
+              "deploy-1.json: entries[1] is recipe \"a\" (graph_version \"1\"), which part 1 of 2 "
+              "does not build (another part does), or a repeat of an entry before it: "
+              "conflicting entries");
+    EXPECT_EQ(refusal({named("deploy-0.json", part(0, {first, third, second}, build)), one}),
+              "deploy-0.json: entries[2] is recipe \"a\" (graph_version \"1\"), which part 0 of 2 "
+              "does not build (another part does), or a repeat of an entry before it: "
+              "conflicting entries");
 }
 
 TEST(ManifestMerge, APartMustBeAManifestOfAShardedBuild) {

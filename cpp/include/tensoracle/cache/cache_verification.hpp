@@ -1,5 +1,5 @@
 // `tensoracle cache verify`: reads every saved engine completely and checks its header and plan
-// checksum, without changing any file or its recorded time.
+// checksums as Store::read does, without changing any file or its recorded time.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +31,13 @@ struct CacheVerification {
     bool passed() const noexcept { return damaged_count == 0 && unrecognized_count == 0; }
 };
 
-// Checks one file: header fields, file length and the XXH3-128 checksum of the plan. The file is
-// opened without following a symbolic link and without blocking (a FIFO), and only a regular file
-// is read. Returns an empty string when intact, else the reason.
+// Checks one file as Store::read does, but for the conditions (no identity is asked for): header
+// fields, file length, the XXH3-128 checksum of the plan and, in format version 2, that of each
+// chunk (a chunk's damage names the chunk and both digests). The file is opened without following
+// a symbolic link and without blocking (a FIFO), and only a regular file is read, a piece at a
+// time into one buffer, its plan hashed as it is read: an engine of any size takes a piece and
+// its header of memory. It is never mapped: a file cut short meanwhile is reported, not a SIGBUS.
+// Returns an empty string when intact, else the reason.
 std::string engine_file_damage(std::filesystem::path const& path);
 
 // Empty and temporary files are skipped (building or leftover); links, directories, special

@@ -17,6 +17,8 @@
 
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/identity.hpp"
+#include "tensoracle/cache/plan_checksum.hpp"
+#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/io/file_contents.hpp"
 #include "tensoracle/io/file_lock.hpp"
 
@@ -24,6 +26,7 @@
 #include <filesystem>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace tensoracle {
@@ -48,6 +51,34 @@ void check_conditions(nlohmann::json const& saved, nlohmann::json const& request
 // EngineConditionError.
 DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdentity const& identity,
                                   std::filesystem::path const& path);
+
+// The checks of the plan that verify_engine_bytes makes, on the plan's bytes and the header that
+// records them: the whole plan's XXH3-128, then, in format version 2, each chunk's XXH3-128.
+// Returns the first difference, as a refusal's reason ("the plan's XXH3-128 checksum is <computed>
+// but the header records <recorded>", or chunk_difference's text, which names the chunk and both
+// digests), or nothing. `cache verify` judges a plan by the same checks (PlanDamageCheck, below),
+// so that what it calls intact is what Store::read accepts.
+std::optional<std::string> plan_damage(std::span<std::byte const> plan, EngineHeader const& header);
+
+// plan_damage's checks on a plan given in pieces, in order, however it is split, each hashed as
+// it comes, both digests in one pass: `cache verify` reads a file a piece at a time, so that
+// checking an engine of any size takes one piece of memory, not the engine's. The reasons are
+// plan_damage's, in the same words (one function writes them for both).
+class PlanDamageCheck {
+public:
+    // For the plan that `header` records: each chunk's XXH3-128 is computed too where the header
+    // records chunks (format version 2).
+    explicit PlanDamageCheck(EngineHeader const& header);
+    void update(std::span<std::byte const> piece);
+    // plan_damage's answer for the bytes given, against `header` (the constructor's: another that
+    // records chunks where it did not, or the reverse, is InvalidArgument); the check is spent
+    // afterwards.
+    std::optional<std::string> finish(EngineHeader const& header);
+
+private:
+    PlanChecksum whole_;
+    std::optional<PlanChunkHasher> chunks_;
+};
 
 // A verified saved engine: the header and the plan, held as FileContents (copied into this
 // process's memory), so that the plan handed on is the bytes verified, whatever is done to the

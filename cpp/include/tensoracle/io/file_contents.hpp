@@ -8,8 +8,10 @@
 // deployment library's plans for TensorRT) holds them so.
 //
 // A read-only mapping (Holding::mapped) is for reads that only judge a file and hand nothing on
-// (`cache verify`): zero-copy, with the file's later changes showing through. On Windows a mapped
-// view keeps the file from being replaced or removed until it is unmapped.
+// (a remote pull's received file, which no one else writes): zero-copy, with the file's later
+// changes showing through. `cache verify` neither maps nor copies: the files it reads are anyone's
+// to cut short, and of any size; it reads them a piece at a time (read_piece_by_piece). On
+// Windows a mapped view keeps the file from being replaced or removed until it is unmapped.
 #pragma once
 
 #include "tensoracle/io/mapped_file.hpp"
