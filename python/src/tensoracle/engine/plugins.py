@@ -15,6 +15,7 @@ and its SHA-256 checked against the entry's) and loaded from that copy
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import hashlib
 import os
@@ -50,6 +51,9 @@ _loaded: dict[Path, _Loaded] = {}
 # The libraries loaded from verified copies, by SHA-256 and backend: they have no path of their
 # own that a later call could name.
 _verified: dict[tuple[str, str], _Loaded] = {}
+# The sealed copies are released when the interpreter exits, before the extension is unloaded
+# (which would report them as leaked objects); the libraries loaded from them stay mapped.
+atexit.register(_verified.clear)
 
 
 def _same_content(digest: str, chosen: Backend) -> _Loaded | None:
