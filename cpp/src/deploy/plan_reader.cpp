@@ -37,6 +37,9 @@ private:
     bool kept_ = false;
 };
 
+// What a chunk is read and hashed in: a piece that stays in a core's cache between the two.
+constexpr std::size_t kHashedPieceBytes = std::size_t{256} << 10U;
+
 } // namespace
 
 struct PlanReader::State {
@@ -69,10 +72,19 @@ struct PlanReader::State {
     // zeroed.
     void verify_chunk(std::uint64_t index, std::span<std::byte> into) {
         ZeroUnlessKept guard(into);
-        read_chunk(index, into);
         std::string const& expected = engine->chunks.digests.at(static_cast<std::size_t>(index));
-        std::string const observed =
-            engine->chunks.sha256 ? sha256_hex(into) : plan_checksum_hex(into);
+        std::string observed;
+        if (engine->chunks.sha256) {
+            Sha256 digest;
+            read_chunk(index, into,
+                       [&digest](std::span<std::byte const> piece) { digest.update(piece); });
+            observed = digest.hex_digest();
+        } else {
+            PlanChecksum digest;
+            read_chunk(index, into,
+                       [&digest](std::span<std::byte const> piece) { digest.update(piece); });
+            observed = digest.hex_digest();
+        }
         if (observed != expected) {
             refuse("chunk " + std::to_string(index) + " (" +
                    chunk_range_text(index, engine->plan_size) + ") has the " +
@@ -86,16 +98,17 @@ struct PlanReader::State {
         checked[static_cast<std::size_t>(index)] = true;
     }
 
-    // The bytes of chunk `index` from the open file into `into`.
-    void read_chunk(std::uint64_t index, std::span<std::byte> into) {
+    // The bytes of chunk `index` from the open file into `into`, in pieces of kHashedPieceBytes,
+    // each given to `hash` as soon as it is read: hashed while it is still in the CPU's cache,
+    // the chunk is read from memory once more only when it is handed on.
+    template <typename Hash>
+    void read_chunk(std::uint64_t index, std::span<std::byte> into, Hash&& hash) {
         std::uint64_t const at = engine->plan_offset + index * kPlanChunkBytes;
         std::size_t done = 0;
         while (done < into.size()) {
-            long long const got = platform::read_at(engine->file->get(), into.data() + done,
-                                                    into.size() - done, at + done);
-            if (got < 0 && errno == EINTR) {
-                continue;
-            }
+            std::size_t const wanted = std::min(kHashedPieceBytes, into.size() - done);
+            long long const got =
+                platform::read_at(engine->file->get(), into.data() + done, wanted, at + done);
             if (got < 0) {
                 throw_file_error("cannot read deployed engine", engine->path, errno);
             }
@@ -104,6 +117,7 @@ struct PlanReader::State {
                        chunk_range_text(index, engine->plan_size) + ") ends " +
                        std::to_string(into.size() - done) + " bytes early: the file was cut");
             }
+            hash(std::span<std::byte const>(into.data() + done, static_cast<std::size_t>(got)));
             done += static_cast<std::size_t>(got);
         }
     }
