@@ -36,18 +36,11 @@ using Json = nlohmann::json;
 using testing::message_of;
 
 Json conditions(std::string const& graph_version = "3") {
-    return {{"name", "encoder"},
-            {"graph_version", graph_version},
-            {"backend", "tensorrt_rtx"},
-            {"backend_version", "1.7.1.116"},
-            {"gpu", nullptr},
-            {"targets", {"sm86", "sm89", "sm120"}}};
+    return testing::encoder_conditions(graph_version);
 }
 
 Json io_signature(int batch = -1) {
-    return {{"tensors",
-             {{{"name", "x"}, {"mode", "INPUT"}, {"dtype", "FLOAT"}, {"shape", {batch, 8}}},
-              {{"name", "y"}, {"mode", "OUTPUT"}, {"dtype", "FLOAT"}, {"shape", {batch, 4}}}}}};
+    return testing::encoder_io(batch);
 }
 
 std::string hex_of(Signature const& signature) {

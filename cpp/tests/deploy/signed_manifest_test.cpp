@@ -32,18 +32,11 @@ constexpr char const* kSpec = "encoders.recipes:RECIPES";
 constexpr char const* kLater = "2099-01-01T00:00:00Z";
 
 Json conditions(std::string const& graph_version) {
-    return {{"name", "encoder"},
-            {"graph_version", graph_version},
-            {"backend", "tensorrt_rtx"},
-            {"backend_version", "1.7.1.116"},
-            {"gpu", nullptr},
-            {"targets", {"sm86", "sm89", "sm120"}}};
+    return testing::encoder_conditions(graph_version);
 }
 
 Json io_signature() {
-    return {{"tensors",
-             {{{"name", "x"}, {"mode", "INPUT"}, {"dtype", "FLOAT"}, {"shape", {-1, 8}}},
-              {{"name", "y"}, {"mode", "OUTPUT"}, {"dtype", "FLOAT"}, {"shape", {-1, 4}}}}}};
+    return testing::encoder_io();
 }
 
 // Signing keys made from their PEM texts (SigningKey is move-only).

@@ -17,6 +17,23 @@
 
 namespace tensoracle::testing {
 
+// The identity conditions of the tests' TensorRT-RTX engine "encoder" at `graph_version`.
+inline nlohmann::json encoder_conditions(std::string const& graph_version = "3") {
+    return {{"name", "encoder"},
+            {"graph_version", graph_version},
+            {"backend", "tensorrt_rtx"},
+            {"backend_version", "1.7.1.116"},
+            {"gpu", nullptr},
+            {"targets", {"sm86", "sm89", "sm120"}}};
+}
+
+// Its IO signature: input x and output y, of `batch` rows (-1: ranged) of 8 and 4 floats.
+inline nlohmann::json encoder_io(int batch = -1) {
+    return {{"tensors",
+             {{{"name", "x"}, {"mode", "INPUT"}, {"dtype", "FLOAT"}, {"shape", {batch, 8}}},
+              {{"name", "y"}, {"mode", "OUTPUT"}, {"dtype", "FLOAT"}, {"shape", {batch, 4}}}}}};
+}
+
 // The entry of recipe "encoder", graph version "3", for the file `path` saved as `identity`
 // with the IO signature `io`.
 inline deploy::ManifestEntry manifest_entry_of(std::filesystem::path const& path,
