@@ -403,6 +403,13 @@ private:
 OpenOptions options_from_environment() {
     OpenOptions options;
     options.cache_directory = default_cache_directory();
+    if (char const* policy = std::getenv(kTrustPolicyVariable);
+        policy != nullptr && *policy != '\0') {
+        // The policy lists every key it trusts: the fleet's verify key, which may be set as
+        // well for `cache pull`, is then not the manifest's.
+        options.trust_policy = policy;
+        return options;
+    }
     if (char const* key = std::getenv(kVerifyKeyVariable); key != nullptr && *key != '\0') {
         if (std::string_view(key).starts_with("-----BEGIN")) {
             options.verify_key_pem = key;

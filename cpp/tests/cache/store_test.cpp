@@ -1,5 +1,6 @@
 // Tests of the engine cache store: directory, saves, verified reads, conditions, timestamps.
 #include "support/cache_test_support.hpp"
+#include "support/scoped_environment.hpp"
 #include "support/test_support.hpp"
 #include "support/this_process.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
@@ -22,53 +23,11 @@ namespace {
 
 using nlohmann::json;
 
-void set_variable(char const* name, char const* value) {
-#ifdef _WIN32
-    ::_putenv_s(name, value);
-#else
-    ::setenv(name, value, 1);
-#endif
-}
-
-void unset_variable(char const* name) {
-#ifdef _WIN32
-    ::_putenv_s(name, ""); // removes it
-#else
-    ::unsetenv(name);
-#endif
-}
-
 EngineIdentity identity(std::string const& version = "1") {
     return make_identity({{"name", "model"}, {"graph_version", version}, {"tf32", true}});
 }
 
-// Sets (or unsets, with nullopt) an environment variable for the life of the object.
-class ScopedEnvironment {
-public:
-    ScopedEnvironment(char const* name, std::optional<std::string> const& value) : name_(name) {
-        if (char const* old = std::getenv(name)) {
-            old_ = old;
-        }
-        if (value) {
-            set_variable(name, value->c_str());
-        } else {
-            unset_variable(name);
-        }
-    }
-    ScopedEnvironment(ScopedEnvironment const&) = delete;
-    ScopedEnvironment& operator=(ScopedEnvironment const&) = delete;
-    ~ScopedEnvironment() {
-        if (old_) {
-            set_variable(name_, old_->c_str());
-        } else {
-            unset_variable(name_);
-        }
-    }
-
-private:
-    char const* name_;
-    std::optional<std::string> old_;
-};
+using testing::ScopedEnvironment;
 
 std::int64_t mtime_seconds(std::filesystem::path const& path) {
     return testing::mtime_ns(path) / 1'000'000'000;

@@ -5,6 +5,7 @@
 #include "deploy/manifest_signing.hpp"
 #include "support/deploy_fixture.hpp"
 #include "support/error_message.hpp"
+#include "support/scoped_environment.hpp"
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/cache/identity.hpp"
@@ -322,6 +323,24 @@ TEST(SignedManifest, AThresholdPolicyCountsEachTrustedKeyOnceAndNamesWhoSigned) 
     EXPECT_EQ(Json::parse(cosigned)["signatures"].size(), 3U); // publisher signed once, not twice
     Manifest const manifest = p->read(cosigned, options);
     EXPECT_EQ(manifest.signers.size(), 2U);
+}
+
+// An application's environment names the policy as it names the verify key; the policy, which
+// lists every key it trusts, is the manifest's trust when both are set (the fleet's verify key
+// may be set for `cache pull` as well).
+TEST(TrustPolicy, TheEnvironmentNamesThePolicyAndItTakesPrecedenceOverTheVerifyKey) {
+    testing::ScopedEnvironment const key(kVerifyKeyVariable, "/keys/fleet.pem");
+    {
+        testing::ScopedEnvironment const policy(kTrustPolicyVariable, "/keys/policy.json");
+        OpenOptions const options = options_from_environment();
+        EXPECT_EQ(options.trust_policy, std::filesystem::path("/keys/policy.json"));
+        EXPECT_TRUE(options.verify_key.empty());
+        EXPECT_TRUE(options.verify_key_pem.empty());
+    }
+    testing::ScopedEnvironment const unset(kTrustPolicyVariable, std::nullopt);
+    OpenOptions const options = options_from_environment();
+    EXPECT_TRUE(options.trust_policy.empty());
+    EXPECT_EQ(options.verify_key, std::filesystem::path("/keys/fleet.pem"));
 }
 
 TEST(TrustPolicy, EachWrongFieldIsRefusedNamingIt) {

@@ -215,7 +215,7 @@ def test_a_rollback_to_an_older_signed_manifest_is_refused_naming_both_versions(
 
 
 def test_a_threshold_policy_needs_enough_trusted_signers_and_cosigning_adds_one(
-    published: dict[str, Any],
+    published: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ):
     fingerprints = {
         name: _core.VerifyKey.from_pem_file(str(published[name])).fingerprint
@@ -238,6 +238,18 @@ def test_a_threshold_policy_needs_enough_trusted_signers_and_cosigning_adds_one(
     verified = run("manifest", "verify", str(manifest), "--trust-policy", str(policy))
     assert verified.returncode == 0, verified.stderr
     assert "signed by 2 of 2 trusted keys" in verified.stdout
+    # An application names the policy in its environment (over the fleet's verify key, which a
+    # node may set for its pulls: a key the policy does not list).
+    monkeypatch.setenv("TENSORACLE_DESCRIBED_GPU", RTX_4090)
+    monkeypatch.setenv("TENSORACLE_TRUST_POLICY", str(policy))
+    _other, other_verify = make_keys(published["tmp"], "fleet")
+    monkeypatch.setenv("TENSORACLE_REMOTE_VERIFY_KEY", str(other_verify))
+    recipe = statement(manifest)["predicate"]["entries"][0]["recipe"]
+    handle = tensoracle.open_deployed(manifest, recipe, cache_dir=published["cache"])
+    assert sorted(str(handle.signer).split(", ")) == sorted(fingerprints.values())
+    monkeypatch.delenv("TENSORACLE_TRUST_POLICY")
+    with pytest.raises(UntrustedEngineError, match="0 of the trust policy's keys"):
+        tensoracle.open_deployed(manifest, recipe, cache_dir=published["cache"])
 
 
 def test_an_expired_or_unsigned_manifest_is_refused_where_a_key_is_given(

@@ -43,6 +43,8 @@ namespace tensoracle::deploy {
 
 // The environment variable naming the verify key, as for the Python package's remote cache.
 inline constexpr char const* kVerifyKeyVariable = "TENSORACLE_REMOTE_VERIFY_KEY";
+// The environment variable naming a trust policy file (signed_manifest.hpp, trust_policy.hpp).
+inline constexpr char const* kTrustPolicyVariable = "TENSORACLE_TRUST_POLICY";
 
 struct OpenOptions {
     // The cache folder; empty: the default folder, by the same rules as the Python package
@@ -77,9 +79,10 @@ struct OpenOptions {
 };
 
 // The default folder, and the verify key TENSORACLE_REMOTE_VERIFY_KEY gives when it is set and
-// not empty: its PEM text when it starts with "-----BEGIN", else the path of the key file.
-// Throws InvalidArgument when no default folder can be found (neither XDG_CACHE_HOME nor HOME is
-// set).
+// not empty (its PEM text when it starts with "-----BEGIN", else the path of the key file);
+// or, instead of the key, the trust policy file TENSORACLE_TRUST_POLICY names when it is set and
+// not empty. Throws InvalidArgument when no default folder can be found (neither XDG_CACHE_HOME
+// nor HOME is set).
 OpenOptions options_from_environment();
 
 // A verified deployed engine. Movable, not copyable; the plan stays valid while it lives.

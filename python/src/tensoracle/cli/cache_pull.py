@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tensoracle import _core
-from tensoracle.cache.remote.config import REMOTE, VERIFY_KEY, key_file_or_text
+from tensoracle.cache.remote.config import REMOTE, TRUST_POLICY, VERIFY_KEY, key_file_or_text
 from tensoracle.cache.remote.fleet import load_keys, receive
 from tensoracle.cache.remote.objects import RemoteObjects, TooLarge, engine_key
 from tensoracle.cli import deploy_manifest, deploy_pull
@@ -92,17 +92,17 @@ def _read_manifest(value: str, options: Any, directory: Path) -> deploy_pull.Man
     they accept (and its version is recorded in the folder)."""
     if not value:
         raise UsageError("--manifest: the file name must not be empty")
-    verify_key, verify_key_pem = key_file_or_text(os.environ.get(VERIFY_KEY, ""))
-    if options.trust_policy is not None and (verify_key or verify_key_pem):
-        raise UsageError(
-            f"--trust-policy: ${VERIFY_KEY} is set too; give one (a policy lists every key it "
-            "trusts)"
-        )
+    policy = options.trust_policy or os.environ.get(TRUST_POLICY) or None
+    # A policy lists every key it trusts for the manifest; the verify key, if set too, still
+    # checks each object's signature (as for every pull).
+    verify_key, verify_key_pem = (
+        (None, None) if policy else key_file_or_text(os.environ.get(VERIFY_KEY, ""))
+    )
     trust = deploy_pull.Trust(
         directory,
         verify_key,
         verify_key_pem,
-        None if options.trust_policy is None else Path(options.trust_policy),
+        None if policy is None else Path(policy),
         options.minimum_version,
     )
     return deploy_pull.read(Path(value), trust)
@@ -204,7 +204,8 @@ def _pull(args: list[str], prog: str) -> int:
         "--trust-policy",
         metavar="POLICY",
         help="with --manifest: accept only a signed manifest that this trust policy file's keys "
-        f"accept (instead of ${VERIFY_KEY}, which accepts one signed by that key)",
+        f"accept (default: ${TRUST_POLICY}; without either, ${VERIFY_KEY} accepts one signed by "
+        "that key)",
     )
     made.add_argument(
         "--minimum-version",

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tensoracle import _core, gpu
-from tensoracle.cache.remote.config import VERIFY_KEY, key_file_or_text
+from tensoracle.cache.remote.config import TRUST_POLICY, VERIFY_KEY, key_file_or_text
 from tensoracle.engine import log
 from tensoracle.engine.backends import Backend, backend
 from tensoracle.engine.handle import EngineHandle
@@ -245,8 +245,9 @@ def open_deployed(
 
     ``verify_key`` (default: ``TENSORACLE_REMOTE_VERIFY_KEY``) is an Ed25519 public key, as the
     path of its PEM file or as its PEM text (a string starting with ``-----BEGIN``), and
-    ``trust_policy`` the path of a trust policy file (its keys, M of which must sign, and a
-    minimum version; give one of the two). With either, the manifest must be a signed manifest
+    ``trust_policy`` (default: ``TENSORACLE_TRUST_POLICY``, which takes precedence over the
+    verify key's variable) the path of a trust policy file (its keys, M of which must sign, and
+    a minimum version; give one of the two). With either, the manifest must be a signed manifest
     (``tensoracle manifest sign``) that they accept, not expired, of a version no lower than
     ``minimum_version`` and than the last version this cache folder accepted for its spec, and
     the entry's file must be byte for byte the one it names; an unsigned manifest is refused
@@ -286,7 +287,9 @@ def open_deployed(
         raise EngineTargetError(
             f"cannot select a deployed engine of {recipe!r}: no GPU ({gpu.absent_reason()})"
         )
-    if verify_key is None:
+    if trust_policy is None and verify_key is None:
+        trust_policy = os.environ.get(TRUST_POLICY) or None
+    if verify_key is None and trust_policy is None:
         verify_key = os.environ.get(VERIFY_KEY) or None
     key_file, key_text = key_file_or_text(verify_key)
     opened = _core.open_deployed(

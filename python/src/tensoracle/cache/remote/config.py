@@ -18,6 +18,9 @@ from urllib.parse import urlsplit
 REMOTE = "TENSORACLE_REMOTE"
 SIGNING_KEY = "TENSORACLE_REMOTE_SIGNING_KEY"
 VERIFY_KEY = "TENSORACLE_REMOTE_VERIFY_KEY"
+# The trust policy file by which applications and `cache pull --manifest` accept signed
+# deployment manifests (docs/deploy.md), instead of the verify key alone.
+TRUST_POLICY = "TENSORACLE_TRUST_POLICY"
 LEASE_SECONDS = "TENSORACLE_REMOTE_LEASE_SECONDS"
 WAIT_SECONDS = "TENSORACLE_REMOTE_WAIT_SECONDS"
 TIMEOUT_SECONDS = "TENSORACLE_REMOTE_TIMEOUT_SECONDS"
