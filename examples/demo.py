@@ -168,8 +168,9 @@ def execute() -> bool:
     except ImportError as error:
         print(f"  skipped execution: the execution unit is not available ({error})")
         return True
-    except RuntimeError as error:
-        # For example TensorRT-RTX on an H100/H200: the runtime refuses the engine (sm90).
+    except (RuntimeError, tensoracle.EngineTargetError) as error:
+        # For example TensorRT-RTX on an H100/H200: the engine is not built for sm90
+        # (EngineTargetError, a ValueError), or the runtime refuses it.
         print(f"  skipped execution: the backend cannot run the engine here: {error}")
         return True
     features = (np.arange(8, dtype=np.float32).reshape(1, 4, 2) / 4).astype(np.float32)

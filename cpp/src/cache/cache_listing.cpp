@@ -417,7 +417,8 @@ std::string listing_table(CacheScan const& scan) {
     }
     // aligned_rows escapes the cells: names and what headers say are not ours.
     std::string text = aligned_rows(rows);
-    text += std::to_string(scan.entries.size()) + " entries, " +
+    text += std::to_string(scan.entries.size()) +
+            (scan.entries.size() == 1 ? " entry, " : " entries, ") +
             format_size_human(scan.total_size_bytes) + " in " +
             escape_for_terminal(scan.directory.string()) + "\n";
     for (CacheEntry const& entry : scan.entries) {

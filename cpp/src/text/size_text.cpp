@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <span>
 
 namespace tensoracle {
 namespace {
@@ -93,15 +94,22 @@ struct SizeUnit {
     std::uint64_t bytes;
 };
 
+// The units sizes are written in (powers of 1024), which parsing also accepts ...
 constexpr std::array<SizeUnit, 5> kSizeUnits{
     {{"B", 1}, {"KiB", 1ULL << 10}, {"MiB", 1ULL << 20}, {"GiB", 1ULL << 30}, {"TiB", 1ULL << 40}}};
+// ... with the decimal ones (powers of 1000) that disk sizes and `df -H` are written in.
+constexpr std::array<SizeUnit, 4> kDecimalSizeUnits{{{"KB", 1'000ULL},
+                                                     {"MB", 1'000'000ULL},
+                                                     {"GB", 1'000'000'000ULL},
+                                                     {"TB", 1'000'000'000'000ULL}}};
 
 } // namespace
 
 std::uint64_t parse_size_bytes(std::string_view text, std::string_view option) {
     char const* const expected =
         "expected a nonnegative number of bytes, optionally followed by B, KiB, MiB, GiB or TiB "
-        "(for example 500MiB or 1.5GiB)";
+        "(powers of 1024) or KB, MB, GB or TB (powers of 1000), for example 500MiB, 1.5GiB or "
+        "10GB";
     DecimalText number;
     if (text.empty() || !split_decimal(text, number)) {
         reject(option, text, expected);
@@ -110,9 +118,12 @@ std::uint64_t parse_size_bytes(std::string_view text, std::string_view option) {
     if (number.suffix.empty()) {
         multiplier = 1;
     } else {
-        for (SizeUnit const& unit : kSizeUnits) {
-            if (equals_ignoring_case(number.suffix, unit.name)) {
-                multiplier = unit.bytes;
+        for (auto const& units : {std::span<SizeUnit const>(kSizeUnits),
+                                  std::span<SizeUnit const>(kDecimalSizeUnits)}) {
+            for (SizeUnit const& unit : units) {
+                if (equals_ignoring_case(number.suffix, unit.name)) {
+                    multiplier = unit.bytes;
+                }
             }
         }
     }

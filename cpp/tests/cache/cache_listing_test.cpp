@@ -204,6 +204,16 @@ TEST(ListingTable, AlignedColumnsWithGraphVersionAndTargets) {
     EXPECT_NE(table.find("2 entries"), std::string::npos) << table;
 }
 
+TEST(ListingTable, TheCountSaysEntryForOneAndEntriesForNone) {
+    TemporaryDirectory directory;
+    auto const& dir = directory.path();
+    EXPECT_NE(listing_table(scan_cache(dir)).find("0 entries, "), std::string::npos);
+    nlohmann::json const a = {{"name", "a"}};
+    testing::write_engine(dir / testing::engine_name(a), a, {}, 8, 0);
+    std::string const table = listing_table(scan_cache(dir));
+    EXPECT_NE(table.find("\n1 entry, "), std::string::npos) << table;
+}
+
 TEST(ListingTable, TargetsColumnNamesTheHardwareCompatibilityLevel) {
     TemporaryDirectory directory;
     auto const& dir = directory.path();

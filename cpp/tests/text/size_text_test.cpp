@@ -55,9 +55,9 @@ TEST(ParseSizeBytes, FractionsRoundDownToWholeBytes) {
 
 TEST(ParseSizeBytes, RejectsWhatIsNotANonnegativeSize) {
     for (std::string const text :
-         {"",           "-1",    "+1",   "-0",    "nan",  "NaN",   "inf",
-          "infinity",   "1.5XB", "1KB",  "1e3",   " 1",   "1 ",    "1 GiB",
-          "GiB",        ".",     "1..5", "1.2.3", "0x10", "1GiBs", "18446744073709551616",
+         {"",           "-1",    "+1",    "-0",    "nan",  "NaN",   "inf",
+          "infinity",   "1.5XB", "1KiBB", "1e3",   " 1",   "1 ",    "1 GiB",
+          "GiB",        ".",     "1..5",  "1.2.3", "0x10", "1GiBs", "18446744073709551616",
           "16777216TiB"}) {
         SCOPED_TRACE(text);
         try {
@@ -69,6 +69,15 @@ TEST(ParseSizeBytes, RejectsWhatIsNotANonnegativeSize) {
             EXPECT_NE(message.find("'" + std::string(text) + "'"), std::string::npos) << message;
         }
     }
+}
+
+TEST(ParseSizeBytes, DecimalUnitsArePowersOf1000InAnyCase) {
+    EXPECT_EQ(size("10GB"), 10'000'000'000ULL);
+    EXPECT_EQ(size("1.5kb"), 1'500ULL);
+    EXPECT_EQ(size("2MB"), 2'000'000ULL);
+    EXPECT_EQ(size("0.5TB"), 500'000'000'000ULL);
+    EXPECT_EQ(size("10GB"), size("10000000000"));
+    EXPECT_LT(size("10GB"), size("10GiB"));
 }
 
 TEST(ParseSizeBytes, NamesTheUnknownUnit) {

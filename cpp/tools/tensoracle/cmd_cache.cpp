@@ -56,7 +56,9 @@ void add_cache_dir_option(CLI::App& command, std::string& value) {
                 return directory.empty() ? std::string("the directory must not be empty")
                                          : std::string();
             },
-            "DIR"));
+            // No name of its own: CLI11 writes a validator's name beside the type's in the help
+            // ("DIR:DIR").
+            ""));
 }
 
 std::filesystem::path resolve_cache_directory(std::string const& option_value) {

@@ -242,8 +242,9 @@ void add_cache_prune_command(CLI::App& cache, Action& action) {
     options->max_size_option = command->add_option(
         "--max-size", options->max_size,
         "Remove the least recently recorded engines (ties by file name) until all .engine files "
-        "total at most SIZE: bytes, or a number with B, KiB, MiB, GiB or TiB (any case, powers "
-        "of 1024, fractions allowed and rounded down to whole bytes), such as 10GiB");
+        "total at most SIZE: bytes, or a number with B, KiB, MiB, GiB or TiB (powers of 1024) or "
+        "KB, MB, GB or TB (powers of 1000), any case, fractions allowed and rounded down to whole "
+        "bytes, such as 10GiB or 10GB");
     options->max_size_option->type_name("SIZE");
     command->add_flag("--dry-run", options->dry_run,
                       "Print the plan and the projected total; change no file and no recorded "

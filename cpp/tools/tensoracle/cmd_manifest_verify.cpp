@@ -104,7 +104,9 @@ int verify(VerifyOptions const& options) {
               << manifest.release->version << ", expires " << manifest.release->expires
               << ", signed by " << manifest.signers.size() << " of " << policy.keys.size()
               << " trusted keys (" << signers << "; " << policy.threshold << " required), "
-              << manifest.entries.size() << " entries, each bound to its file's SHA-256\n";
+              << manifest.entries.size()
+              << (manifest.entries.size() == 1 ? " entry, bound" : " entries, each bound")
+              << " to its file's SHA-256\n";
     if (options.cache_dir.empty()) {
         return kExitSuccess;
     }

@@ -6,10 +6,13 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string>
 
 int main(int argc, char** argv) {
     using namespace tensoracle::cli;
     CLI::App app{"tensoracle: manage saved TensorRT engines and cubin bundles", "tensoracle"};
+    // The package's version, as `pip show tensoracle` and importlib.metadata give it.
+    app.set_version_flag("--version", std::string("tensoracle ") + TENSORACLE_VERSION);
     app.require_subcommand(1);
     Action action;
     add_cache_command(app, action);

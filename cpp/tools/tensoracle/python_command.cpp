@@ -41,6 +41,23 @@ std::optional<fs::path> on_path() {
     return std::nullopt;
 }
 
+// What the interpreter runs: tensoracle.cli's main with the subcommand's words (as `python -m
+// tensoracle.cli` would), or, where the interpreter lacks the package, one line saying so instead
+// of Python's own "Error while finding module specification".
+constexpr char const* kBootstrap = R"(import sys
+try:
+    from tensoracle.cli import main
+except ModuleNotFoundError as missing:
+    if missing.name not in ("tensoracle", "tensoracle.cli"):
+        raise
+    sys.exit(
+        "tensoracle: this subcommand is part of the Python package, which the interpreter "
+        + sys.executable + " cannot import (" + str(missing) + "): install it there "
+        "(pip install tensoracle) or set TENSORACLE_PYTHON to an interpreter that has it"
+    )
+sys.exit(main(sys.argv[1:]))
+)";
+
 } // namespace
 
 std::optional<fs::path> python_interpreter() {
@@ -62,7 +79,7 @@ int run_python_command(std::vector<std::string> const& arguments) {
                      "(pip install tensoracle) or set TENSORACLE_PYTHON to its interpreter\n";
         return kExitFailure;
     }
-    std::vector<std::string> command{python->string(), "-m", "tensoracle.cli"};
+    std::vector<std::string> command{python->string(), "-c", kBootstrap};
     command.insert(command.end(), arguments.begin(), arguments.end());
     std::string error;
     int const status = run_in_place_of_this_process(*python, command, error);

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+from importlib import metadata
 from pathlib import Path
 
 import pytest
-from cache_cli import DAY_NS, NOW_NS, cache_list, engine, names, run
+from cache_cli import DAY_NS, NOW_NS, cache_list, engine, names, prune, run
 from engine_files import (
     engine_file_bytes,
     set_mtime_ns,
@@ -48,6 +49,18 @@ def test_help_on_every_level(args: tuple[str, ...], expected: str) -> None:
     assert completed.stderr == ""
 
 
+def test_version_is_the_installed_packages() -> None:
+    completed = run("--version")
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == f"tensoracle {metadata.version('tensoracle')}\n"
+
+
+def test_the_cache_folder_option_reads_dir_once_in_help() -> None:
+    text = run("cache", "verify", "--help").stdout
+    assert "--cache-dir DIR " in text
+    assert "DIR:DIR" not in text
+
+
 def test_prune_help_describes_both_options_and_exit_status() -> None:
     text = run("cache", "prune", "--help").stdout
     for word in ("--unused-for", "--max-size", "--dry-run", "KiB", "TiB", "Exit status"):
@@ -65,11 +78,18 @@ BAD_VALUES = [
     ("--max-size", "nan"),
     ("--max-size", "inf"),
     ("--max-size", "1.5XB"),
-    ("--max-size", "10GB"),
+    ("--max-size", "10G"),
     ("--max-size", ""),
     ("--max-size", "1 GiB"),
     ("--max-size", "18446744073709551616"),
 ]
+
+
+@pytest.mark.parametrize(("value", "limit"), [("10GB", 10**10), ("1.5kb", 1500), ("2GiB", 2 << 30)])
+def test_max_size_takes_decimal_and_binary_units(cache: Path, value: str, limit: int) -> None:
+    status, plan, _result = prune(cache, "--max-size", value, "--dry-run")
+    assert status == 0
+    assert plan["criterion"] == {"max_size_bytes": limit}
 
 
 @pytest.mark.parametrize(("option", "value"), BAD_VALUES)

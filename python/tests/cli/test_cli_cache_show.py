@@ -149,7 +149,7 @@ def test_doctor_speaks_to_a_person_by_default(tmp_path: Path):
     headings = [line for line in lines if line and not line.startswith(" ")]
     assert headings[1:] == ["Backends", "Driver", "GPUs", "Cache", "Producer tools"]
     cache = lines[lines.index("Cache") + 1 : lines.index("Cache") + 3]
-    assert cache == [f"  {directory}", f"  1 entries, {size} bytes"]
+    assert cache == [f"  {directory}", f"  1 entry, {size} bytes"]
     report = json.loads(_doctor(home, "--format", "json"))
     rtx = next(entry for entry in report["backends"] if entry["name"] == "tensorrt_rtx")
     assert any(line.split()[:2] == ["tensorrt_rtx", rtx["version"]] for line in lines), text

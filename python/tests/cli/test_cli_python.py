@@ -55,6 +55,24 @@ def test_an_unusable_interpreter_is_named_with_the_variable_that_chose_it(tmp_pa
     assert "TENSORACLE_PYTHON" in completed.stderr
 
 
+def test_an_interpreter_without_the_package_is_named_with_what_to_do(tmp_path: Path):
+    # A Python of its own, without the package (-I: no user site, no PYTHONPATH).
+    bare = tmp_path / "bare-python"
+    bare.write_text(f'#!/bin/sh\nexec {sys.executable} -I -S "$@"\n')
+    bare.chmod(0o755)
+    environment = {**os.environ, "TENSORACLE_PYTHON": str(bare)}
+
+    completed = run("doctor", env=environment)
+
+    assert completed.returncode == 1
+    assert completed.stderr.startswith(
+        "tensoracle: this subcommand is part of the Python package, which the interpreter "
+    )
+    assert "No module named 'tensoracle'" in completed.stderr
+    assert "TENSORACLE_PYTHON" in completed.stderr
+    assert "Error while finding module specification" not in completed.stderr
+
+
 def test_the_python_side_refuses_an_unknown_subcommand_with_usage_status():
     completed = subprocess.run(
         [sys.executable, "-m", "tensoracle.cli", "no-such-thing", "--flag"],

@@ -240,7 +240,8 @@ def table(data: dict[str, Any]) -> str:
     cache = data["cache"]
     lines += ["", "Cache", f"  {_say(cache.get('directory'))}"]
     if cache.get("directory"):
-        state = f"{cache['entries']} entries, {cache['size_bytes']} bytes"
+        count = cache["entries"]
+        state = f"{count} entr{'y' if count == 1 else 'ies'}, {cache['size_bytes']} bytes"
         lines.append(f"  {state}" if cache["exists"] else "  not created yet")
     else:
         lines.append(f"  {_say(cache.get('problem'))}")
