@@ -81,6 +81,14 @@ Reference reference(std::string_view text, bool sizes) {
         unit = u128{1} << 30U;
     } else if (suffix == "tib") {
         unit = u128{1} << 40U;
+    } else if (suffix == "kb") {
+        unit = 1'000U;
+    } else if (suffix == "mb") {
+        unit = 1'000'000U;
+    } else if (suffix == "gb") {
+        unit = 1'000'000'000U;
+    } else if (suffix == "tb") {
+        unit = 1'000'000'000'000ULL;
     }
     if (unit == 0) {
         return ref;
