@@ -47,6 +47,14 @@ struct OpenedDeployment {
     // A PlanReader is for one thread at a time: the reads of Python threads (the GIL released
     // while reading) take turns.
     std::unique_ptr<std::mutex> reading = std::make_unique<std::mutex>();
+
+    // The reader, made on first use; the caller holds `reading`.
+    deploy::PlanReader& plan_reader() {
+        if (!reader) {
+            reader.emplace(engine);
+        }
+        return *reader;
+    }
 };
 
 // Fills the writable buffer `into` with the verified plan from `offset` (PlanReader::read: a
@@ -63,11 +71,8 @@ std::size_t read_plan_into(OpenedDeployment& opened, std::uint64_t offset, nb::h
     } const release{&buffer};
     nb::gil_scoped_release const unlocked;
     std::lock_guard<std::mutex> const turn(*opened.reading);
-    if (!opened.reader) {
-        opened.reader.emplace(opened.engine);
-    }
-    return opened.reader->read(offset, static_cast<std::byte*>(buffer.buf),
-                               static_cast<std::size_t>(buffer.len));
+    return opened.plan_reader().read(offset, static_cast<std::byte*>(buffer.buf),
+                                     static_cast<std::size_t>(buffer.len));
 }
 
 // At most `size` bytes of the verified plan from `offset`, and no further than the end of the
@@ -88,10 +93,8 @@ nb::bytes read_plan(OpenedDeployment& opened, std::uint64_t offset, std::size_t 
     {
         nb::gil_scoped_release const unlocked;
         std::lock_guard<std::mutex> const turn(*opened.reading);
-        if (!opened.reader) {
-            opened.reader.emplace(opened.engine);
-        }
-        (void)opened.reader->read(offset, into, wanted); // the whole of `wanted`: inside the plan
+        (void)opened.plan_reader().read(offset, into,
+                                        wanted); // the whole of `wanted`: inside the plan
     }
     return result;
 }
@@ -160,11 +163,7 @@ nb::dict manifest_document(deploy::Manifest const& manifest) {
     document["entries"] = manifest_entries(manifest);
     document["version"] = manifest.release ? nb::cast(manifest.release->version) : nb::none();
     document["expires"] = manifest.release ? nb::cast(manifest.release->expires) : nb::none();
-    nb::list signers;
-    for (std::string const& keyid : manifest.signers) {
-        signers.append(keyid);
-    }
-    document["signers"] = signers;
+    document["signers"] = manifest.signers;
     return document;
 }
 
@@ -228,10 +227,7 @@ void bind_deploy(nb::module_& module) {
             [](OpenedDeployment& opened) {
                 nb::gil_scoped_release const unlocked;
                 std::lock_guard<std::mutex> const turn(*opened.reading);
-                if (!opened.reader) {
-                    opened.reader.emplace(opened.engine);
-                }
-                opened.reader->check_rest();
+                opened.plan_reader().check_rest();
             },
             "Reads and checks every chunk of the plan that read_plan did not hand on yet, handing "
             "none of it on (PlanReader::check_rest): after a consumer that may stop before the "

@@ -22,6 +22,7 @@
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 #include "tensoracle/text/json_excerpt.hpp"
+#include "text/joined_text.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -201,11 +202,7 @@ std::string check_signature(ManifestEntry const& entry, VerifyKey const& trusted
 
 // The key ids that signed the manifest, as signer() reports them.
 std::string manifest_signer(ManifestEntry const& entry) {
-    std::string signers;
-    for (std::string const& keyid : entry.manifest_signers) {
-        signers += (signers.empty() ? "" : ", ") + keyid;
-    }
-    return signers;
+    return joined(entry.manifest_signers, ", ");
 }
 
 // Refuses the file of an entry whose digest `observed` (of its preamble and header when
@@ -234,6 +231,27 @@ void check_recorded_digest(ManifestEntry const& entry, bool header, std::string 
                                    path);
     }
     corrupt(path, what);
+}
+
+// The preamble and header `prefix` of a format 2 file judged before any of it is decoded, as
+// what vouches for it says: a verified signed manifest's header_sha256, else the entry's
+// signature under the key `trusted`, else the plain manifest's header_sha256. Returns who
+// vouched (signer()), none for a plain manifest.
+std::optional<std::string> judge_header(ManifestEntry const& entry,
+                                        std::optional<VerifyKey> const& trusted,
+                                        std::span<std::byte const> prefix,
+                                        std::filesystem::path const& path) {
+    std::string const digest = sha256_hex(prefix);
+    if (!entry.manifest_signers.empty()) {
+        check_recorded_digest(entry, true, digest, path);
+        return manifest_signer(entry);
+    }
+    if (trusted) {
+        return check_signature(entry, *trusted, signed_header_statement(entry.file_name, digest),
+                               path);
+    }
+    check_recorded_digest(entry, true, digest, path);
+    return std::nullopt;
 }
 
 // The checks of the verified header against the manifest entry (plan checksum, conditions, IO
@@ -465,26 +483,21 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
     std::shared_ptr<platform::Descriptor const> const file = open_entry(path, entry.engine_bytes);
     std::optional<std::string> plan_xxh3_128; // computed over the plan when it is read whole
     std::optional<DecodedHeader> decoded;
+    // The preamble and header, read first where they are judged before the plan is read: for a
+    // streamed open, and wherever a signature or a signed manifest vouches for the header.
+    std::vector<std::byte> prefix;
+    if (options.stream_plan || bound || trusted) {
+        prefix = read_prefix(file->get(), entry.engine_bytes, path);
+    }
     if (options.stream_plan) {
-        // The preamble and header only; the plan stays in the file until a PlanReader reads it.
-        std::vector<std::byte> const prefix = read_prefix(file->get(), entry.engine_bytes, path);
+        // The plan stays in the file until a PlanReader reads it.
         // Without a key, a manifest that records no header digest leaves nothing to check the
         // header's chunk list against before chunks are handed on: such an entry is read whole.
         bool const header_bound = bound || trusted || entry.header_sha256.has_value();
         if (engine_format_version(prefix) == kEngineFormatVersion && header_bound) {
             // The header, which records each chunk's digests, is the manifest's before a byte of
-            // it is decoded: by the signed manifest's digest, the entry's signature under the
-            // key, or (without a key) the plain manifest's digest.
-            if (bound) {
-                check_recorded_digest(entry, true, sha256_hex(prefix), path);
-                state->signer = manifest_signer(entry);
-            } else if (trusted) {
-                state->signer = check_signature(
-                    entry, *trusted, signed_header_statement(entry.file_name, sha256_hex(prefix)),
-                    path);
-            } else {
-                check_recorded_digest(entry, true, sha256_hex(prefix), path);
-            }
+            // it is decoded.
+            state->signer = judge_header(entry, trusted, prefix, path);
             // The header's plan length against the file's (the manifest's) size, then the
             // manifest's plan size.
             decoded = decode_engine_header(prefix, entry.engine_bytes, path);
@@ -505,18 +518,8 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
         // digests), it is judged before any of the plan is read: a file the manifest or the key
         // does not vouch for costs the reading of its header, not of engine_bytes. The copy
         // below is judged again, since the file may change meanwhile.
-        if (bound || trusted) {
-            std::vector<std::byte> const prefix =
-                read_prefix(file->get(), entry.engine_bytes, path);
-            if (engine_format_version(prefix) == kEngineFormatVersion) {
-                std::string const digest = sha256_hex(prefix);
-                if (bound) {
-                    check_recorded_digest(entry, true, digest, path);
-                } else {
-                    (void)check_signature(entry, *trusted,
-                                          signed_header_statement(entry.file_name, digest), path);
-                }
-            }
+        if ((bound || trusted) && engine_format_version(prefix) == kEngineFormatVersion) {
+            (void)judge_header(entry, trusted, prefix, path);
         }
         // One pass: each piece is hashed as it is copied, and only the copy is judged and
         // handed on.

@@ -6,6 +6,7 @@
 #include "deploy/json_forms.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/json_excerpt.hpp"
+#include "text/joined_text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -25,17 +26,6 @@ constexpr char const* kLinear = "LINEAR";
 
 std::string named(std::string_view name) {
     return "'" + std::string(name) + "'";
-}
-
-std::string joined(std::vector<std::string> const& parts, std::string_view separator) {
-    std::string text;
-    for (std::size_t index = 0; index < parts.size(); ++index) {
-        if (index != 0) {
-            text += separator;
-        }
-        text += parts[index];
-    }
-    return text;
 }
 
 std::string named_list(std::vector<std::string> const& names) {

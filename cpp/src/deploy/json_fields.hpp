@@ -39,6 +39,15 @@ public:
         }
         return *found;
     }
+    // Refuses a document whose "schema_version" is not `readable`, the version this library
+    // reads.
+    void schema_version(int readable) const {
+        Json const& version = any("schema_version");
+        if (!version.is_number_integer() || version.get<std::int64_t>() != readable) {
+            throw InvalidArgument(at("schema_version") + " is " + shown(version) +
+                                  ": this library reads version " + std::to_string(readable));
+        }
+    }
     // The member, or nullptr when the object has none.
     Json const* find(char const* name) const {
         auto const found = object_.find(name);

@@ -145,12 +145,7 @@ bool is_envelope(Json const& document) {
 
 Manifest manifest_of_document(Json const& document, std::string const& name) {
     Fields const fields(document, name, true);
-    Json const& version = fields.any("schema_version");
-    if (!version.is_number_integer() || version.get<std::int64_t>() != kManifestSchemaVersion) {
-        throw InvalidArgument(fields.at("schema_version") + " is " + shown(version) +
-                              ": this library reads version " +
-                              std::to_string(kManifestSchemaVersion));
-    }
+    fields.schema_version(kManifestSchemaVersion);
     Manifest manifest;
     manifest.spec = fields.text("spec");
     manifest.remote = fields.optional_text("remote");

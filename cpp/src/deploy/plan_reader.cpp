@@ -73,18 +73,14 @@ struct PlanReader::State {
     void verify_chunk(std::uint64_t index, std::span<std::byte> into) {
         ZeroUnlessKept guard(into);
         std::string const& expected = engine->chunks.digests.at(static_cast<std::size_t>(index));
-        std::string observed;
-        if (engine->chunks.sha256) {
-            Sha256 digest;
+        // The chunk's digest of the kind the header's list holds, hashed as it is read.
+        auto const read_hashed = [this, index, into](auto digest) {
             read_chunk(index, into,
                        [&digest](std::span<std::byte const> piece) { digest.update(piece); });
-            observed = digest.hex_digest();
-        } else {
-            PlanChecksum digest;
-            read_chunk(index, into,
-                       [&digest](std::span<std::byte const> piece) { digest.update(piece); });
-            observed = digest.hex_digest();
-        }
+            return digest.hex_digest();
+        };
+        std::string const observed =
+            engine->chunks.sha256 ? read_hashed(Sha256()) : read_hashed(PlanChecksum());
         if (observed != expected) {
             refuse("chunk " + std::to_string(index) + " (" +
                    chunk_range_text(index, engine->plan_size) + ") has the " +

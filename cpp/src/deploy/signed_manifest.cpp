@@ -15,6 +15,7 @@
 #include "tensoracle/remote/signature.hpp"
 #include "tensoracle/text/base64.hpp"
 #include "tensoracle/text/size_text.hpp"
+#include "text/joined_text.hpp"
 
 #include <algorithm>
 #include <map>
@@ -23,7 +24,8 @@
 namespace tensoracle::deploy {
 namespace {
 
-// The key ids of `policy` that signed `envelope`, each once.
+// The key ids of `policy` that signed `envelope`, each key once: a key the policy lists twice
+// (under two ids, or given twice as --key) counts once towards the threshold.
 std::vector<std::string> accepting_keys(Envelope const& envelope, TrustPolicy const& policy) {
     std::string const encoded =
         pre_authentication_encoding(envelope.payload_type, envelope.payload);
@@ -42,11 +44,7 @@ std::vector<std::string> accepting_keys(Envelope const& envelope, TrustPolicy co
 }
 
 std::string listed(std::vector<std::string> const& names) {
-    std::string text;
-    for (std::string const& name : names) {
-        text += (text.empty() ? "" : ", ") + name;
-    }
-    return text.empty() ? std::string("none") : text;
+    return names.empty() ? std::string("none") : joined(names, ", ");
 }
 
 } // namespace
@@ -117,14 +115,17 @@ Manifest statement_manifest(std::span<std::byte const> payload, std::string cons
     return manifest;
 }
 
-Manifest verify_signed_manifest(std::string_view text, std::string const& name,
-                                TrustPolicy const& policy, std::int64_t now) {
+namespace {
+
+// verify_signed_manifest of the envelope's document, parsed once by the caller.
+Manifest verified_manifest(Json const& document, std::string const& name, TrustPolicy const& policy,
+                           std::int64_t now) {
     if (policy.keys.empty() || policy.threshold == 0 || policy.threshold > policy.keys.size()) {
         throw InvalidArgument("the trust policy has " + std::to_string(policy.keys.size()) +
                               " keys and threshold " + std::to_string(policy.threshold) +
                               ": it needs 1 to the number of keys");
     }
-    Envelope const envelope = read_envelope(manifest_json(text, name), name);
+    Envelope const envelope = read_envelope(document, name);
     std::vector<std::string> const signers = accepting_keys(envelope, policy);
     if (signers.size() < policy.threshold) {
         std::vector<std::string> claimed;
@@ -161,6 +162,13 @@ Manifest verify_signed_manifest(std::string_view text, std::string const& name,
     return manifest;
 }
 
+} // namespace
+
+Manifest verify_signed_manifest(std::string_view text, std::string const& name,
+                                TrustPolicy const& policy, std::int64_t now) {
+    return verified_manifest(manifest_json(text, name), name, policy, now);
+}
+
 TrustPolicy policy_of(OpenOptions const& options) {
     TrustPolicy policy;
     bool const key = !options.verify_key.empty() || !options.verify_key_pem.empty();
@@ -187,8 +195,7 @@ TrustPolicy policy_of(OpenOptions const& options) {
 Manifest read_manifest(std::filesystem::path const& path, OpenOptions const& options) {
     std::string const name = path.string();
     TrustPolicy const policy = policy_of(options);
-    std::string const text = manifest_text(path);
-    Json const document = manifest_json(text, name);
+    Json const document = manifest_json(manifest_text(path), name);
     if (!is_envelope(document)) {
         if (!policy.keys.empty() || options.minimum_version > 0) {
             throw UntrustedEngineError(
@@ -215,7 +222,7 @@ Manifest read_manifest(std::filesystem::path const& path, OpenOptions const& opt
         }
         return statement_manifest(read_envelope(document, name).payload, name);
     }
-    Manifest manifest = verify_signed_manifest(text, name, policy, now_nanoseconds());
+    Manifest manifest = verified_manifest(document, name, policy, now_nanoseconds());
     std::filesystem::path const folder =
         options.cache_directory.empty() ? default_cache_directory() : options.cache_directory;
     accept_manifest_version(folder, manifest.spec, manifest.release->version, name);

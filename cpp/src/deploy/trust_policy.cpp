@@ -26,12 +26,7 @@ TrustPolicy parse_trust_policy(std::string_view text, std::string const& name) {
         throw InvalidArgument(name + " is not a trust policy: " + error.what());
     }
     Fields const fields(document, name, true);
-    Json const& version = fields.any("schema_version");
-    if (!version.is_number_integer() || version.get<std::int64_t>() != kTrustPolicySchemaVersion) {
-        throw InvalidArgument(fields.at("schema_version") + " is " + shown(version) +
-                              ": this library reads version " +
-                              std::to_string(kTrustPolicySchemaVersion));
-    }
+    fields.schema_version(kTrustPolicySchemaVersion);
     TrustPolicy policy;
     Json const& keys = fields.any("keys");
     if (!keys.is_object() || keys.empty()) {

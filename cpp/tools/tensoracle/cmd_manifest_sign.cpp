@@ -11,6 +11,7 @@
 #include "tensoracle/io/file_bytes.hpp"
 #include "tensoracle/remote/signature.hpp"
 #include "tensoracle/text/size_text.hpp"
+#include "text/joined_text.hpp"
 
 #include <iostream>
 #include <memory>
@@ -75,13 +76,14 @@ int sign(SignOptions const& options) {
     AtomicFile file(output);
     file.write(signed_text);
     file.commit();
-    std::string ids;
+    std::vector<std::string> ids;
+    ids.reserve(keys.size());
     for (SigningKey const& key : keys) {
-        ids += (ids.empty() ? "" : ", ") + deploy::key_id(key);
+        ids.push_back(deploy::key_id(key));
     }
     std::cerr << kCommand << ": "
               << (signed_already ? "added the signatures of key ids " : "signed by key ids ")
-              << ids;
+              << joined(ids, ", ");
     if (release) {
         std::cerr << ", version " << release->version << ", expires " << release->expires;
     }

@@ -11,6 +11,7 @@
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/hash.hpp"
 #include "tensoracle/text/size_text.hpp"
+#include "text/joined_text.hpp"
 
 #include <iostream>
 #include <memory>
@@ -89,22 +90,15 @@ int verify(VerifyOptions const& options) {
                                            manifest.spec, manifest.release->version,
                                            options.manifest);
         }
-    } catch (InvalidArgument const& error) { // the manifest, not the command line, is wrong
+    } catch (Error const& error) { // the manifest, not the command line, is wrong
         std::cerr << kCommand << ": " << error.what() << "\n";
         return kExitFailure;
-    } catch (UntrustedEngineError const& error) {
-        std::cerr << kCommand << ": " << error.what() << "\n";
-        return kExitFailure;
-    }
-    std::string signers;
-    for (std::string const& keyid : manifest.signers) {
-        signers += (signers.empty() ? "" : ", ") + keyid;
     }
     std::cout << options.manifest << ": verified: " << manifest.spec << " version "
               << manifest.release->version << ", expires " << manifest.release->expires
               << ", signed by " << manifest.signers.size() << " of " << policy.keys.size()
-              << " trusted keys (" << signers << "; " << policy.threshold << " required), "
-              << manifest.entries.size()
+              << " trusted keys (" << joined(manifest.signers, ", ") << "; " << policy.threshold
+              << " required), " << manifest.entries.size()
               << (manifest.entries.size() == 1 ? " entry, bound" : " entries, each bound")
               << " to its file's SHA-256\n";
     if (options.cache_dir.empty()) {
