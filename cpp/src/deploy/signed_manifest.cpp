@@ -31,8 +31,12 @@ std::vector<std::string> accepting_keys(Envelope const& envelope, TrustPolicy co
         pre_authentication_encoding(envelope.payload_type, envelope.payload);
     auto const message = std::as_bytes(std::span(encoded));
     std::vector<std::string> accepted;
+    std::set<std::string> counted; // the fingerprints of the keys counted
     for (TrustedKey const& trusted : policy.keys) {
         VerifyKey const key = VerifyKey::from_pem(trusted.public_key_pem, "key " + trusted.keyid);
+        if (!counted.insert(key.fingerprint()).second) {
+            continue;
+        }
         bool const signed_by_key = std::any_of(
             envelope.signatures.begin(), envelope.signatures.end(),
             [&](EnvelopeSignature const& signature) { return key.verify(message, signature.sig); });

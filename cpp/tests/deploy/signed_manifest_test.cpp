@@ -343,6 +343,21 @@ TEST(TrustPolicy, TheEnvironmentNamesThePolicyAndItTakesPrecedenceOverTheVerifyK
     EXPECT_EQ(options.verify_key, std::filesystem::path("/keys/fleet.pem"));
 }
 
+// A threshold counts keys, not entries: one key listed twice (under two ids, as a policy built in
+// code or `manifest verify --key K --key K` can list it) is one signer.
+TEST(TrustPolicy, AKeyListedTwiceCountsOnceTowardsTheThreshold) {
+    auto const p = publication();
+    std::string const text = p->signed_text(p->current, 7, {&p->publisher});
+    std::string const pem = p->publisher.public_key_pem();
+    TrustPolicy const twice{{{fingerprint(p->publisher), pem}, {"another-id", pem}}, 2, 0};
+    std::string const message = message_of<UntrustedEngineError>(
+        [&] { (void)verify_signed_manifest(text, "deploy.json", twice, 0); });
+    EXPECT_NE(message.find("1 of the trust policy's keys (" + fingerprint(p->publisher) +
+                           ") signed the manifest, and it requires 2 of 2"),
+              std::string::npos)
+        << message;
+}
+
 TEST(TrustPolicy, EachWrongFieldIsRefusedNamingIt) {
     auto const p = publication();
     std::string const pem = p->publisher.public_key_pem();
