@@ -136,7 +136,8 @@ void add_bundle_command(CLI::App& app, Action& action) {
     CLI::App* bundle = app.add_subcommand("bundle", "Inspect cubin bundles");
     bundle->require_subcommand(1);
     CLI::App* inspect = bundle->add_subcommand(
-        "inspect",
+        "inspect", "Check a cubin bundle and the plugin library built from it");
+    inspect->footer(
         "Check a cubin bundle directory (bundle.json, schema_version 1) and, with --plugin, the "
         "library built from it: every entry's cubin length, SHA-256 and SM, and the library's "
         "tensoracle_bundle_sha256 and embedded cubins. Prints one row per entry (id, target, "

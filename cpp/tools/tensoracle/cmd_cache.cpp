@@ -11,8 +11,8 @@
 namespace tensoracle::cli {
 
 void add_cache_command(CLI::App& app, Action& action) {
-    CLI::App* cache = app.add_subcommand(
-        "cache", "Inspect and clean the saved engines of open_engine (never loads TensorRT)");
+    CLI::App* cache =
+        app.add_subcommand("cache", "Inspect and clean saved engines (never loads TensorRT)");
     cache->require_subcommand(1);
     add_cache_list_command(*cache, action);
     add_cache_prune_command(*cache, action);

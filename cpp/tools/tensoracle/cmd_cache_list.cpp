@@ -32,8 +32,9 @@ int list(ListOptions const& options) {
 void add_cache_list_command(CLI::App& cache, Action& action) {
     auto options = std::make_shared<ListOptions>();
     CLI::App* command = cache.add_subcommand(
-        "list", "Print every saved engine (header conditions, size, recorded time, status) as "
-                "one JSON object; reads headers and weight digest records only");
+        "list", "Print every saved engine and its conditions (JSON, or a table)");
+    command->footer("Print every saved engine (header conditions, size, recorded time, status) as "
+                    "one JSON object; reads headers and weight digest records only");
     add_cache_dir_option(*command, options->cache_dir);
     options->remote_option = add_remote_option(*command, options->remote);
     add_format_option(*command, options->format);

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 
 namespace tensoracle::cli {
 namespace {
@@ -224,7 +225,8 @@ int run(PruneOptions const& options) {
 void add_cache_prune_command(CLI::App& cache, Action& action) {
     auto options = std::make_shared<PruneOptions>();
     CLI::App* command = cache.add_subcommand(
-        "prune",
+        "prune", "Remove engines unused for some days, or the oldest beyond a size");
+    std::string const details =
         "Remove saved engines, either those unused for some days or the oldest until the cache "
         "fits a size. Prints a JSON plan line, then a JSON result line (or, with --format "
         "table, the plan and the outcome of each removal as tables). Empty and unrecognized files "
@@ -232,7 +234,7 @@ void add_cache_prune_command(CLI::App& cache, Action& action) {
         "removed, nor are engines whose lock another process holds; a temporary file whose "
         "writer is gone (not running, older than 10 minutes, its entry unlocked) is removed. "
         "Weight digest records are kept. Removed engines are rebuilt the next time they are "
-        "used.");
+        "used.\n\n";
     add_cache_dir_option(*command, options->cache_dir);
     options->unused_for_option = command->add_option(
         "--unused-for", options->unused_for,
@@ -249,8 +251,8 @@ void add_cache_prune_command(CLI::App& cache, Action& action) {
     command->add_flag("--dry-run", options->dry_run,
                       "Print the plan and the projected total; change no file and no recorded "
                       "time");
-    command->footer("Exit status: 0 success, 1 filesystem failure, failed removal or a size "
-                    "limit that cannot be met, 2 invalid usage.");
+    command->footer(details + "Exit status: 0 success, 1 filesystem failure, failed removal or a "
+                              "size limit that cannot be met, 2 invalid usage.");
     add_format_option(*command, options->format);
     options->remote_option = add_remote_option(*command, options->remote);
     command->callback([options, &action] {

@@ -49,9 +49,10 @@ int verify(VerifyOptions const& options) {
 void add_cache_verify_command(CLI::App& cache, Action& action) {
     auto options = std::make_shared<VerifyOptions>();
     CLI::App* command = cache.add_subcommand(
-        "verify", "Read every saved engine completely and check its header and plan checksum; "
-                  "exit status 1 when any is damaged or unrecognized (a link, a directory or an "
-                  "engine under another name). Changes no file and no recorded time");
+        "verify", "Read every saved engine whole and check its header and plan");
+    command->footer("Read every saved engine completely and check its header and plan checksum; "
+                    "exit status 1 when any is damaged or unrecognized (a link, a directory or an "
+                    "engine under another name). Changes no file and no recorded time");
     add_cache_dir_option(*command, options->cache_dir);
     add_format_option(*command, options->format);
     command->callback([options, &action] {

@@ -57,11 +57,13 @@ void add_manifest_command(CLI::App& app, Action& action) {
     CLI::App* manifest = app.add_subcommand("manifest", "Work with deployment manifests");
     manifest->require_subcommand(1);
     auto options = std::make_shared<MergeOptions>();
-    CLI::App* command = manifest->add_subcommand(
-        "merge", "Join the manifests of every part of a sharded build (tensoracle build --shard "
-                 "I/N --manifest PART) into the manifest the unsharded build writes. Exit status "
-                 "0 success, 1 parts that are missing, of different builds or conflicting, 2 "
-                 "invalid usage");
+    CLI::App* command =
+        manifest->add_subcommand("merge", "Join the manifests of a sharded build's parts into one");
+    command->footer(
+        "Join the manifests of every part of a sharded build (tensoracle build --shard "
+        "I/N --manifest PART) into the manifest the unsharded build writes. Exit status "
+        "0 success, 1 parts that are missing, of different builds or conflicting, 2 "
+        "invalid usage");
     command->add_option("PART", options->parts, "The manifest of a part")->required();
     command->add_option("-o,--output", options->output, "Where to write the merged manifest")
         ->required();

@@ -96,11 +96,13 @@ int sign(SignOptions const& options) {
 void add_manifest_sign_command(CLI::App& manifest, Action& action) {
     auto options = std::make_shared<SignOptions>();
     CLI::App* command = manifest.add_subcommand(
-        "sign", "Sign a deployment manifest (a DSSE envelope over an in-toto Statement whose "
-                "subjects are the engine files): applications given the verify key or a trust "
-                "policy then open only the engines it names. A manifest signed already gets "
-                "these keys' signatures added. Exit status 0 success, 1 a manifest that cannot be "
-                "signed, 2 invalid usage");
+        "sign", "Sign a deployment manifest, or add signatures to a signed one");
+    command->footer(
+        "Sign a deployment manifest (a DSSE envelope over an in-toto Statement whose "
+        "subjects are the engine files): applications given the verify key or a trust "
+        "policy then open only the engines it names. A manifest signed already gets "
+        "these keys' signatures added. Exit status 0 success, 1 a manifest that cannot be "
+        "signed, 2 invalid usage");
     command->add_option("FILE", options->manifest, "The manifest (tensoracle build --manifest)")
         ->required();
     command

@@ -112,10 +112,11 @@ int verify(VerifyOptions const& options) {
 void add_manifest_verify_command(CLI::App& manifest, Action& action) {
     auto options = std::make_shared<VerifyOptions>();
     CLI::App* command = manifest.add_subcommand(
-        "verify", "Check a signed deployment manifest as an application would: its signatures "
-                  "by trusted keys, its expiry and version, and that its subjects are its "
-                  "entries; with --cache-dir also each entry's file there. Exit status 0 "
-                  "verified, 1 refused (the reason names the field), 2 invalid usage");
+        "verify", "Check a signed deployment manifest as an application would");
+    command->footer("Check a signed deployment manifest as an application would: its signatures "
+                    "by trusted keys, its expiry and version, and that its subjects are its "
+                    "entries; with --cache-dir also each entry's file there. Exit status 0 "
+                    "verified, 1 refused (the reason names the field), 2 invalid usage");
     command->add_option("FILE", options->manifest, "The signed manifest")->required();
     command
         ->add_option("--key", options->keys,

@@ -22,12 +22,10 @@ int main(int argc, char** argv) {
                           "Convert a PyTorch .pth checkpoint to safetensors (Python package)",
                           {"convert"}, action);
     add_python_subcommand(app, "doctor",
-                          "Report backends, driver, GPUs and what runs on them, and the cache "
-                          "(Python package)",
+                          "Report what this machine can build and run (Python package)",
                           {"doctor"}, action);
     add_python_subcommand(app, "build",
-                          "Prepare the engines of a model package's recipes (MODULE:ATTRIBUTE) "
-                          "and publish them to the remote cache (Python package)",
+                          "Prepare a model package's engines ahead of time (Python package)",
                           {"build"}, action);
     try {
         app.parse(argc, argv);
