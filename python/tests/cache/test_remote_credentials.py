@@ -5,6 +5,7 @@ config file's region is the one both clients use."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +63,36 @@ def test_the_profile_named_is_the_one_used(fleet: Fleet, monkeypatch: pytest.Mon
     with pytest.raises(RemoteUnavailable, match=r"PUT \(create-only\) .* failed"):
         objects.create("engines/a.engine", b"published")
     assert fleet.object_keys() == []
+
+
+def test_temporary_credentials_are_renewed_before_obstore_uses_them_again():
+    from botocore.credentials import Credentials, RefreshableCredentials
+
+    static = s3_client.CredentialProvider(Credentials("key", "secret"))()
+    assert static == {
+        "access_key_id": "key",
+        "secret_access_key": "secret",
+        "token": None,
+        "expires_at": None,
+    }
+
+    issued = []
+
+    def renew() -> dict[str, str]:  # as an instance profile or an assumed role answers
+        issued.append(len(issued))
+        soon = datetime.now(UTC) + timedelta(minutes=5 if len(issued) == 1 else 60)
+        return {
+            "access_key": f"key-{len(issued)}",
+            "secret_key": "secret",
+            "token": f"token-{len(issued)}",
+            "expiry_time": soon.isoformat(),
+        }
+
+    provider = s3_client.CredentialProvider(
+        RefreshableCredentials.create_from_metadata(renew(), renew, "test")
+    )
+    first = provider()
+    # The first key expires within botocore's 10 minutes: renewed before it is handed out.
+    assert (first["access_key_id"], first["token"]) == ("key-2", "token-2")
+    assert datetime.now(UTC) < first["expires_at"] <= datetime.now(UTC) + timedelta(minutes=5)
+    assert provider()["access_key_id"] == "key-2"  # valid for an hour: kept
