@@ -81,14 +81,13 @@ def client(config: RemoteConfig, aws: botocore.session.Session) -> Any:
     endpoint), the remote cache's timeouts and retries."""
     from botocore.config import Config
 
-    settings = Config(
+    settings = Config(  # type: ignore[call-arg]  # the stubs lack ignore_configured_endpoint_urls
         s3={"addressing_style": "path"},
         connect_timeout=config.connect_seconds,
         read_timeout=config.timeout_seconds,
         retries={"mode": "standard", "total_max_attempts": config.retries + 1},
-        # Checksums only where S3 requires one (some S3-compatible stores refuse the headers).
-        request_checksum_calculation="when_required",
-        response_checksum_validation="when_required",
+        # The endpoint obstore uses, or Amazon's: never another one from the profile.
+        ignore_configured_endpoint_urls=True,
     )
     return aws.create_client(
         "s3", region_name=region(aws), endpoint_url=endpoint(), config=settings
