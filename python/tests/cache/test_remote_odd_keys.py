@@ -15,8 +15,7 @@ from raw_upload import put_raw
 from remote_support import Fleet
 
 from tensoracle.cache.remote.config import configure
-from tensoracle.cache.remote.objects import RemoteObjects
-from tensoracle.cache.remote.odd_keys import representable
+from tensoracle.cache.remote.objects import RemoteObjects, representable
 from tensoracle.cli.remote_cache import listed_engines
 
 pytestmark = pytest.mark.slow
@@ -55,7 +54,7 @@ def test_keys_obstore_cannot_name():
 
 
 def test_obstore_alone_fails_on_such_keys(fleet: Fleet):
-    """Why odd_keys exists: the behaviour of obstore this package works around."""
+    """Why the listing falls back to botocore: the behaviour of obstore it works around."""
     fleet.replace("engines/good.engine", b"good")
     upload_odd(fleet)
     with pytest.raises(InvalidPathError):

@@ -27,6 +27,34 @@ def test_native_command_runs_the_converter_through_the_environment_python(tmp_pa
     assert sorted(loaded) == ["b", "w"]
     assert torch.equal(loaded["w"], weights["w"])
     assert torch.equal(loaded["b"], weights["b"])
+    size = destination.stat().st_size
+    assert size < 1000
+    # What it wrote, on stdout (python -m tensoracle.convert stays silent: tests/convert).
+    assert completed.stdout == f"wrote {destination}: 2 tensors, {size} B\n"
+    assert completed.stderr == ""
+
+
+def test_convert_counts_nested_tensors_and_gives_sizes_in_binary_units(tmp_path: Path):
+    checkpoint = {
+        "model": {"w": torch.zeros(1024, 1024), "b": torch.zeros(3)},
+        "head": torch.ones(1),
+    }
+    source = tmp_path / "model.pth"
+    torch.save(checkpoint, source)
+
+    completed = run("convert", str(source), "model.safetensors", cwd=tmp_path)
+
+    assert completed.returncode == 0, completed.stderr
+    size = (tmp_path / "model.safetensors").stat().st_size
+    assert 4 << 20 < size < (4 << 20) + 1024
+    assert completed.stdout == "wrote model.safetensors: 3 tensors, 4.0 MiB\n"
+
+    single = run("convert", str(source.with_name("one.pth")), "one.safetensors", cwd=tmp_path)
+    assert single.returncode == 1  # no such checkpoint: nothing written, nothing said on stdout
+    assert single.stdout == ""
+    torch.save({"w": torch.ones(2)}, tmp_path / "one.pth")
+    single = run("convert", "one.pth", "one.safetensors", cwd=tmp_path)
+    assert single.stdout.startswith("wrote one.safetensors: 1 tensor, ")
 
 
 def test_help_and_errors_come_from_the_python_parser_under_the_native_name(tmp_path: Path):

@@ -23,12 +23,15 @@ def tensoracle_executable() -> str:
     return found
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [tensoracle_executable(), *args],
         capture_output=True,
         text=True,
         env=env,
+        cwd=cwd,
         timeout=120,
         check=False,
     )

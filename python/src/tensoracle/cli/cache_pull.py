@@ -8,7 +8,8 @@ whole at the end (format, header, plan checksum, a file name that is the identit
 conditions, and the signature when ``TENSORACLE_REMOTE_VERIFY_KEY`` is set) before the rename
 makes it the entry. Memory stays bounded whatever size an object announces; a refused object
 leaves no file behind. Entries already saved locally are left alone. Prints one JSON object, or
-with ``--format table`` a row per entry.
+with ``--format table`` a row per entry. On a terminal, objects over a few MiB show a download bar
+on stderr (``transfer_progress``) unless ``--quiet``.
 
 With ``--manifest FILE`` exactly the entries of a deployment manifest (``tensoracle build
 --manifest``, docs/deploy.md) are pulled, from the manifest's remote cache unless ``--remote`` or
@@ -50,12 +51,13 @@ from tensoracle.cli.remote_cache import (
     remote_entries,
     run,
 )
+from tensoracle.cli.transfer_progress import TransferProgress
 from tensoracle.errors import CorruptEngineError, EngineCacheError
 
 USAGE = (
     "tensoracle cache pull [ENTRY... | --manifest FILE [--trust-policy POLICY] "
     "[--minimum-version N]] [--remote URL] [--cache-dir DIR] "
-    "[--format json|table]"
+    "[--format json|table] [--quiet]"
 )
 
 
@@ -124,14 +126,20 @@ def _remote(option: str, manifest: deploy_pull.Manifest | None) -> Any:
 
 
 def _fetch(
-    expected: deploy_pull.Expected, objects: RemoteObjects, verify: Any, store: Any
+    expected: deploy_pull.Expected,
+    objects: RemoteObjects,
+    verify: Any,
+    store: Any,
+    progress: TransferProgress,
 ) -> dict[str, Any]:
     """Downloads the manifest's entry (the caller holds its lock): the report's item, pulled, or
     refused (with its ``reason``)."""
     name = expected.file_name
     key = engine_key(name)
     url = objects.url(key)
-    judge = functools.partial(deploy_pull.ManifestReceiver, expected=expected, url=url)
+    judge = progress.counted(
+        name, functools.partial(deploy_pull.ManifestReceiver, expected=expected, url=url)
+    )
     try:
         received = receive(objects, key, name, expected.identity, verify, store, judge)
     except (EngineCacheError, TooLarge) as error:
@@ -143,7 +151,12 @@ def _fetch(
 
 
 def _pull_manifest(
-    manifest: deploy_pull.Manifest, objects: RemoteObjects, verify: Any, store: Any, directory: Path
+    manifest: deploy_pull.Manifest,
+    objects: RemoteObjects,
+    verify: Any,
+    store: Any,
+    directory: Path,
+    progress: TransferProgress,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """(pulled, already present, refused) for the manifest's entries, each checked against it."""
     pulled: list[dict[str, Any]] = []
@@ -156,7 +169,9 @@ def _pull_manifest(
             with store.lock_entry(name, True):
                 store.remove_abandoned_temporaries(name)  # left by a pull that was killed
                 # else saved by another process meanwhile: judged below, as a saved entry
-                outcome = None if path.exists() else _fetch(expected, objects, verify, store)
+                outcome = (
+                    None if path.exists() else _fetch(expected, objects, verify, store, progress)
+                )
             if outcome is not None:
                 (refused if "reason" in outcome else pulled).append(outcome)
                 continue
@@ -214,6 +229,13 @@ def _pull(args: list[str], prog: str) -> int:
         default=0,
         help="with --manifest: refuse a signed manifest of a lower version",
     )
+    made.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="draw no download progress on stderr (drawn only on a terminal, for objects over "
+        "4 MiB)",
+    )
     add_remote_option(made, required_flag=False)
     add_format_option(made, JSON)
     options = made.parse_args(args)
@@ -232,13 +254,27 @@ def _pull(args: list[str], prog: str) -> int:
     _signing, verify = load_keys(config)
     objects = RemoteObjects(config)
     store = _core.Store(str(directory))
-    if manifest is not None:
-        pulled, present, refused = _pull_manifest(manifest, objects, verify, store, directory)
-        return _report(config.url, directory, pulled, present, refused, output)
-    names = options.entries or [name for name, _info in remote_entries(objects)]
-    pulled = []
-    present = []
-    refused = []
+    with TransferProgress(quiet=options.quiet) as progress:
+        if manifest is not None:
+            downloads = _pull_manifest(manifest, objects, verify, store, directory, progress)
+        else:
+            names = options.entries or [name for name, _info in remote_entries(objects)]
+            downloads = _pull_named(names, objects, verify, store, directory, progress)
+    return _report(config.url, directory, *downloads, output)
+
+
+def _pull_named(
+    names: list[str],
+    objects: RemoteObjects,
+    verify: Any,
+    store: Any,
+    directory: Path,
+    progress: TransferProgress,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(pulled, already present, refused) for the entries named."""
+    pulled: list[dict[str, Any]] = []
+    present: list[dict[str, Any]] = []
+    refused: list[dict[str, Any]] = []
     for name in names:
         if "/" in name or not name.endswith(".engine") or name.startswith("."):
             refused.append({"file_name": name, "reason": "not the file name of a saved engine"})
@@ -250,7 +286,7 @@ def _pull(args: list[str], prog: str) -> int:
                 store.remove_abandoned_temporaries(name)  # left by a pull that was killed
                 present_now = os.path.lexists(path)  # saved by another process meanwhile
                 if not present_now:
-                    received = _receive_named(objects, name, verify, store)
+                    received = _receive_named(objects, name, verify, store, progress)
         if present_now:
             try:
                 _check_present(path)
@@ -271,14 +307,16 @@ def _pull(args: list[str], prog: str) -> int:
         pulled.append(
             {"file_name": name, "size_bytes": verified.engine_bytes, "signed": verified.is_signed}
         )
-    return _report(config.url, directory, pulled, present, refused, output)
+    return pulled, present, refused
 
 
-def _receive_named(objects: RemoteObjects, name: str, verify: Any, store: Any) -> Any:
+def _receive_named(
+    objects: RemoteObjects, name: str, verify: Any, store: Any, progress: TransferProgress
+) -> Any:
     """``receive`` of the object of entry ``name``: (verified, saved), None when the object does
     not exist, or the reason it was refused."""
     try:
-        return receive(objects, engine_key(name), name, None, verify, store)
+        return receive(objects, engine_key(name), name, None, verify, store, progress.counted(name))
     except (EngineCacheError, TooLarge) as error:
         return str(error)
 

@@ -16,13 +16,21 @@ import json
 import os
 import platform
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tensoracle.cli.output_format import JSON, TABLE, add_format_option, chosen_format, one_line
+from tensoracle.cli.output_format import (
+    JSON,
+    TABLE,
+    add_format_option,
+    aligned_rows,
+    chosen_format,
+    one_line,
+)
 from tensoracle.engine.backends.tensorrt_rtx import KNOWN_TARGETS
 from tensoracle.gpu import driver_library
-from tensoracle.terminal_text import terminal_text
+from tensoracle.terminal_text import EscapedText, terminal_text
 
 # Compute capabilities TensorRT-RTX 1.7 can target ("sm89" -> "8.9"); 9.0 (Hopper: H100, H200)
 # is refused at run time with UNSUPPORTED_CC (observed on an H200 with TensorRT-RTX 1.7.1.116).
@@ -210,22 +218,25 @@ def table(data: dict[str, Any]) -> str:
         "",
         "Backends",
     ]
+    backends = []
     for entry in data["backends"]:
         if entry["found"]:
             state = _say(entry.get("version"))
         else:
             state = f"not found ({_say(entry['install'])})"
         mark = "  (selected)" if entry["selected"] else ""
-        lines.append(f"  {_say(entry['name']):<14}{state}{mark}")
+        backends.append((_say(entry["name"]), state + mark))
+    lines += _section(backends, "  ")
     driver = data["driver"]
-    lines += [
-        "",
-        "Driver",
-        f"  NVIDIA driver     {_say(driver['nvidia_driver_version'])}",
-        f"  CUDA driver API   {_say(driver['cuda_driver_api_version'])}",
-        "",
-        "GPUs",
-    ]
+    lines += ["", "Driver"]
+    lines += _section(
+        [
+            ("NVIDIA driver", _say(driver["nvidia_driver_version"])),
+            ("CUDA driver API", _say(driver["cuda_driver_api_version"])),
+        ],
+        "  ",
+    )
+    lines += ["", "GPUs"]
     if not data["gpus"]:
         lines.append(f"  {_say(data['gpu_summary'])}")
     for gpu in data["gpus"]:
@@ -233,10 +244,11 @@ def table(data: dict[str, Any]) -> str:
             f"  {gpu['index']}: {_say(gpu['name'])}  compute capability "
             f"{_say(gpu['compute_capability'])}"
         )
-        for name, verdict in gpu["backends"].items():
-            lines.append(
-                f"     {_say(name):<14}{_say(verdict['verdict']):<9}{_say(verdict['basis'])}"
-            )
+        verdicts = [
+            (_say(name), _say(verdict["verdict"]), _say(verdict["basis"]))
+            for name, verdict in gpu["backends"].items()
+        ]
+        lines += _section(verdicts, "     ")
     cache = data["cache"]
     lines += ["", "Cache", f"  {_say(cache.get('directory'))}"]
     if cache.get("directory"):
@@ -246,6 +258,7 @@ def table(data: dict[str, Any]) -> str:
     else:
         lines.append(f"  {_say(cache.get('problem'))}")
     lines += ["", "Producer tools"]
+    tools = []
     for tool in data["producer_tools"]:
         if tool["found"]:
             state = _say(tool.get("version") or tool.get("path"))
@@ -253,8 +266,16 @@ def table(data: dict[str, Any]) -> str:
             state = f"not found: {_say(one_line(tool['problem']))}"
         else:
             state = "not found"
-        lines.append(f"  {_say(tool['name']):<14}{state}")
+        tools.append((_say(tool["name"]), state))
+    lines += _section(tools, "  ")
     return "\n".join(lines) + "\n"
+
+
+def _section(rows: Sequence[Sequence[str]], indent: str) -> list[str]:
+    """The rows of a section as aligned lines (a rich table: ``aligned_rows``), each cell already
+    made inert by ``_say`` (escaping it again would double its backslashes)."""
+    inert = [tuple(EscapedText(cell) for cell in row) for row in rows]
+    return aligned_rows(inert, indent).splitlines() if rows else []
 
 
 def main(args: list[str], prog: str) -> int:

@@ -6,6 +6,7 @@ with the same spelling, values and help as the native commands, and the hidden `
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from collections.abc import Sequence
 
@@ -63,14 +64,27 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def aligned_rows(given: Sequence[Sequence[str]]) -> str:
-    """Rows of cells as lines: columns padded to their widest cell plus two spaces, trailing
-    spaces removed, each line ending in a newline (the layout of the native tables). Every cell
-    goes through terminal_text: names and reasons are not ours to let a terminal act on."""
+def aligned_rows(given: Sequence[Sequence[str]], indent: str = "") -> str:
+    """Rows of cells as lines, through a rich table: columns two spaces apart, each as wide as
+    its widest cell in terminal columns, never wrapped or cut, no borders or styles; trailing
+    spaces removed, each line starting with ``indent`` and ending in a newline (the layout of the
+    native tables). Every cell goes through terminal_text: names and reasons are not ours to let
+    a terminal act on; markup is not read either."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     rows = [[terminal_text(cell) for cell in row] for row in given]
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-        for row in rows
-    ]
-    return "".join(line.rstrip(" ") + "\n" for line in lines)
+    table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1))
+    for _column in rows[0]:
+        table.add_column(no_wrap=True, overflow="ignore")
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    widths = [max(Text(row[column]).cell_len for row in rows) for column in range(len(rows[0]))]
+    screen = io.StringIO()
+    # Wide enough for every row: the table is never wrapped to a terminal's width.
+    console = Console(
+        file=screen, width=sum(widths) + 2 * len(widths) + 1, color_system=None, emoji=False
+    )
+    console.print(table, highlight=False, crop=False)
+    return "".join(indent + line.rstrip(" ") + "\n" for line in screen.getvalue().splitlines())

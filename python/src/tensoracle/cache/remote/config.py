@@ -2,9 +2,8 @@
 
 ``TENSORACLE_REMOTE=s3://bucket/prefix`` turns the remote tier on (the ``remote=`` argument of
 ``open_engine``/``prepare_engine`` overrides it; ``remote=""`` turns it off). Endpoint and
-credentials come from the variables every S3 tool reads (``AWS_ACCESS_KEY_ID``,
-``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_ENDPOINT_URL``, ``AWS_REGION``, ...),
-through obstore itself.
+credentials come from the variables and files every S3 tool reads (``AWS_ENDPOINT_URL``,
+``AWS_REGION``, and botocore's credential chain: ``s3_client``).
 """
 
 from __future__ import annotations

@@ -8,10 +8,13 @@ Layout under the prefix:
     engines/<entry file name>                 one object per saved engine (remote_object.hpp)
     leases/<entry file name>/<generation>     build leases (lease.py)
 
-A key obstore cannot represent (an empty segment, a control character: anyone with write access
-can create one) is still listed, with ``representable`` False, and can be deleted: both through
-``odd_keys``'s signed requests, since obstore refuses such a key and fails the whole listing
-page that holds one.
+obstore signs with the credentials of botocore's chain (``s3_client``). A key obstore cannot
+represent (an empty segment, a control character: anyone with write access can create one) is
+still listed, with ``representable`` False, and can be deleted: both through botocore's S3 client
+(ListObjectsV2 with ``EncodingType=url``, so every key arrives as bytes, and DeleteObject), since
+obstore refuses such a key and fails the whole listing page that holds one. Such keys are ``str``
+with undecodable bytes kept as surrogates (``surrogateescape``), so the same value reaches the
+store again; ``tensoracle.terminal_text`` gives the form for people.
 
 Every failure of the store itself (network, timeout, credentials, missing bucket, 5xx) is raised
 as ``RemoteUnavailable``; "not found" and "already exists" are answers, not failures.
@@ -25,8 +28,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
+from urllib.parse import unquote_to_bytes
 
-from tensoracle.cache.remote import odd_keys
+from tensoracle.cache.remote import s3_client
 from tensoracle.cache.remote.config import RemoteConfig
 from tensoracle.cache.remote.interruptible import interruptible
 from tensoracle.terminal_text import terminal_text
@@ -63,7 +67,17 @@ class ObjectInfo:
     key: str  # relative to the prefix; undecodable bytes as surrogates when not representable
     size: int
     last_modified: datetime
-    representable: bool = True  # False: obstore cannot name it (see odd_keys)
+    representable: bool = True  # False: obstore cannot name it
+
+
+def representable(key: str) -> bool:
+    """Whether obstore can name ``key``: UTF-8, every segment non-empty, not ``.`` or ``..``,
+    without control characters."""
+    if any(0xDC80 <= ord(char) <= 0xDCFF for char in key):
+        return False
+    if any(ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F for char in key):
+        return False
+    return all(segment not in ("", ".", "..") for segment in key.split("/"))
 
 
 def engine_key(file_name: str) -> str:
@@ -83,6 +97,14 @@ class RemoteObjects:
             ) from error
         self._obstore = obstore
         self.config = config
+        self._client: Any = None  # botocore's, made when a key obstore cannot name turns up
+        try:
+            self._aws = s3_client.session()
+            # The whole chain of botocore (files, profiles, web identity, instance profile...).
+            credentials = s3_client.credential_provider(self._aws)
+            region = s3_client.region(self._aws)
+        except Exception as error:  # botocore's own errors (a broken profile, say)
+            raise RemoteUnavailable(f"cannot configure {config.url}: {error}") from error
         retry: Any = {
             "max_retries": config.retries,
             "backoff": {
@@ -106,6 +128,8 @@ class RemoteObjects:
                 prefix=config.prefix or None,
                 client_options=client,
                 retry_config=retry,
+                credential_provider=credentials,  # type: ignore[arg-type]  # a TypedDict's keys
+                region=region,
             )
         except Exception as error:  # obstore reports configuration problems as its own errors
             raise RemoteUnavailable(f"cannot configure {config.url}: {error}") from error
@@ -250,7 +274,7 @@ class RemoteObjects:
 
     def list(self, prefix: str) -> Iterator[ObjectInfo]:
         """Every object under ``prefix``; one whose key obstore cannot represent is listed too,
-        with ``representable`` False (the listing goes on through ``odd_keys``)."""
+        with ``representable`` False (the listing goes on through botocore)."""
         from obstore.exceptions import InvalidPathError
 
         seen: set[str] = set()
@@ -266,22 +290,41 @@ class RemoteObjects:
         except Exception as error:
             raise self._failure("LIST", prefix, error) from error
         try:
-            for listed in odd_keys.SignedRequests(self.config).list(prefix):
-                if listed.key not in seen:
-                    yield ObjectInfo(
-                        listed.key,
-                        listed.size,
-                        listed.last_modified,
-                        odd_keys.representable(listed.key),
-                    )
-        except OSError as error:
+            for key, size, modified in self._list_every_key(prefix):
+                if key not in seen:
+                    yield ObjectInfo(key, size, modified, representable(key))
+        except Exception as error:
             raise self._failure("LIST", prefix, error) from error
 
+    def _botocore(self) -> Any:
+        if self._client is None:
+            self._client = s3_client.client(self.config, self._aws)
+        return self._client
+
+    def _list_every_key(self, prefix: str) -> Iterator[tuple[str, int, datetime]]:
+        """(key, size, last modified) of every object under ``prefix``, through botocore, keys
+        exactly as stored (relative to the configured prefix)."""
+        root = self.config.prefix + "/" if self.config.prefix else ""
+        pages = iter(
+            self._botocore()
+            .get_paginator("list_objects_v2")
+            .paginate(Bucket=self.config.bucket, Prefix=root + prefix, EncodingType="url")
+        )
+        while (page := interruptible(lambda: next(pages, None))) is not None:
+            for item in page.get("Contents", []):
+                key = unquote_to_bytes(item["Key"]).decode("utf-8", "surrogateescape")
+                yield key[len(root) :], int(item["Size"]), item["LastModified"]
+
     def delete(self, key: str) -> None:
-        if not odd_keys.representable(key):
-            try:
-                odd_keys.SignedRequests(self.config).delete(key)
-            except OSError as error:
+        if not representable(key):
+            root = self.config.prefix + "/" if self.config.prefix else ""
+            try:  # DeleteObject answers 204 whether or not the key exists
+                interruptible(
+                    lambda: self._botocore().delete_object(
+                        Bucket=self.config.bucket, Key=root + key
+                    )
+                )
+            except Exception as error:
                 raise self._failure("DELETE", terminal_text(key), error) from error
             return
         try:
