@@ -29,6 +29,10 @@ int main(int argc, char** argv) {
                           "Prepare the engines of a model package's recipes (MODULE:ATTRIBUTE) "
                           "and publish them to the remote cache (Python package)",
                           {"build"}, action);
+    add_python_subcommand(app, "deploy",
+                          "Lay out the verified engines of a deployment manifest for a serving "
+                          "system: deploy triton OUT/ (Python package)",
+                          {"deploy"}, action);
     try {
         app.parse(argc, argv);
     } catch (CLI::ParseError const& error) {
