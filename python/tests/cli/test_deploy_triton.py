@@ -12,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from cache_cli import run
+from docs_examples import REPO, text_blocks
 from engine_files import CHUNK_BYTES, engine_file_bytes, engine_file_name, plan_checksum_hex
 from google.protobuf import text_format
 from remote_support import make_keys
@@ -344,3 +346,16 @@ def test_names_are_written_as_text_format_strings_triton_reads_back():
     assert declared(read.input) == [(odd, "TYPE_UINT8", [2, -1])]
     assert declared(read.output) == [("out", "TYPE_INT32", [])]
     assert dict(read.cc_model_filenames) == {"8.9": "a.plan", "12.0": "b.plan"}
+
+
+def test_the_guide_names_the_commands_and_the_schema_tested():
+    guide = (REPO / "docs" / "triton.md").read_text()
+    assert "tensoracle deploy triton --manifest deploy.json models/" in guide
+    assert "tritonserver --model-repository models/" in guide
+    tested = ".".join(version("tritonclient").split(".")[:2])
+    assert f"validated against the tritonclient {tested} schema" in guide
+    # The config.pbtxt the guide shows is one Triton reads, with the command's layout.
+    shown = next(block for block in text_blocks("docs/triton.md") if "platform:" in block)
+    config = text_format.Parse(shown, model_config_pb2.ModelConfig())
+    assert (config.platform, config.max_batch_size) == ("tensorrt_plan", 0)
+    assert sorted(config.cc_model_filenames) == ["8.6", "9.0"]
