@@ -17,12 +17,14 @@
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
 
+#include <cstddef>
 #include <mutex>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <utility>
 
 namespace nb = nanobind;
 
@@ -154,6 +156,14 @@ deploy::OpenOptions trust_options(std::optional<std::filesystem::path> const& ca
     options.skip_signature_verification = skip_signature_verification;
     return options;
 }
+
+// A manifest read once and trusted as open_deployed trusts it, with the options it was read
+// with: every entry can be opened from it, whatever GPU this machine has (or none), as
+// open_deployed opens the one it selects.
+struct TrustedManifest {
+    deploy::Manifest manifest;
+    deploy::OpenOptions options;
+};
 
 // The manifest document as the Python package uses it (read_deploy_manifest_document).
 nb::dict manifest_document(deploy::Manifest const& manifest) {
@@ -385,6 +395,51 @@ void bind_deploy(nb::module_& module) {
         "version and expires (None for a plain manifest) and signers (the key ids that "
         "verified it). Errors as read_deploy_manifest, and UntrustedEngineError naming what "
         "failed for a manifest the keys do not accept.");
+    nb::class_<TrustedManifest>(
+        module, "TrustedManifest",
+        "A deployment manifest read once and trusted as open_deployed trusts it; each of its "
+        "entries can be opened without selecting one for a GPU.")
+        .def_prop_ro(
+            "document",
+            [](TrustedManifest const& trusted) { return manifest_document(trusted.manifest); },
+            "The manifest as read_deploy_manifest_document gives it.")
+        .def(
+            "open",
+            [](TrustedManifest const& trusted, std::size_t index, bool stream_plan) {
+                if (index >= trusted.manifest.entries.size()) {
+                    throw nb::index_error("no such entry in the manifest");
+                }
+                deploy::OpenOptions options = trusted.options;
+                options.stream_plan = stream_plan;
+                return OpenedDeployment{
+                    deploy::DeployedEngine::open(trusted.manifest.entries[index], options), "",
+                    std::nullopt, std::make_unique<std::mutex>()};
+            },
+            nb::arg("index"), nb::arg("stream_plan") = true,
+            "The entry `index` (of document's entries) opened from the cache folder and verified "
+            "as open_deployed verifies the entry it selects (tensoracle::deploy::DeployedEngine::"
+            "open with the options the manifest was read with); `why` is empty. Raises as "
+            "open_deployed, IndexError for an index beyond the entries.");
+    module.def(
+        "read_trusted_manifest",
+        [](std::filesystem::path const& path, std::optional<std::filesystem::path> cache_dir,
+           std::optional<std::filesystem::path> verify_key,
+           std::optional<std::string> verify_key_pem,
+           std::optional<std::filesystem::path> trust_policy, std::uint64_t minimum_version,
+           bool skip_signature_verification) {
+            deploy::OpenOptions options =
+                trust_options(cache_dir, verify_key, verify_key_pem, trust_policy, minimum_version,
+                              skip_signature_verification);
+            deploy::Manifest manifest = deploy::read_manifest(path, options);
+            return TrustedManifest{std::move(manifest), std::move(options)};
+        },
+        nb::arg("path"), nb::arg("cache_dir").none() = nb::none(),
+        nb::arg("verify_key").none() = nb::none(), nb::arg("verify_key_pem").none() = nb::none(),
+        nb::arg("trust_policy").none() = nb::none(), nb::arg("minimum_version") = 0,
+        nb::arg("skip_signature_verification") = false,
+        "The deployment manifest at `path`, read once and trusted as "
+        "read_deploy_manifest_document reads it (the same arguments and errors), kept with those "
+        "options so that its entries can be opened.");
     module.def(
         "sign_manifest",
         [](std::string const& text, std::string const& name, std::optional<std::uint64_t> version,

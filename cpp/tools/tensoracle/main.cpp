@@ -27,6 +27,10 @@ int main(int argc, char** argv) {
     add_python_subcommand(app, "build",
                           "Prepare a model package's engines ahead of time (Python package)",
                           {"build"}, action);
+    add_python_subcommand(app, "deploy",
+                          "Lay out the verified engines of a deployment manifest for a serving "
+                          "system: deploy triton OUT/ (Python package)",
+                          {"deploy"}, action);
     try {
         app.parse(argc, argv);
     } catch (CLI::ParseError const& error) {

@@ -440,6 +440,33 @@ def read_deploy_manifest_document(
     The deployment manifest at `path`, read once and trusted as open_deployed trusts it (the same keys, policy, minimum version and cache folder, whose record of accepted versions a verified signed manifest updates): a dict of spec, remote (or None), entries (as read_deploy_manifest gives them, with sha256, header_sha256 and bound), version and expires (None for a plain manifest) and signers (the key ids that verified it). Errors as read_deploy_manifest, and UntrustedEngineError naming what failed for a manifest the keys do not accept.
     """
 
+class TrustedManifest:
+    """
+    A deployment manifest read once and trusted as open_deployed trusts it; each of its entries can be opened without selecting one for a GPU.
+    """
+
+    @property
+    def document(self) -> dict:
+        """The manifest as read_deploy_manifest_document gives it."""
+
+    def open(self, index: int, stream_plan: bool = True) -> DeployedEngine:
+        """
+        The entry `index` (of document's entries) opened from the cache folder and verified as open_deployed verifies the entry it selects (tensoracle::deploy::DeployedEngine::open with the options the manifest was read with); `why` is empty. Raises as open_deployed, IndexError for an index beyond the entries.
+        """
+
+def read_trusted_manifest(
+    path: str | os.PathLike,
+    cache_dir: str | os.PathLike | None = None,
+    verify_key: str | os.PathLike | None = None,
+    verify_key_pem: str | None = None,
+    trust_policy: str | os.PathLike | None = None,
+    minimum_version: int = 0,
+    skip_signature_verification: bool = False,
+) -> TrustedManifest:
+    """
+    The deployment manifest at `path`, read once and trusted as read_deploy_manifest_document reads it (the same arguments and errors), kept with those options so that its entries can be opened.
+    """
+
 def sign_manifest(
     text: str,
     name: str,

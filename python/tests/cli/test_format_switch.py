@@ -19,6 +19,7 @@ DATA_COMMANDS = [
     ("doctor",),
     ("build",),
     ("bundle", "inspect"),
+    ("deploy", "triton"),
 ]
 
 

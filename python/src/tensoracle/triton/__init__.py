@@ -1,0 +1,2 @@
+"""Triton Inference Server model repositories of deployed engines (``tensoracle deploy
+triton``)."""
