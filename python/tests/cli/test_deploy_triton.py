@@ -333,7 +333,7 @@ def test_two_entries_for_one_compute_capability_are_refused(deployed):
 
 
 def test_names_are_written_as_text_format_strings_triton_reads_back():
-    from tensoracle.triton.model_config import ModelConfig, Tensor
+    from tensoracle.model_repository.model_config import ModelConfig, Tensor
 
     odd = 'in"put\\ \n é'
     config = ModelConfig(

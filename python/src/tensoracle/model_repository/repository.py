@@ -31,7 +31,7 @@ from typing import Any
 
 from tensoracle import _core
 from tensoracle.errors import EngineCacheError
-from tensoracle.triton.model_config import DATA_TYPES, ModelConfig, Tensor
+from tensoracle.model_repository.model_config import DATA_TYPES, ModelConfig, Tensor
 
 VERSION = "1"
 CONFIG = "config.pbtxt"
