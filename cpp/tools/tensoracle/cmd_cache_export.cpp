@@ -94,6 +94,7 @@ deploy::ManifestEntry const& manifest_entry(deploy::Manifest const& manifest,
                               "; its entries: " + joined(names, ", "));
     }
     std::vector<std::string> candidates;
+    candidates.reserve(found.size());
     for (deploy::ManifestEntry const* entry : found) {
         candidates.push_back(entry->file_name);
     }
