@@ -110,7 +110,7 @@ function(tensoracle_install_package)
         INSTALL_DESTINATION ${arg_CONFIGDIR}
         PATH_VARS TENSORACLE_CONFIG_SDK_DIR)
     write_basic_package_version_file("${config_dir}/tensoracleConfigVersion.cmake"
-        VERSION ${version} COMPATIBILITY SameMinorVersion)
+        VERSION ${version} COMPATIBILITY SameMajorVersion)
     install(FILES "${config_dir}/tensoracleConfig.cmake"
         "${config_dir}/tensoracleConfigVersion.cmake" DESTINATION ${arg_CONFIGDIR})
 endfunction()

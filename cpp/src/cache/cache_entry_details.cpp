@@ -2,6 +2,7 @@
 #include "tensoracle/cache/cache_entry_details.hpp"
 
 #include "io/platform.hpp"
+#include "tensoracle/cache/cache_listing.hpp"
 #include "tensoracle/cache/weight_digest.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/size_text.hpp"
@@ -71,10 +72,54 @@ nlohmann::json tensors_of(nlohmann::json const& io) {
     return io.is_array() ? io : nlohmann::json::array();
 }
 
+// The engine files of `directory` (not temporary ones) whose name starts with `prefix`, sorted;
+// none when the directory cannot be listed.
+std::vector<std::string> entries_named_by_prefix(std::filesystem::path const& directory,
+                                                 std::string_view prefix) {
+    std::vector<std::string> names;
+    std::error_code error;
+    for (std::filesystem::directory_iterator it(directory, error), end; !error && it != end;
+         it.increment(error)) {
+        std::string name = it->path().filename().string();
+        // A link or another special file is never an entry (cache list calls it unrecognized).
+        std::error_code gone;
+        bool const regular = it->symlink_status(gone).type() == std::filesystem::file_type::regular;
+        if (regular && is_engine_file_name(name) && name.starts_with(prefix)) {
+            names.push_back(std::move(name));
+        }
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+// The engine files of `directory` whose header's conditions have the "name" `recipe`, sorted;
+// a file whose header cannot be read is not one.
+std::vector<std::string> entries_of_recipe(std::filesystem::path const& directory,
+                                           std::string_view recipe) {
+    std::vector<std::string> names;
+    for (std::string const& name : entries_named_by_prefix(directory, "")) {
+        try {
+            nlohmann::json const& conditions =
+                read_engine_header(directory / name).header.conditions;
+            auto const found = conditions.find("name");
+            if (found != conditions.end() && found->is_string() &&
+                found->get<std::string>() == recipe) {
+                names.push_back(name);
+            }
+        } catch (Error const&) { // damaged or gone: not an entry of the recipe
+        }
+    }
+    return names;
+}
+
 } // namespace
 
 std::filesystem::path resolve_entry(std::filesystem::path const& directory,
                                     std::string_view entry) {
+    if (entry.empty()) {
+        throw InvalidArgument("the entry is empty: give its file name, a prefix of it, its "
+                              "recipe's name or a path");
+    }
     std::filesystem::path given{entry};
     if (entry.find('/') != std::string_view::npos) {
         return given;
@@ -86,8 +131,39 @@ std::filesystem::path resolve_entry(std::filesystem::path const& directory,
     if (std::filesystem::exists(given, ignored)) {
         return given;
     }
+    std::vector<std::string> const prefixed = entries_named_by_prefix(directory, entry);
+    if (prefixed.size() == 1) {
+        return directory / prefixed.front();
+    }
+    std::vector<std::string> const named = entries_of_recipe(directory, entry);
+    if (named.size() == 1) {
+        return directory / named.front();
+    }
+    std::vector<std::string> candidates = prefixed;
+    for (std::string const& name : named) {
+        if (std::find(candidates.begin(), candidates.end(), name) == candidates.end()) {
+            candidates.push_back(name);
+        }
+    }
+    if (!candidates.empty()) {
+        std::sort(candidates.begin(), candidates.end());
+        std::string message = "'" + std::string(entry) + "' names " +
+                              std::to_string(candidates.size()) +
+                              " entries in the cache directory " + directory.string() +
+                              " (by a prefix of their file names or their recipe's name): ";
+        for (std::size_t i = 0; i < candidates.size() && i < kListedCandidates; ++i) {
+            message += (i == 0 ? "" : ", ") + candidates[i];
+        }
+        if (candidates.size() > kListedCandidates) {
+            message += " and " + std::to_string(candidates.size() - kListedCandidates) + " more";
+        }
+        message += "; give more of the file name";
+        throw InvalidArgument(escape_for_terminal(message));
+    }
     throw FileError("no entry named '" + std::string(entry) + "' in the cache directory " +
-                        directory.string() + " or the working directory",
+                        directory.string() +
+                        " (by its file name, a prefix of it or its recipe's name) or the working "
+                        "directory",
                     directory / given);
 }
 

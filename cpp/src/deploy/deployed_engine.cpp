@@ -601,7 +601,8 @@ std::filesystem::path const& DeployedEngine::path() const noexcept {
     return state_->path;
 }
 std::byte const* DeployedEngine::plan_data() const noexcept {
-    return state_->contents ? state_->contents->bytes().data() + state_->plan_offset : nullptr;
+    std::byte const* const held = state_->held();
+    return held == nullptr ? nullptr : held + state_->plan_offset;
 }
 std::size_t DeployedEngine::plan_size() const noexcept {
     return static_cast<std::size_t>(state_->plan_size);

@@ -27,11 +27,20 @@ struct DeployedEngine::State {
     std::optional<std::string> signer;
     std::uint64_t plan_offset = 0; // in the file
     std::uint64_t plan_size = 0;
-    // Opened whole: the verified copy of the file.
+    // Opened whole: the verified copy of the file (`owned` instead for bytes given in memory).
     std::optional<FileContents> contents;
+    std::vector<std::byte> owned;
     // Streamed: the file open since the header was verified, and what each chunk must be.
     std::shared_ptr<platform::Descriptor const> file;
     ChunkCheck chunks;
+
+    // The first byte of the verified copy (contents or owned), null when streamed.
+    std::byte const* held() const noexcept {
+        if (contents) {
+            return contents->bytes().data();
+        }
+        return owned.empty() ? nullptr : owned.data();
+    }
 };
 
 } // namespace tensoracle::deploy

@@ -210,22 +210,8 @@ bool same_profile(ShapeProfile const& one, ShapeProfile const& other) {
 } // namespace
 
 std::optional<int> element_bits(std::string_view dtype) {
-    static constexpr std::array<std::pair<std::string_view, int>, 12> kBits{{{"FLOAT", 32},
-                                                                             {"HALF", 16},
-                                                                             {"BF16", 16},
-                                                                             {"INT8", 8},
-                                                                             {"INT32", 32},
-                                                                             {"INT64", 64},
-                                                                             {"BOOL", 8},
-                                                                             {"UINT8", 8},
-                                                                             {"FP8", 8},
-                                                                             {"E8M0", 8},
-                                                                             {"INT4", 4},
-                                                                             {"FP4", 4}}};
-    for (auto const& [name, bits] : kBits) {
-        if (name == dtype) {
-            return bits;
-        }
+    if (auto const type = data_type_from_name(dtype)) {
+        return element_bits(*type);
     }
     return std::nullopt;
 }

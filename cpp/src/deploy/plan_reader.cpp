@@ -157,7 +157,7 @@ std::byte const* PlanReader::checked_at(std::uint64_t offset, std::size_t& avail
     }
     if (!state.engine->file) { // opened whole: the verified copy
         available = static_cast<std::size_t>(state.engine->plan_size - offset);
-        return state.engine->contents->bytes().data() + state.engine->plan_offset + offset;
+        return state.engine->held() + state.engine->plan_offset + offset;
     }
     std::uint64_t const index = offset / kPlanChunkBytes;
     auto const chunk = state.chunk(index);

@@ -18,6 +18,20 @@ namespace tt = tensoracle::deploy::tensorrt;
 static_assert(tt::dtype_name(nvinfer1::DataType::kFLOAT) == "FLOAT");
 static_assert(tt::dtype_name(nvinfer1::DataType::kBF16) == "BF16");
 static_assert(tt::dtype_name(nvinfer1::DataType::kE8M0) == "E8M0");
+// Every DataType maps to the TensorRT type of its name, and back.
+constexpr bool data_types_map_both_ways() {
+    for (tensoracle::deploy::DataTypeInfo const& info : tensoracle::deploy::kDataTypes) {
+        nvinfer1::DataType const type = tt::to_tensorrt(info.type);
+        if (tt::dtype_name(type) != info.name || tt::from_tensorrt(type) != info.type) {
+            return false;
+        }
+    }
+    return true;
+}
+static_assert(data_types_map_both_ways());
+static_assert(tt::to_tensorrt(tensoracle::deploy::DataType::bfloat16) == nvinfer1::DataType::kBF16);
+static_assert(tt::from_tensorrt(nvinfer1::DataType::kHALF) ==
+              tensoracle::deploy::DataType::float16);
 static_assert(tt::format_name(nvinfer1::TensorFormat::kLINEAR) == "LINEAR");
 static_assert(tt::format_name(nvinfer1::TensorFormat::kCHW32) == "CHW32");
 static_assert(tt::location_name(nvinfer1::TensorLocation::kHOST) == "HOST");

@@ -19,6 +19,7 @@ void add_cache_command(CLI::App& app, Action& action) {
     add_cache_verify_command(*cache, action);
     add_cache_show_command(*cache, action);
     add_cache_diff_command(*cache, action);
+    add_cache_export_command(*cache, action);
     // The remote cache's client (obstore) is a Python package: these run in Python.
     add_python_subcommand(*cache, "push",
                           "Publish saved engines to the remote cache (s3://...), create-only",

@@ -34,8 +34,11 @@ void add_cache_show_command(CLI::App& cache, Action& action) {
     CLI::App* command = cache.add_subcommand(
         "show", "Print the whole header of one saved engine: conditions, IO signature, targets, "
                 "references, sizes and times. Reads the header only. Exit status 1 when the "
-                "entry is missing or damaged");
-    command->add_option("ENTRY", options->entry, "File name in the cache directory, or a path")
+                "entry is missing or damaged, 2 when it is ambiguous");
+    command
+        ->add_option("ENTRY", options->entry,
+                     "File name in the cache directory, a unique prefix of it, the name of its "
+                     "recipe, or a path")
         ->required();
     add_cache_dir_option(*command, options->cache_dir);
     add_format_option(*command, options->format);

@@ -17,13 +17,8 @@ std::string format_help(std::string_view default_format) {
 CLI::Option* add_format_option(CLI::App& command, std::string& format) {
     return command.add_option("--format", format, format_help(format))
         ->type_name("json|table")
-        ->check(CLI::Validator(
-            [](std::string const& value) {
-                return value == kJson || value == kTable
-                           ? std::string()
-                           : "'" + value + "' is not an output format: give json or table";
-            },
-            ""));
+        // No description of its own: CLI11 writes a validator's beside the type name in the help.
+        ->check(CLI::IsMember({std::string(kJson), std::string(kTable)}).description(""));
 }
 
 CLI::Option* add_deprecated_json_flag(CLI::App& command) {

@@ -21,7 +21,7 @@ inline constexpr std::string_view kTable = "table";
 std::string format_help(std::string_view default_format);
 
 // Adds `--format json|table` to `command`; `format` holds the command's default on entry. Any
-// other value is a usage error naming the option and the value.
+// other value is a usage error naming the option, the value and the two formats (CLI::IsMember).
 CLI::Option* add_format_option(CLI::App& command, std::string& format);
 
 // Adds the deprecated `--json` flag, hidden from the help; see apply_deprecated_json.

@@ -92,7 +92,7 @@ def test_diff_names_each_differing_condition(cache: Path):
     b = write_engine(cache, _conditions(graph_version="4", backend_version="1.7.2.3",
                                         gpu={"name": "NVIDIA L40S"}))  # fmt: skip
     completed = run("cache", "diff", a.name, b.name, "--cache-dir", str(cache))
-    assert completed.returncode == 0, completed.stderr
+    assert completed.returncode == 1, completed.stderr  # they differ, as diff(1) says
     diff = json.loads(completed.stdout)
     assert diff["same"] is False
     assert {item["key"]: item["description"] for item in diff["differences"]} == {
@@ -101,12 +101,51 @@ def test_diff_names_each_differing_condition(cache: Path):
         "graph_version": "graph_version 3 \u2192 4",
     }
     table = run("cache", "diff", a.name, b.name, "--cache-dir", str(cache), "--format", "table")
+    assert table.returncode == 1
     assert "graph_version 3 \u2192 4" in table.stdout
-    same = json.loads(run("cache", "diff", a.name, str(a), "--cache-dir", str(cache)).stdout)
+    same_run = run("cache", "diff", a.name, str(a), "--cache-dir", str(cache))
+    assert same_run.returncode == 0, same_run.stderr
+    same = json.loads(same_run.stdout)
     assert same["same"] is True
     assert same["differences"] == []
+    # Trouble is 2, as for diff(1): usage, and an entry missing or ambiguous.
     assert run("cache", "diff", a.name, "--cache-dir", str(cache)).returncode == 2
-    assert run("cache", "diff", a.name, "nope.engine", "--cache-dir", str(cache)).returncode == 1
+    missing = run("cache", "diff", a.name, "nope.engine", "--cache-dir", str(cache))
+    assert missing.returncode == 2
+    assert "nope.engine" in missing.stderr
+    ambiguous = run("cache", "diff", a.name, "model", "--cache-dir", str(cache))
+    assert ambiguous.returncode == 2
+    assert a.name in ambiguous.stderr
+    assert b.name in ambiguous.stderr
+
+
+def test_show_and_diff_take_a_unique_prefix_or_the_recipes_name(cache: Path):
+    a = write_engine(cache, _conditions())
+    b = write_engine(cache, _conditions(name="decoder"))
+    shown = run("cache", "show", "model", "--cache-dir", str(cache))
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["file_name"] == a.name
+    by_prefix = run("cache", "show", b.name[:10], "--cache-dir", str(cache))
+    assert by_prefix.returncode == 0, by_prefix.stderr
+    assert json.loads(by_prefix.stdout)["file_name"] == b.name
+    differing = run("cache", "diff", "model", "decoder", "--cache-dir", str(cache))
+    assert differing.returncode == 1, differing.stderr
+    assert [item["key"] for item in json.loads(differing.stdout)["differences"]] == ["name"]
+
+
+def test_an_ambiguous_entry_is_refused_listing_every_candidate(cache: Path):
+    a = write_engine(cache, _conditions())
+    b = write_engine(cache, _conditions(graph_version="4"))
+    # A prefix of both that is no recipe's name, and the name of both.
+    for entry in ("mod", "model"):
+        completed = run("cache", "show", entry, "--cache-dir", str(cache))
+        assert completed.returncode == 2, completed.stderr
+        assert a.name in completed.stderr
+        assert b.name in completed.stderr
+        assert completed.stdout == ""
+    unknown = run("cache", "show", "encoder", "--cache-dir", str(cache))
+    assert unknown.returncode == 1
+    assert "no entry named 'encoder'" in unknown.stderr
 
 
 def _doctor(home: Path, *args: str):

@@ -262,3 +262,33 @@ def test_the_package_files_name_no_path_of_the_machine_that_built_them():
                 continue
             found += [f"{path.name}:{number}: {match}" for match in absolute.findall(line)]
     assert found == []
+
+
+def _find_package(tmp_path: Path, requested: str) -> subprocess.CompletedProcess[str]:
+    source = tmp_path / f"probe-{requested}"
+    source.mkdir(exist_ok=True)
+    (source / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\n"
+        "project(probe LANGUAGES CXX)\n"
+        f"find_package(tensoracle {requested} CONFIG REQUIRED)\n"
+    )
+    return subprocess.run(
+        [str(CMAKE), "-S", str(source), "-B", str(source / "build"), "-G", "Ninja",
+         f"-DCMAKE_MAKE_PROGRAM={NINJA}", f"-DCMAKE_CXX_COMPILER={compiler('g++')}",
+         f"-DCMAKE_PREFIX_PATH={package_root()}"],
+        capture_output=True, text=True, check=False, env=BASE_ENV,
+    )  # fmt: skip
+
+
+def test_an_application_asking_for_an_earlier_1x_finds_the_package(tmp_path: Path):
+    version_file = package_root() / "lib" / "cmake" / "tensoracle" / "tensoracleConfigVersion.cmake"
+    found_version = re.search(r'set\(PACKAGE_VERSION "(\d+)\.(\d+)', version_file.read_text())
+    assert found_version, version_file
+    major, minor = int(found_version[1]), int(found_version[2])
+    for requested in ("1.0", f"{major}.{max(minor - 1, 0)}", f"{major}.{minor}"):
+        found = _find_package(tmp_path, requested)
+        assert found.returncode == 0, (requested, found.stderr)
+    for requested in (f"{major}.{minor + 1}", f"{major + 1}.0"):
+        refused = _find_package(tmp_path, requested)
+        assert refused.returncode != 0, requested
+        assert "compatible with requested version" in refused.stderr, refused.stderr

@@ -4,6 +4,7 @@
 
 #include "tensoracle/cache/condition_difference.hpp"
 
+#include <cstddef>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,10 +12,17 @@
 
 namespace tensoracle {
 
-// `entry` as a path: a text with a '/' is a path as given; a bare file name is looked up in
-// `directory` first, then in the working directory. Throws FileError naming both places when
-// neither holds it.
+// The entry `entry` names, as `cache show`, `cache diff` and `cache export` take it: a text with a
+// '/' is a path as given; otherwise, in this order, the file of that name in `directory`, a file
+// of that name in the working directory, the one engine file of `directory` whose name starts
+// with it (a unique prefix), and the one entry of `directory` whose conditions' "name" (its
+// recipe's name) it is. Throws InvalidArgument listing the candidates (the first
+// kListedCandidates, then how many more) when it is a prefix of several entries' names and not
+// the name of exactly one, and FileError naming both places when nothing matches.
 std::filesystem::path resolve_entry(std::filesystem::path const& directory, std::string_view entry);
+
+// How many candidates an ambiguous entry's refusal names.
+inline constexpr std::size_t kListedCandidates = 10;
 
 // {"file_name", "path", "format_version", "size_bytes", "header_bytes", "plan_bytes",
 //  "plan_xxh3_128", "last_used_at", "last_used_at_ns", "built_at", "build_milliseconds",

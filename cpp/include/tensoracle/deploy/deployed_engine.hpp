@@ -78,6 +78,22 @@ struct OpenOptions {
     std::uint64_t minimum_version = 0;
 };
 
+// How one engine file is opened on its own (DeployedEngine::open_file and open_bytes), without a
+// manifest or a cache folder.
+struct EngineFileOptions {
+    // The Ed25519 public key (PEM "PUBLIC KEY") that must have signed the file: the file must end
+    // in a signature trailer (as `tensoracle cache push` publishes an engine) that this key
+    // accepts, over the engine's entry name and the SHA-256 of its preamble and header (format
+    // version 2, which record each plan chunk's SHA-256) or of every engine byte (version 1).
+    // Read as OpenOptions::verify_key is.
+    std::filesystem::path verify_key;
+    // The same key given as its PEM text instead (set one of the two).
+    std::string verify_key_pem{};
+    // Without a key, a file that ends in a signature trailer is refused (UntrustedEngineError):
+    // set this to open it unverified anyway (the trailer is then not judged).
+    bool skip_signature_verification = false;
+};
+
 // The default folder, and the verify key TENSORACLE_REMOTE_VERIFY_KEY gives when it is set and
 // not empty (its PEM text when it starts with "-----BEGIN", else the path of the key file);
 // or, instead of the key, the trust policy file TENSORACLE_TRUST_POLICY names when it is set and
@@ -102,6 +118,28 @@ public:
     //   verify_key_pem are set.
     static DeployedEngine open(ManifestEntry const& entry, OpenOptions const& options);
 
+    // One engine file an application ships by itself, without a manifest or a cache folder: the
+    // file at `path` (read without following a symbolic link, a regular file only) is copied
+    // into this process's memory and checked there, whole, before this returns: with a verify
+    // key its signature trailer first (of the header only the conditions are read before, within
+    // the limits of every header read, for the entry name the signature names), then the header
+    // (format, schema, limits), the plan's XXH3-128 and each chunk's digests (the SHA-256 ones
+    // with a key, which the signature binds), and that the header's conditions have an
+    // identity. entry() is made from the verified header: file_name is the
+    // identity of its conditions (what a signature names, whatever the file is called), recipe
+    // its conditions' name, io its IO signature; fleet, sha256 and header_sha256 are absent.
+    // The plan is held whole (plan_data(); streamed() is false). Throws FileError when the file
+    // cannot be read, CorruptEngineError when it is damaged, truncated, a link or not a regular
+    // file, UntrustedEngineError when a key is set and the file is unsigned or the key does not
+    // accept its signature (or no key is set and the file is signed, unless
+    // skip_signature_verification), InvalidArgument as open() for a key that cannot be used.
+    static DeployedEngine open_file(std::filesystem::path const& path,
+                                    EngineFileOptions const& options = {});
+    // The same for the `size` bytes at `data` (copied: they may be released after this
+    // returns); `name` names them in messages and as path().
+    static DeployedEngine open_bytes(void const* data, std::size_t size, std::string const& name,
+                                     EngineFileOptions const& options = {});
+
     DeployedEngine(DeployedEngine&& other) noexcept;
     DeployedEngine& operator=(DeployedEngine&& other) noexcept;
     DeployedEngine(DeployedEngine const&) = delete;
@@ -124,6 +162,9 @@ private:
     friend class PlanReader;
     struct State;
     explicit DeployedEngine(std::unique_ptr<State> state) noexcept;
+    // open_file's and open_bytes's checks of the bytes `state` holds (`held`), named `name`.
+    static void verify_held(State& state, std::byte const* held, std::size_t size,
+                            std::string const& name, EngineFileOptions const& options);
     std::unique_ptr<State> state_;
 };
 

@@ -17,6 +17,8 @@
 // includes no third-party header.
 #pragma once
 
+#include "tensoracle/deploy/data_type.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -54,9 +56,13 @@ struct TensorDescription {
     std::string format = "LINEAR";
     bool is_shape_tensor = false; // TensorRT's isShapeInferenceIO
     std::string aliased_input;    // outputs: the input it is written in place of (empty: none)
+
+    // The dtype as a DataType (data_type.hpp), or nothing for a name that is not one.
+    std::optional<DataType> data_type() const noexcept { return data_type_from_name(dtype); }
 };
 
-// Bits one element of `dtype` occupies (4 for INT4 and FP4), or nothing for an unknown name.
+// Bits one element of `dtype` occupies (4 for INT4 and FP4), or nothing for an unknown name
+// (element_bits(DataType) in data_type.hpp for the enum).
 std::optional<int> element_bits(std::string_view dtype);
 
 // Bytes a LINEAR tensor of `dtype` and concrete `shape` occupies (packed 4-bit types rounded up

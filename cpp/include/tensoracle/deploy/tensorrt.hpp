@@ -27,6 +27,7 @@
 // compiles as C++17.
 #pragma once
 
+#include "tensoracle/deploy/data_type.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/execution_contract.hpp"
 #include "tensoracle/deploy/manifest.hpp"
@@ -90,6 +91,42 @@ constexpr std::string_view dtype_name(nvinfer1::DataType type) noexcept {
         return "E8M0";
     }
     return "UNKNOWN";
+}
+
+// The TensorRT DataType of a tensoracle::deploy::DataType (data_type.hpp), and back: nothing for
+// a TensorRT type the manifest has no name for.
+constexpr nvinfer1::DataType to_tensorrt(DataType type) noexcept {
+    switch (type) {
+    case DataType::float32:
+        return nvinfer1::DataType::kFLOAT;
+    case DataType::float16:
+        return nvinfer1::DataType::kHALF;
+    case DataType::bfloat16:
+        return nvinfer1::DataType::kBF16;
+    case DataType::int8:
+        return nvinfer1::DataType::kINT8;
+    case DataType::int32:
+        return nvinfer1::DataType::kINT32;
+    case DataType::int64:
+        return nvinfer1::DataType::kINT64;
+    case DataType::boolean:
+        return nvinfer1::DataType::kBOOL;
+    case DataType::uint8:
+        return nvinfer1::DataType::kUINT8;
+    case DataType::fp8:
+        return nvinfer1::DataType::kFP8;
+    case DataType::e8m0:
+        return nvinfer1::DataType::kE8M0;
+    case DataType::int4:
+        return nvinfer1::DataType::kINT4;
+    case DataType::fp4:
+        return nvinfer1::DataType::kFP4;
+    }
+    return nvinfer1::DataType::kFLOAT; // not reached: every enumerator is handled above
+}
+
+constexpr std::optional<DataType> from_tensorrt(nvinfer1::DataType type) noexcept {
+    return data_type_from_name(dtype_name(type));
 }
 
 constexpr std::string_view format_name(nvinfer1::TensorFormat format) noexcept {

@@ -1,0 +1,154 @@
+// Opening one engine file on its own (DeployedEngine::open_file and open_bytes,
+// deployed_engine.hpp): the bytes held once, then judged as a downloaded remote object is
+// (verify_remote_object: the signature trailer first when a key is set, then the header, the plan
+// and its chunks), and the entry made from the verified header.
+#include "deploy/deployed_engine_state.hpp"
+#include "deploy/json_forms.hpp"
+#include "io/platform.hpp"
+#include "tensoracle/cache/cache_file.hpp"
+#include "tensoracle/cache/engine_file.hpp"
+#include "tensoracle/cache/identity.hpp"
+#include "tensoracle/deploy/deployed_engine.hpp"
+#include "tensoracle/errors.hpp"
+#include "tensoracle/io/file_contents.hpp"
+#include "tensoracle/remote/remote_object.hpp"
+#include "tensoracle/remote/signature.hpp"
+#include "tensoracle/text/canonical_json.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <fcntl.h>
+#include <span>
+#include <utility>
+
+namespace tensoracle::deploy {
+namespace {
+
+std::optional<VerifyKey> verify_key_of(EngineFileOptions const& options) {
+    if (!options.verify_key.empty() && !options.verify_key_pem.empty()) {
+        throw InvalidArgument("EngineFileOptions: verify_key (a key file) and verify_key_pem (a "
+                              "key's text) are both set; set one");
+    }
+    if (!options.verify_key.empty()) {
+        return VerifyKey::from_pem_file(options.verify_key);
+    }
+    if (!options.verify_key_pem.empty()) {
+        return VerifyKey::from_pem(options.verify_key_pem, "verify_key_pem");
+    }
+    return std::nullopt;
+}
+
+// The entry name a signature of `engine` names: the identity of its header's conditions, read
+// from its preamble and header alone (within the limits of every header read).
+std::string entry_name_of(std::span<std::byte const> engine, std::filesystem::path const& label) {
+    std::uint64_t const wanted =
+        std::min<std::uint64_t>(engine_prefix_bytes(engine.first(
+                                    std::min<std::size_t>(engine.size(), kEnginePreambleBytes))),
+                                engine.size());
+    DecodedHeader const prefix =
+        decode_engine_prefix(engine.first(static_cast<std::size_t>(wanted)), engine.size(), label);
+    try {
+        return recorded_file_name(prefix.header.conditions, prefix.conditions_json);
+    } catch (InvalidArgument const& error) {
+        throw CorruptEngineError("engine file '" + label.string() +
+                                     "' is unusable: its conditions have no identity (" +
+                                     error.what() + ")",
+                                 label);
+    }
+}
+
+std::string string_or_empty(nlohmann::json const& object, char const* key) {
+    auto const found = object.find(key);
+    return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
+}
+
+} // namespace
+
+void DeployedEngine::verify_held(State& state, std::byte const* held, std::size_t size,
+                                 std::string const& name, EngineFileOptions const& options) {
+    std::filesystem::path const label{name};
+    std::optional<VerifyKey> const trusted = verify_key_of(options);
+    std::span<std::byte const> const object(held, size);
+    bool const is_signed = has_signature_trailer(object.size(), object);
+    if (is_signed && !trusted && !options.skip_signature_verification) {
+        throw UntrustedEngineError(
+            "engine file '" + name +
+                "' ends in a signature but no verify key is set, so it would be opened "
+                "unverified: pass the key (EngineFileOptions::verify_key or verify_key_pem), or "
+                "skip the check explicitly (EngineFileOptions::skip_signature_verification)",
+            label);
+    }
+    auto const engine = is_signed ? object.first(object.size() - kSignatureTrailerBytes) : object;
+    std::string const file_name = entry_name_of(engine, label);
+    RemoteEngine const verified =
+        verify_remote_object(object, name, file_name, nullptr, trusted ? &*trusted : nullptr);
+    EngineHeader const& header = verified.decoded.header;
+    state.path = label;
+    state.signer = verified.signer;
+    state.plan_offset = verified.decoded.plan_offset;
+    state.plan_size = header.plan_size;
+    state.plan_xxh3_128 = header.plan_xxh3_128;
+    ManifestEntry& entry = state.entry;
+    entry.recipe = string_or_empty(header.conditions, "name");
+    entry.graph_version = string_or_empty(header.conditions, "graph_version");
+    entry.file_name = file_name;
+    entry.conditions_json = verified.decoded.conditions_json;
+    entry.runs_on = conditions_from_json(header.conditions, name + ": conditions");
+    if (auto const io = header.references.find("io");
+        io != header.references.end() && !io->is_null()) {
+        entry.io = io_from_json(*io, name + ": references.io");
+        entry.io_json = canonical_json(*io);
+    }
+    entry.plan_size = header.plan_size;
+    entry.plan_xxh3_128 = header.plan_xxh3_128;
+    entry.engine_bytes = verified.engine_bytes;
+}
+
+DeployedEngine DeployedEngine::open_file(std::filesystem::path const& path,
+                                         EngineFileOptions const& options) {
+    (void)verify_key_of(
+        options); // a key that cannot be used is the caller's error, whatever the file
+    platform::Descriptor const file(open_cache_file(path, O_RDONLY));
+    if (!file.valid()) {
+        int const error = errno;
+        if (error == ELOOP) {
+            throw CorruptEngineError("engine file " + link_refusal(path), path);
+        }
+        if (auto const found = platform::status(path, platform::Follow::no_links);
+            found && found->kind == platform::FileKind::directory) {
+            throw CorruptEngineError("engine file " + not_regular_refusal(path, true), path);
+        }
+        throw_file_error("cannot open engine file", path, error);
+    }
+    auto const status = platform::status(file.get());
+    if (!status) {
+        throw_file_error("cannot stat engine file", path, errno);
+    }
+    if (status->kind != platform::FileKind::regular) {
+        throw CorruptEngineError(
+            "engine file " +
+                not_regular_refusal(path, status->kind == platform::FileKind::directory),
+            path);
+    }
+    auto state = std::make_unique<State>();
+    state->contents.emplace(file.get(), path);
+    auto const bytes = state->contents->bytes();
+    verify_held(*state, bytes.data(), bytes.size(), path.string(), options);
+    return DeployedEngine(std::move(state));
+}
+
+DeployedEngine DeployedEngine::open_bytes(void const* data, std::size_t size,
+                                          std::string const& name,
+                                          EngineFileOptions const& options) {
+    if (data == nullptr && size != 0) {
+        throw InvalidArgument("DeployedEngine::open_bytes: data is null for " +
+                              std::to_string(size) + " bytes of '" + name + "'");
+    }
+    auto state = std::make_unique<State>();
+    auto const* const first = static_cast<std::byte const*>(data);
+    state->owned.assign(first, first + size); // judged and handed on: only this copy
+    verify_held(*state, state->owned.data(), state->owned.size(), name, options);
+    return DeployedEngine(std::move(state));
+}
+
+} // namespace tensoracle::deploy
