@@ -46,9 +46,11 @@ int diff_reporting_errors(DiffOptions const& options) {
 void add_cache_diff_command(CLI::App& cache, Action& action) {
     auto options = std::make_shared<DiffOptions>();
     CLI::App* command = cache.add_subcommand(
-        "diff", "Print the build conditions in which two saved engines differ, each with a "
-                "one-line description. Exit status 0 when they are the same, 1 when they differ, "
-                "2 when an entry is missing, ambiguous or damaged, or for invalid usage");
+        "diff", "Print the build conditions in which two saved engines differ");
+    command->footer(
+        "Print the build conditions in which two saved engines differ, each with a "
+        "one-line description. Exit status 0 when they are the same, 1 when they differ, "
+        "2 when an entry is missing, ambiguous or damaged, or for invalid usage");
     command
         ->add_option("A", options->a,
                      "First entry: file name in the cache directory, a unique prefix of it, the "

@@ -180,11 +180,13 @@ int export_plan(ExportOptions const& options) {
 
 void add_cache_export_command(CLI::App& cache, Action& action) {
     auto options = std::make_shared<ExportOptions>();
-    CLI::App* command = cache.add_subcommand(
-        "export", "Write the plan of one saved engine (the bytes TensorRT deserializes) to a file, "
-                  "after checking every byte of it as opening it would: header, plan checksum, "
-                  "chunk digests and, with --verify-key, the signature. Nothing is written when "
-                  "a check fails. Exit status 0 written, 1 refused or missing, 2 invalid usage");
+    CLI::App* command =
+        cache.add_subcommand("export", "Write the verified plan of one saved engine to a file");
+    command->footer(
+        "Write the plan of one saved engine (the bytes TensorRT deserializes) to a file, "
+        "after checking every byte of it as opening it would: header, plan checksum, "
+        "chunk digests and, with --verify-key, the signature. Nothing is written when "
+        "a check fails. Exit status 0 written, 1 refused or missing, 2 invalid usage");
     CLI::Option* entry =
         command->add_option("ENTRY", options->entry,
                             "File name in the cache directory, a unique prefix of it, the name of "

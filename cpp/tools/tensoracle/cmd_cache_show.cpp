@@ -31,10 +31,11 @@ int show(ShowOptions const& options) {
 
 void add_cache_show_command(CLI::App& cache, Action& action) {
     auto options = std::make_shared<ShowOptions>();
-    CLI::App* command = cache.add_subcommand(
-        "show", "Print the whole header of one saved engine: conditions, IO signature, targets, "
-                "references, sizes and times. Reads the header only. Exit status 1 when the "
-                "entry is missing or damaged, 2 when it is ambiguous");
+    CLI::App* command = cache.add_subcommand("show", "Print the whole header of one saved engine");
+    command->footer(
+        "Print the whole header of one saved engine: conditions, IO signature, targets, "
+        "references, sizes and times. Reads the header only. Exit status 1 when the "
+        "entry is missing or damaged, 2 when it is ambiguous");
     command
         ->add_option("ENTRY", options->entry,
                      "File name in the cache directory, a unique prefix of it, the name of its "

@@ -22,14 +22,13 @@ int main(int argc, char** argv) {
                           "Convert a PyTorch .pth checkpoint to safetensors (Python package)",
                           {"convert"}, action);
     add_python_subcommand(app, "doctor",
-                          "Report what this machine can build and run (Python package)",
-                          {"doctor"}, action);
+                          "Report what this machine can build and run (Python package)", {"doctor"},
+                          action);
     add_python_subcommand(app, "build",
                           "Prepare a model package's engines ahead of time (Python package)",
                           {"build"}, action);
     add_python_subcommand(app, "deploy",
-                          "Lay out the verified engines of a deployment manifest for a serving "
-                          "system: deploy triton OUT/ (Python package)",
+                          "Write a Triton model repository of a manifest (Python package)",
                           {"deploy"}, action);
     try {
         app.parse(argc, argv);

@@ -49,6 +49,21 @@ def test_help_on_every_level(args: tuple[str, ...], expected: str) -> None:
     assert completed.stderr == ""
 
 
+@pytest.mark.parametrize("args", [(), ("cache",), ("manifest",), ("bundle",)])
+def test_help_lists_each_subcommand_on_one_short_line(args: tuple[str, ...]) -> None:
+    text = run(*args, "--help").stdout
+    listing = text.split("Subcommands:\n", 1)[1]
+    too_long = [line for line in listing.splitlines() if len(line) > 100]
+    assert too_long == []
+    assert len([line for line in listing.splitlines() if line.strip()]) >= 1
+
+
+def test_a_subcommands_own_help_keeps_its_whole_description() -> None:
+    text = run("cache", "prune", "--help").stdout
+    assert "temporary file whose writer is gone" in text
+    assert "Exit status: 0 success" in text
+
+
 def test_version_is_the_installed_packages() -> None:
     completed = run("--version")
     assert completed.returncode == 0, completed.stderr
