@@ -1,6 +1,6 @@
 """``tensoracle deploy triton --manifest FILE OUT``: a Triton model repository of the manifest's
-recipes (``tensoracle.model_repository.repository``), each plan the verified plan of its entry in the cache
-folder. Prints what was written and what a Triton server needs to serve it; each refused recipe
+recipes (``tensoracle.model_repository.repository``), each plan the verified plan of its entry
+in the cache folder. Prints what was written and what a Triton server needs to serve it; each refused recipe
 is named on stderr with why. Exit status: 0 every recipe written, 1 one was refused or the
 manifest could not be read, 2 invalid usage.
 """
@@ -24,8 +24,8 @@ from tensoracle.cli.remote_cache import (
     print_report,
     run,
 )
-from tensoracle.terminal_text import terminal_text
 from tensoracle.model_repository import repository
+from tensoracle.terminal_text import terminal_text
 
 USAGE = (
     "tensoracle deploy triton --manifest FILE [--recipe NAME]... [--cache-dir DIR] "
