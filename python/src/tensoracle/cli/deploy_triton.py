@@ -1,8 +1,8 @@
 """``tensoracle deploy triton --manifest FILE OUT``: a Triton model repository of the manifest's
 recipes (``tensoracle.model_repository.repository``), each plan the verified plan of its entry
-in the cache folder. Prints what was written and what a Triton server needs to serve it; each refused recipe
-is named on stderr with why. Exit status: 0 every recipe written, 1 one was refused or the
-manifest could not be read, 2 invalid usage.
+in the cache folder. Prints what was written and what a Triton server needs to serve it; each
+refused recipe is named on stderr with why. Exit status: 0 every recipe written, 1 one was
+refused or the manifest could not be read, 2 invalid usage.
 """
 
 from __future__ import annotations
