@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -19,6 +21,7 @@ from typing import Any
 import obstore
 import pytest
 from cache_cli import tensoracle_executable
+from docs_examples import REPO
 from engine_files import engine_file_bytes, plan_checksum_hex
 from remote_support import Fleet, make_keys, store_files
 
@@ -358,3 +361,37 @@ def test_usage_errors_and_a_store_that_refuses(s3_server, tmp_path: Path, pull):
                  env={**environment, "AWS_ALLOW_HTTP": ""})  # fmt: skip
     assert plain.returncode == 1
     assert "is plain HTTP: set AWS_ALLOW_HTTP=true" in plain.stderr
+
+
+def test_the_guide_s_provisioning_without_python_runs(s3_server, tmp_path: Path, pull: Pull):
+    guide = (REPO / "docs" / "deploy.md").read_text()
+    section = guide.split("## Provision a machine without Python\n")[1].split("\n## ")[0]
+    [block] = re.findall(r"^```bash\n(.*?)^```", section, re.DOTALL | re.MULTILINE)
+    lines = [line.split("  #")[0].strip() for line in block.strip().splitlines()]
+    exported = {
+        word.split("=")[0]
+        for line in lines
+        if line.startswith("export ")
+        for word in line.split()[1:]
+    }
+    # The variables the guide sets are those the test server gives its clients.
+    assert exported == {"AWS_ENDPOINT_URL", "AWS_REGION", "AWS_ACCESS_KEY_ID",
+                        "AWS_SECRET_ACCESS_KEY"}  # fmt: skip
+    assert exported <= set(s3_server.environment())
+    [command] = [line for line in lines if line.startswith("tensoracle ")]
+    fleet = Fleet(s3_server, tmp_path)
+    signing, verify = make_keys(tmp_path, "fleet")
+    key = _core.SigningKey.from_pem_file(signing)
+    entry = entry_of(fleet, engine_bytes("encoder", b"plan" * 300), key)
+    manifest = write_manifest(tmp_path / "deploy.json", fleet, [entry])
+    sign(manifest, signing)
+    replaced = {"deploy.json": str(manifest), "fleet-verify.pem": str(verify)}
+    words = [replaced.get(word, word) for word in shlex.split(command)]
+    assert words[:3] == ["tensoracle", "cache", "pull"]
+
+    pulled = pull(*words[3:], env=node(fleet))
+
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    assert report(pulled)["pulled"] == [
+        {"file_name": entry["file_name"], "size_bytes": entry["engine_bytes"], "signed": True}
+    ]
