@@ -24,7 +24,7 @@ constexpr std::string_view kCommand = "tensoracle cache pull";
 constexpr std::string_view kUsage =
     "tensoracle cache pull [ENTRY... | --manifest FILE [--trust-policy POLICY | --verify-key "
     "KEY] [--minimum-version N] [--recipe RECIPE]...] [--remote URL] [--cache-dir DIR] "
-    "[--format json|table]";
+    "[--format json|table] [--quiet]";
 
 struct PullCommand {
     std::vector<std::string> entries;
@@ -37,6 +37,7 @@ struct PullCommand {
     std::string remote;
     std::string cache_dir;
     std::string format{kJson};
+    bool quiet = false;
 };
 
 std::string environment(char const* name) {
@@ -200,6 +201,8 @@ int run_native(std::vector<std::string> arguments) {
         ->type_name("URL");
     add_cache_dir_option(app, command.cache_dir);
     add_format_option(app, command.format);
+    // Accepted as the Python pull accepts it; the native pull draws no progress bars.
+    app.add_flag("--quiet", command.quiet, "Draw no progress bars (the native pull draws none)");
     std::reverse(arguments.begin(), arguments.end()); // CLI11 takes them last first
     try {
         app.parse(arguments);
