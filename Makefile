@@ -9,7 +9,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 JOBS ?= $(shell nproc)
 # What the C++ core and the Python package build with (make demo installs only these).
-APT_CORE := g++ ninja-build nlohmann-json3-dev libcli11-dev libssl-dev libxxhash-dev zlib1g-dev
+APT_CORE := g++ ninja-build nlohmann-json3-dev libcli11-dev libssl-dev libxxhash-dev zlib1g-dev \
+	libcurl4-openssl-dev
 # What make test adds: the core's GoogleTest suite, clang for fuzzing and the lints.
 APT_TEST := clang clang-format clang-tidy libclang-rt-14-dev libgtest-dev libgmock-dev
 # ccache: the objects of every C++ build, kept in $(DEV_CACHE)/ccache (below).

@@ -20,13 +20,12 @@ void add_cache_command(CLI::App& app, Action& action) {
     add_cache_show_command(*cache, action);
     add_cache_diff_command(*cache, action);
     add_cache_export_command(*cache, action);
-    // The remote cache's client (obstore) is a Python package: these run in Python.
+    // The remote cache's client (obstore) is a Python package: push runs in Python, and so does
+    // pull, but for a deployment manifest's entries (pull --manifest), which it pulls natively.
     add_python_subcommand(*cache, "push",
                           "Publish saved engines to the remote cache (s3://...), create-only",
                           {"cache", "push"}, action);
-    add_python_subcommand(*cache, "pull",
-                          "Download published engines from the remote cache, verified",
-                          {"cache", "pull"}, action);
+    add_cache_pull_command(*cache, action);
 }
 
 CLI::Option* add_remote_option(CLI::App& command, std::string& value) {

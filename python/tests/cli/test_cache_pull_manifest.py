@@ -1,7 +1,9 @@
 """`tensoracle cache pull --manifest FILE` against the real S3 server: the manifest a real
 TensorRT-RTX build wrote (`tensoracle build --push --manifest`), exactly its entries pulled, each
 checked against it; a changed object or manifest is refused naming the entry and field, leaving
-no file; a saved entry is judged from its header; the documented provisioning runs."""
+no file; a saved entry is judged from its header; the documented provisioning runs. Each test
+runs twice: through the `tensoracle` command, whose --manifest pull is native (C++), and through
+the Python package's pull (`python -m tensoracle.cli`), which pulls by name too."""
 
 from __future__ import annotations
 
@@ -10,6 +12,9 @@ import json
 import os
 import re
 import shlex
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +30,24 @@ from tensoracle import _core
 from tensoracle.errors import UntrustedEngineError
 
 pytestmark = [pytest.mark.slow, pytest.mark.backend]
+
+Pull = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(params=["native", "python"])
+def pull(request: pytest.FixtureRequest) -> Pull:
+    """Runs `tensoracle cache pull ARGS`: the native command's, or the Python package's."""
+    if request.param == "native":
+        return lambda *args, env: run("cache", "pull", *args, env=env)
+
+    def python_pull(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "tensoracle.cli", "cache", "pull", *args],
+            capture_output=True, text=True, env=env, timeout=120, check=False,
+        )  # fmt: skip
+
+    return python_pull
+
 
 RTX_4090 = json.dumps({"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"})
 
@@ -81,7 +104,7 @@ def build_manifest(
 
 
 def test_pulls_exactly_the_manifest_entries_from_its_remote(
-    s3_server, tmp_path: Path, packages: Path
+    s3_server, tmp_path: Path, packages: Path, pull: Pull
 ):
     fleet = Fleet(s3_server, tmp_path)
     manifest = tmp_path / "deploy.json"
@@ -89,7 +112,7 @@ def test_pulls_exactly_the_manifest_entries_from_its_remote(
     [entry] = document["entries"]
     node = node_environment(fleet, "node")
 
-    pulled = run("cache", "pull", "--manifest", str(manifest), env=node)
+    pulled = pull("--manifest", str(manifest), env=node)
 
     assert pulled.returncode == 0, pulled.stderr
     result = report(pulled)
@@ -104,13 +127,13 @@ def test_pulls_exactly_the_manifest_entries_from_its_remote(
     assert (fleet.cache("farm") / entry["file_name"]).read_bytes() == saved.read_bytes()
 
     # Again: judged from its header, already present; a table says so too.
-    again = run("cache", "pull", "--manifest", str(manifest), "--format", "table", env=node)
+    again = pull("--manifest", str(manifest), "--format", "table", env=node)
     assert again.returncode == 0, again.stderr
     assert re.search(rf"^{re.escape(entry['file_name'])}\s+already present", again.stdout, re.M)
     assert "0 pulled, 1 already present, 0 refused" in again.stdout
 
     # --remote (or $TENSORACLE_REMOTE) names another remote cache instead of the manifest's.
-    elsewhere = run("cache", "pull", "--manifest", str(manifest), "--remote",
+    elsewhere = pull("--manifest", str(manifest), "--remote",
                     f"s3://{s3_server.bucket}/nothing-here", "--cache-dir",
                     str(tmp_path / "empty"), env=node)  # fmt: skip
     assert elsewhere.returncode == 1
@@ -121,7 +144,9 @@ def test_pulls_exactly_the_manifest_entries_from_its_remote(
     assert not list((tmp_path / "empty").glob("*.engine"))
 
 
-def test_a_signed_manifest_is_pulled_with_the_verify_key(s3_server, tmp_path: Path, packages: Path):
+def test_a_signed_manifest_is_pulled_with_the_verify_key(
+    s3_server, tmp_path: Path, packages: Path, pull: Pull
+):
     fleet = Fleet(s3_server, tmp_path)
     signing, verify = make_keys(tmp_path, "farm")
     manifest = tmp_path / "deploy.json"
@@ -132,7 +157,7 @@ def test_a_signed_manifest_is_pulled_with_the_verify_key(s3_server, tmp_path: Pa
     assert entry["fleet"]["signed"] is True
     node = node_environment(fleet, "node", TENSORACLE_REMOTE_VERIFY_KEY=str(verify))
 
-    pulled = run("cache", "pull", "--manifest", str(manifest), env=node)
+    pulled = pull("--manifest", str(manifest), env=node)
 
     assert pulled.returncode == 0, pulled.stderr
     [item] = report(pulled)["pulled"]
@@ -162,12 +187,12 @@ def test_a_signed_manifest_is_pulled_with_the_verify_key(s3_server, tmp_path: Pa
     # A node without the verify key refuses the signed manifest itself; given its document as a
     # plain manifest, only the manifest's record of the signature tells.
     fresh = node_environment(fleet, "fresh")
-    unverified = run("cache", "pull", "--manifest", str(manifest), env=fresh)
+    unverified = pull("--manifest", str(manifest), env=fresh)
     assert unverified.returncode == 1
     assert "is a signed manifest, but no verify key or trust policy is set" in unverified.stderr
     manifest = tmp_path / "plain.json"
     manifest.write_text(json.dumps(document))
-    refused = run("cache", "pull", "--manifest", str(manifest), env=fresh)
+    refused = pull("--manifest", str(manifest), env=fresh)
     assert refused.returncode == 1
     [item] = report(refused)["refused"]
     assert item["file_name"] == entry["file_name"]
@@ -176,7 +201,7 @@ def test_a_signed_manifest_is_pulled_with_the_verify_key(s3_server, tmp_path: Pa
 
     # The same object unsigned: refused from its size, before its body.
     fleet.replace(key, engine)
-    unsigned = run("cache", "pull", "--manifest", str(manifest), env=fresh)
+    unsigned = pull("--manifest", str(manifest), env=fresh)
     assert unsigned.returncode == 1
     [item] = report(unsigned)["refused"]
     assert "it is unsigned" in item["reason"]
@@ -185,7 +210,7 @@ def test_a_signed_manifest_is_pulled_with_the_verify_key(s3_server, tmp_path: Pa
 
 
 def test_an_object_or_manifest_changed_since_is_refused_naming_the_entry_and_field(
-    s3_server, tmp_path: Path, packages: Path
+    s3_server, tmp_path: Path, packages: Path, pull: Pull
 ):
     fleet = Fleet(s3_server, tmp_path)
     manifest = tmp_path / "deploy.json"
@@ -196,7 +221,7 @@ def test_an_object_or_manifest_changed_since_is_refused_naming_the_entry_and_fie
     original = fleet.read(key)
 
     def refusal(path: Path = manifest) -> str:
-        pulled = run("cache", "pull", "--manifest", str(path), env=node)
+        pulled = pull("--manifest", str(path), env=node)
         assert pulled.returncode == 1, pulled.stderr
         result = report(pulled)
         assert (result["pulled"], result["already_present"]) == ([], [])
@@ -245,10 +270,10 @@ def test_an_object_or_manifest_changed_since_is_refused_naming_the_entry_and_fie
     assert f"its header records {entry['plan']['xxh3_128']!r}" in reason
 
     # The original manifest pulls it; the edited one refuses the saved copy, which stays.
-    assert run("cache", "pull", "--manifest", str(manifest), env=node).returncode == 0
+    assert pull("--manifest", str(manifest), env=node).returncode == 0
     saved = fleet.cache("node") / name
     before = saved.read_bytes()
-    again = run("cache", "pull", "--manifest", str(tampered), env=node)
+    again = pull("--manifest", str(tampered), env=node)
     assert again.returncode == 1
     [item] = report(again)["refused"]
     assert item["reason"].startswith(f"the saved entry {saved} is not the entry {tampered}")
@@ -265,20 +290,20 @@ def _same_size_engine(conditions: dict, references: dict, plan: bytes, size: int
     return engine_file_bytes(conditions, {**references, "pad": " " * (size - len(data))}, plan)
 
 
-def test_usage_and_manifest_errors(s3_server, tmp_path: Path, packages: Path):
+def test_usage_and_manifest_errors(s3_server, tmp_path: Path, packages: Path, pull: Pull):
     fleet = Fleet(s3_server, tmp_path)
     manifest = tmp_path / "deploy.json"
     document = build_manifest(fleet, packages, manifest)
     node = node_environment(fleet, "node")
 
-    both = run("cache", "pull", document["entries"][0]["file_name"], "--manifest", str(manifest),
+    both = pull(document["entries"][0]["file_name"], "--manifest", str(manifest),
                env=node)  # fmt: skip
     assert both.returncode == 2
     assert "give ENTRY names or --manifest FILE, not both" in both.stderr
     assert "usage: tensoracle cache pull" in both.stderr
-    assert run("cache", "pull", "--manifest", "", env=node).returncode == 2
+    assert pull("--manifest", "", env=node).returncode == 2
 
-    missing = run("cache", "pull", "--manifest", str(tmp_path / "absent.json"), env=node)
+    missing = pull("--manifest", str(tmp_path / "absent.json"), env=node)
     assert missing.returncode == 1
     assert str(tmp_path / "absent.json") in missing.stderr
 
@@ -286,7 +311,7 @@ def test_usage_and_manifest_errors(s3_server, tmp_path: Path, packages: Path):
     broken["entries"][0]["plan"]["size"] = "12"
     invalid = tmp_path / "invalid.json"
     invalid.write_text(json.dumps(broken))
-    refused = run("cache", "pull", "--manifest", str(invalid), env=node)
+    refused = pull("--manifest", str(invalid), env=node)
     assert refused.returncode == 1
     assert f"{invalid}: entries[0].plan.size is" in refused.stderr
     assert refused.stdout == ""
@@ -295,15 +320,16 @@ def test_usage_and_manifest_errors(s3_server, tmp_path: Path, packages: Path):
     local = dict(document, remote=None)
     unpublished = tmp_path / "local.json"
     unpublished.write_text(json.dumps(local))
-    none = run("cache", "pull", "--manifest", str(unpublished), env=node)
+    none = pull("--manifest", str(unpublished), env=node)
     assert none.returncode == 2
     assert f"no remote cache: {unpublished} records none" in none.stderr
     assert not fleet.cache("node").exists() or store_files(fleet.cache("node")) == []
 
 
-def test_the_provisioning_guide_runs(s3_server, tmp_path: Path, packages: Path):
+def test_the_provisioning_guide_runs(s3_server, tmp_path: Path, packages: Path, pull: Pull):
+    pull_command = pull
     guide = (REPO / "docs" / "deploy.md").read_text()
-    section = guide.split("## Provision a machine")[1]
+    section = guide.split("## Provision a machine\n")[1].split("\n## ")[0]
     commands = [
         " ".join(line.rstrip("\\").strip() for line in block.strip().splitlines())
         for block in re.findall(r"^```bash\n(.*?)^```", section, re.DOTALL | re.MULTILINE)
@@ -323,7 +349,7 @@ def test_the_provisioning_guide_runs(s3_server, tmp_path: Path, packages: Path):
     assert built.returncode == 0, built.stderr
     entries = json.loads(manifest.read_text())["entries"]
 
-    pulled = run(*pull[1:], env=node_environment(fleet, "node"))
+    pulled = pull_command(*pull[3:], env=node_environment(fleet, "node"))
 
     assert pulled.returncode == 0, pulled.stderr
     assert sorted(names(report(pulled)["pulled"])) == sorted(names(entries))
@@ -354,7 +380,7 @@ def published_entry(
 
 
 def test_an_entry_saved_with_unsorted_targets_is_pulled_under_its_name_and_old_temporaries_go(
-    s3_server, tmp_path: Path
+    s3_server, tmp_path: Path, pull: Pull
 ):
     # An entry saved before targets were sorted keeps the name its header's conditions give: the
     # C++ reader judges the manifest by that name, and the pull (which once computed the sorted
@@ -372,7 +398,7 @@ def test_an_entry_saved_with_unsorted_targets_is_pulled_under_its_name_and_old_t
     killed = cache / f"{recorded.file_name}.tmp-999999999-abcdef"
     killed.write_bytes(engine[:100])
 
-    pulled = run("cache", "pull", "--manifest", str(manifest), env=node_environment(fleet, "n"))
+    pulled = pull("--manifest", str(manifest), env=node_environment(fleet, "n"))
 
     assert pulled.returncode == 0, pulled.stderr
     assert names(report(pulled)["pulled"]) == [recorded.file_name]
@@ -382,7 +408,7 @@ def test_an_entry_saved_with_unsorted_targets_is_pulled_under_its_name_and_old_t
 
 @pytest.mark.parametrize("kind", ["fifo", "link", "dangling link", "directory"])
 def test_a_fifo_link_or_folder_at_an_entry_s_name_is_refused_at_once_naming_it(
-    s3_server, tmp_path: Path, kind: str
+    s3_server, tmp_path: Path, kind: str, pull: Pull
 ):
     # A FIFO there once hung the pull, and a link was followed and reported already present.
     fleet = Fleet(s3_server, tmp_path)
@@ -403,7 +429,7 @@ def test_a_fifo_link_or_folder_at_an_entry_s_name_is_refused_at_once_naming_it(
         planted.symlink_to(real if kind == "link" else tmp_path / "nothing")
         expected = f"'{planted}' is a symbolic link; tensoracle does not follow links"
 
-    pulled = run("cache", "pull", "--manifest", str(manifest), env=node_environment(fleet, "n"))
+    pulled = pull("--manifest", str(manifest), env=node_environment(fleet, "n"))
 
     assert pulled.returncode == 1, pulled.stderr
     result = report(pulled)
@@ -415,7 +441,7 @@ def test_a_fifo_link_or_folder_at_an_entry_s_name_is_refused_at_once_naming_it(
 
 
 def test_an_object_of_another_size_is_refused_from_its_size_before_its_body(
-    s3_server, tmp_path: Path
+    s3_server, tmp_path: Path, pull: Pull
 ):
     # 100 bytes more than the manifest's engine_bytes, and not a 72-byte signature trailer more:
     # refused from the size the answer announces; what reached the client is counted at the
@@ -426,7 +452,7 @@ def test_an_object_of_another_size_is_refused_from_its_size_before_its_body(
     fleet.replace(f"engines/{recorded.file_name}", engine + bytes(100))
     with counting_proxy(fleet.server.port) as relay:
         env = node_environment(fleet, "n", AWS_ENDPOINT_URL=relay.endpoint)
-        pulled = run("cache", "pull", "--manifest", str(manifest), env=env)
+        pulled = pull("--manifest", str(manifest), env=env)
         served = relay.served
     assert pulled.returncode == 1, pulled.stdout + pulled.stderr
     [item] = report(pulled)["refused"]

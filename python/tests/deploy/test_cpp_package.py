@@ -5,7 +5,8 @@ tensoracle_DIR or CMAKE_PREFIX_PATH, gives tensoracle::deploy to a C++17 applica
 library: the archives are position-independent) and run; only the headers the deploy headers need
 are shipped, and none of them includes a third-party header, so that the package asks for no
 nlohmann_json and applications that never include it, or use it with another ABI
-(JSON_DIAGNOSTICS=1), link and run; the cubin plugin helpers stay beside them."""
+(JSON_DIAGNOSTICS=1), link and run; the cubin plugin helpers stay beside them. Such a program
+pulls a manifest's entries from the suite's S3 server and opens them, with no Python."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ import sysconfig
 from importlib.metadata import distribution
 from pathlib import Path
 
+import published_entries
 import pytest
+from published_entries import engine_bytes, entry_of, sign
+from remote_support import Fleet, make_keys
 
 from tensoracle import _core
 
@@ -292,3 +296,36 @@ def test_an_application_asking_for_an_earlier_1x_finds_the_package(tmp_path: Pat
         refused = _find_package(tmp_path, requested)
         assert refused.returncode != 0, requested
         assert "compatible with requested version" in refused.stderr, refused.stderr
+
+
+def test_a_cxx_program_pulls_a_manifest_from_the_s3_server_and_opens_it_without_python(
+    s3_server, tmp_path: Path
+):
+    # Only find_package(tensoracle) and tensoracle::deploy: deploy::pull_manifest fetches the
+    # signed manifest's entries (libcurl loaded at run time), DeployedEngine::open opens each;
+    # the program runs with an empty PATH, no Python anywhere it could look.
+    built, build = build_consumer(tmp_path)
+    assert built.returncode == 0, built.stdout + built.stderr
+    fleet = Fleet(s3_server, tmp_path)
+    signing, verify = make_keys(tmp_path, "fleet")
+    key = _core.SigningKey.from_pem_file(str(signing))
+    plan = bytes(range(256)) * 64
+    entry = entry_of(fleet, engine_bytes("encoder", plan), key)
+    manifest = published_entries.write_manifest(tmp_path / "deploy.json", fleet, [entry])
+    sign(manifest, signing)
+    environment = {**s3_server.environment(), "PATH": "", "HOME": str(tmp_path),
+                   "TENSORACLE_REMOTE_VERIFY_KEY": str(verify)}  # fmt: skip
+    cache = tmp_path / "cache"
+
+    ran = subprocess.run(
+        [str(build / "deploy_pull_consumer"), str(cache), str(manifest)],
+        capture_output=True, text=True, check=False, env=environment,
+    )  # fmt: skip
+
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    fingerprint = _core.VerifyKey.from_pem_file(str(verify)).fingerprint
+    assert ran.stdout.splitlines() == [
+        f"{entry['file_name']} {len(plan)} {fingerprint}",
+        "1 pulled",
+    ]
+    assert (cache / entry["file_name"]).read_bytes() == fleet.read(entry["fleet"]["key"])[:-72]
