@@ -295,6 +295,17 @@ def test_usage_errors_and_a_store_that_refuses(s3_server, tmp_path: Path, pull):
     assert wrong.returncode == 1
     assert f"GET {fleet.url}/{entry['fleet']['key']} answered 403" in wrong.stderr
     assert "SignatureDoesNotMatch" in wrong.stderr
+    # No credentials at all: the request goes unsigned, and the refusal says where the native pull
+    # looked and what else to do.
+    bare = {key: value for key, value in environment.items()
+            if key not in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}  # fmt: skip
+    bare.update(AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "absent-credentials"))
+    unsigned = pull("--manifest", str(manifest), "--cache-dir", str(tmp_path / "bare"), env=bare)
+    assert unsigned.returncode == 1
+    assert f"GET {fleet.url}/{entry['fleet']['key']} answered 403" in unsigned.stderr
+    assert "the request was sent unsigned: no credentials were found" in unsigned.stderr
+    assert "python -m tensoracle.cli cache pull --manifest" in unsigned.stderr
+    assert "sent unsigned" not in wrong.stderr
     # Credentials from the shared file instead of the environment.
     credentials = tmp_path / "credentials"
     credentials.write_text(

@@ -235,8 +235,17 @@ bool S3Client::get(std::string_view bucket, std::string_view key, std::string co
     }
     if (transfer.status != 200) {
         std::string const body = escape_for_terminal(transfer.error_body);
+        std::string hint;
+        if ((transfer.status == 401 || transfer.status == 403) && !settings_.credentials) {
+            hint = " (the request was sent unsigned: no credentials were found in "
+                   "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, nor in the shared credentials "
+                   "file's profile, the only sources this native pull reads; export them, or "
+                   "pull with the Python package, which follows the AWS SDK's whole chain "
+                   "(instance profiles, IAM Identity Center, web identity): python -m "
+                   "tensoracle.cli cache pull --manifest ...)";
+        }
         throw RemoteUnavailable("GET " + shown + " answered " + std::to_string(transfer.status) +
-                                (body.empty() ? std::string() : ": " + body));
+                                (body.empty() ? std::string() : ": " + body) + hint);
     }
     return true;
 }
