@@ -65,6 +65,17 @@ def test_the_profile_named_is_the_one_used(fleet: Fleet, monkeypatch: pytest.Mon
     assert fleet.object_keys() == []
 
 
+def test_keys_in_the_environment_win_over_the_profile(
+    fleet: Fleet, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("AWS_PROFILE", "default")  # keys the server does not know
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", fleet.server.access_key)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", fleet.server.secret_key)
+    objects = objects_of(fleet)
+    assert objects.create("engines/a.engine", b"published")
+    assert fleet.object_keys() == ["engines/a.engine"]
+
+
 def test_credentials_are_looked_up_on_the_first_request_not_when_the_store_is_made(
     fleet: Fleet, monkeypatch: pytest.MonkeyPatch
 ):
