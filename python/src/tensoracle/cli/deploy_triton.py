@@ -7,13 +7,12 @@ refused or the manifest could not be read, 2 invalid usage.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from tensoracle import _core
-from tensoracle.cache.remote.config import TRUST_POLICY, VERIFY_KEY, key_file_or_text
+from tensoracle.cache.remote.config import TRUST_POLICY, VERIFY_KEY, manifest_trust
 from tensoracle.cli.output_format import TABLE, add_format_option, chosen_format
 from tensoracle.cli.remote_cache import (
     EXIT_FAILURE,
@@ -86,17 +85,13 @@ def _deploy(args: list[str], prog: str) -> int:
         raise UsageError("OUT: the folder name must not be empty")
     if options.minimum_version < 0:
         raise UsageError(f"--minimum-version {options.minimum_version}: expected a number >= 0")
-    policy, key = options.trust_policy, options.verify_key
-    if policy is None and key is None:  # as open_deployed: the policy's variable first
-        policy = os.environ.get(TRUST_POLICY) or None
-        key = None if policy else os.environ.get(VERIFY_KEY) or None
-    key_file, key_text = key_file_or_text(key)
+    trust = manifest_trust(options.trust_policy, options.verify_key)  # as open_deployed's
     trusted = _core.read_trusted_manifest(
         options.manifest,
         str(cache_directory(options.cache_dir)),
-        None if key_file is None else str(key_file),
-        key_text,
-        policy,
+        None if trust.key_file is None else str(trust.key_file),
+        trust.key_text,
+        None if trust.policy is None else str(trust.policy),
         options.minimum_version,
     )
     document = trusted.document
