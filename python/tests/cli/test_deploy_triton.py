@@ -376,6 +376,22 @@ def test_the_guide_names_the_commands_and_the_schema_tested():
     assert sorted(config.cc_model_filenames) == ["8.6", "9.0"]
 
 
+# --- the command's place in tensoracle -------------------------------------------------------
+
+
+def test_deploy_lists_triton_and_triton_has_the_python_parsers_help():
+    listing = run("deploy", "--help")
+    assert listing.returncode == 0, listing.stderr
+    assert re.search(r"^\s+triton\s+Write a Triton model repository", listing.stdout, re.M)
+    own = run("deploy", "triton", "--help")
+    assert own.returncode == 0, own.stderr
+    assert own.stdout.startswith("usage: tensoracle deploy triton ")
+    assert "--manifest FILE" in own.stdout
+    bare = run("deploy")
+    assert bare.returncode == 2
+    assert "A subcommand is required" in bare.stderr
+
+
 # --- what the guide promises -----------------------------------------------------------------
 
 
