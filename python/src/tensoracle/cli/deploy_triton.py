@@ -89,13 +89,13 @@ def _deploy(args: list[str], prog: str) -> int:
     out = Path(options.out)
     if os.path.lexists(out) and not out.is_dir():
         raise UsageError(f"OUT: {terminal_text(str(out))} is not a folder")
-    trust = manifest_trust(options.trust_policy, options.verify_key)  # as open_deployed's
+    chosen = manifest_trust(options.trust_policy, options.verify_key)  # as open_deployed's
     trusted = _core.read_trusted_manifest(
         options.manifest,
         str(cache_directory(options.cache_dir)),
-        None if trust.key_file is None else str(trust.key_file),
-        trust.key_text,
-        None if trust.policy is None else str(trust.policy),
+        None if chosen.key_file is None else str(chosen.key_file),
+        chosen.key_text,
+        None if chosen.policy is None else str(chosen.policy),
         options.minimum_version,
     )
     document = trusted.document
