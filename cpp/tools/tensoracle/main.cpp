@@ -27,9 +27,14 @@ int main(int argc, char** argv) {
     add_python_subcommand(app, "build",
                           "Prepare a model package's engines ahead of time (Python package)",
                           {"build"}, action);
-    add_python_subcommand(app, "deploy",
+    // A group, as `cache` is: `tensoracle deploy --help` lists its targets, and each target's
+    // own help is its Python parser's.
+    CLI::App* deploy =
+        app.add_subcommand("deploy", "Lay out a manifest's engines for a model server");
+    deploy->require_subcommand(1);
+    add_python_subcommand(*deploy, "triton",
                           "Write a Triton model repository of a manifest (Python package)",
-                          {"deploy"}, action);
+                          {"deploy", "triton"}, action);
     try {
         app.parse(argc, argv);
     } catch (CLI::ParseError const& error) {

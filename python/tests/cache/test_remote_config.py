@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tensoracle.cache.remote.config import configure
+from tensoracle.cache.remote.config import ManifestTrust, configure, manifest_trust
 
 
 def test_off_unless_named(monkeypatch: pytest.MonkeyPatch):
@@ -63,3 +65,32 @@ def test_bad_numbers_are_named(monkeypatch: pytest.MonkeyPatch, name: str, value
     monkeypatch.setenv(name, value)
     with pytest.raises(ValueError, match=name):
         configure("s3://b")
+
+
+PEM = "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n"
+
+
+@pytest.mark.parametrize(
+    ("given", "environment", "chosen"),
+    [
+        ((None, None), {}, ManifestTrust(None, None, None)),
+        ((None, None), {"POLICY": "p.json", "KEY": "k.pem"}, ManifestTrust("p.json", None, None)),
+        ((None, None), {"POLICY": "", "KEY": "k.pem"}, ManifestTrust(None, Path("k.pem"), None)),
+        ((None, None), {"KEY": PEM}, ManifestTrust(None, None, PEM)),
+        (("mine.json", None), {"KEY": "k.pem"}, ManifestTrust("mine.json", None, None)),
+        ((None, "mine.pem"), {"POLICY": "p.json"}, ManifestTrust(None, Path("mine.pem"), None)),
+    ],
+)
+def test_a_manifest_is_trusted_with_what_is_given_else_the_policy_variable_else_the_key(
+    monkeypatch: pytest.MonkeyPatch,
+    given: tuple[str | None, str | None],
+    environment: dict[str, str],
+    chosen: ManifestTrust,
+):
+    for short, variable in (("POLICY", "TENSORACLE_TRUST_POLICY"),
+                            ("KEY", "TENSORACLE_REMOTE_VERIFY_KEY")):  # fmt: skip
+        if short in environment:
+            monkeypatch.setenv(variable, environment[short])
+        else:
+            monkeypatch.delenv(variable, raising=False)
+    assert manifest_trust(*given) == chosen

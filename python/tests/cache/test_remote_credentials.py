@@ -65,10 +65,54 @@ def test_the_profile_named_is_the_one_used(fleet: Fleet, monkeypatch: pytest.Mon
     assert fleet.object_keys() == []
 
 
+def test_keys_in_the_environment_win_over_the_profile(
+    fleet: Fleet, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("AWS_PROFILE", "default")  # keys the server does not know
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", fleet.server.access_key)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", fleet.server.secret_key)
+    objects = objects_of(fleet)
+    assert objects.create("engines/a.engine", b"published")
+    assert fleet.object_keys() == ["engines/a.engine"]
+
+
+def test_credentials_are_looked_up_on_the_first_request_not_when_the_store_is_made(
+    fleet: Fleet, monkeypatch: pytest.MonkeyPatch
+):
+    import botocore.session
+
+    looked_up = []
+    resolve = botocore.session.Session.get_credentials
+
+    def recording(session: Any) -> Any:  # botocore's own lookup, recorded
+        looked_up.append(session)
+        return resolve(session)
+
+    monkeypatch.setattr(botocore.session.Session, "get_credentials", recording)
+    objects = objects_of(fleet)
+    assert looked_up == []
+    assert objects.create("engines/a.engine", b"published")
+    assert objects.get_small("engines/a.engine", 100) == b"published"
+    assert len(looked_up) == 1  # once, for every request after it
+
+
+def test_no_credentials_in_the_chain_is_named_on_the_request_that_needs_them():
+    looked_up = []
+
+    def nothing() -> None:
+        looked_up.append(None)
+
+    provider = s3_client.CredentialProvider(nothing)
+    for _ in range(2):
+        with pytest.raises(s3_client.NoCredentials, match="found no credentials"):
+            provider()
+    assert looked_up == [None]  # the chain is not walked again
+
+
 def test_temporary_credentials_are_renewed_before_obstore_uses_them_again():
     from botocore.credentials import Credentials, RefreshableCredentials
 
-    static = s3_client.CredentialProvider(Credentials("key", "secret"))()
+    static = s3_client.CredentialProvider(lambda: Credentials("key", "secret"))()
     assert static == {
         "access_key_id": "key",
         "secret_access_key": "secret",
@@ -89,7 +133,7 @@ def test_temporary_credentials_are_renewed_before_obstore_uses_them_again():
         }
 
     provider = s3_client.CredentialProvider(
-        RefreshableCredentials.create_from_metadata(renew(), renew, "test")
+        lambda: RefreshableCredentials.create_from_metadata(renew(), renew, "test")
     )
     first = provider()
     # The first key expires within botocore's 10 minutes: renewed before it is handed out.

@@ -49,7 +49,7 @@ def test_help_on_every_level(args: tuple[str, ...], expected: str) -> None:
     assert completed.stderr == ""
 
 
-@pytest.mark.parametrize("args", [(), ("cache",), ("manifest",), ("bundle",)])
+@pytest.mark.parametrize("args", [(), ("cache",), ("manifest",), ("bundle",), ("deploy",)])
 def test_help_lists_each_subcommand_on_one_short_line(args: tuple[str, ...]) -> None:
     text = run(*args, "--help").stdout
     listing = text.split("Subcommands:\n", 1)[1]

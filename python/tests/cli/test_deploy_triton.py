@@ -26,6 +26,7 @@ from remote_support import make_keys
 from tritonclient.grpc import model_config_pb2
 
 from tensoracle import _core
+from tensoracle.terminal_text import terminal_text
 
 TENSORRT = "11.4.0.106"
 IMAGES = {"name": "images", "mode": "INPUT", "dtype": "FLOAT", "shape": [-1, 3, 224, 224],
@@ -65,9 +66,10 @@ def plan_bytes(size: int, seed: int) -> bytes:
 
 
 def save(cache: Path, recipe: str, conditions: dict[str, Any], io: Any, plan: bytes) -> dict:
-    """Saves the engine file in ``cache``; returns its manifest entry as build writes it."""
+    """Saves the engine file in ``cache`` (with no IO signature where ``io`` is None); returns
+    its manifest entry as build writes it."""
     cache.mkdir(parents=True, exist_ok=True)
-    data = engine_file_bytes(conditions, {"io": io}, plan)
+    data = engine_file_bytes(conditions, {} if io is None else {"io": io}, plan)
     name = engine_file_name(conditions)
     (cache / name).write_bytes(data)
     offset = len(data) - len(plan)
@@ -175,7 +177,11 @@ def test_the_repository_is_what_triton_reads_and_each_plan_is_the_entrys(deploye
         "encoder/config.pbtxt",
     ])  # fmt: skip
     assert f"1/{plan_name(sm90)} (compute capability 9.0)" in written.stdout
-    assert f"1/{plan_name(ampere)} (every GPU from Ampere on" in written.stdout
+    assert (
+        f"1/{plan_name(ampere)} (every GPU of compute capability 8.0 or newer "
+        "(default_model_filename))"
+    ) in written.stdout
+    assert "it runs on compute capability 8.0 or newer only" in written.stdout
     assert f"TensorRT {TENSORRT} plans" in written.stdout
     assert f"the plans use plugin libraries (SHA-256 {PLUGIN})" in written.stdout
     assert '--backend-config=tensorrt,plugins="' in written.stdout
@@ -305,8 +311,14 @@ def test_recipes_are_chosen_by_name_and_an_unknown_one_is_named(deployed):
     [
         ({"dtype": "FP8"}, "tensor 'images' is FP8, which Triton has no data_type for"),
         ({"format": "CHW32"}, "tensor 'images' is in the CHW32 format"),
+        ({"location": "HOST"}, "tensor 'images' is in HOST memory (a shape tensor); Triton "
+                               "needs it declared with is_shape_tensor"),
+        ({"shape": [], "profile": {"min": [], "opt": [], "max": []}},
+         "tensor 'images' is a scalar (no dimensions); with max_batch_size 0 Triton refuses"),
+        ({"shape": [-1, 0, 224, 224]},
+         "tensor 'images' has the shape [-1, 0, 224, 224], with a dimension of 0"),
     ],
-)
+)  # fmt: skip
 def test_an_input_triton_cannot_declare_is_refused_naming_the_tensor(deployed, change, reason):
     io = {"tensors": [{**IMAGES, **change}, LOGITS]}
     entry = save(deployed["cache"], "odd", conditions("odd", **SAME_90), io, b"plan")
@@ -339,12 +351,12 @@ def test_names_are_written_as_text_format_strings_triton_reads_back():
     config = ModelConfig(
         name="model",
         inputs=(Tensor(odd, "TYPE_UINT8", (2, -1)),),
-        outputs=(Tensor("out", "TYPE_INT32", ()),),
+        outputs=(Tensor("out", "TYPE_INT32", (1,)),),
         cc_model_filenames={"12.0": "b.plan", "8.9": "a.plan"},
     )
     read = text_format.Parse(config.text(), model_config_pb2.ModelConfig())
     assert declared(read.input) == [(odd, "TYPE_UINT8", [2, -1])]
-    assert declared(read.output) == [("out", "TYPE_INT32", [])]
+    assert declared(read.output) == [("out", "TYPE_INT32", [1])]
     assert dict(read.cc_model_filenames) == {"8.9": "a.plan", "12.0": "b.plan"}
 
 
@@ -352,6 +364,9 @@ def test_the_guide_names_the_commands_and_the_schema_tested():
     guide = (REPO / "docs" / "triton.md").read_text()
     assert "tensoracle deploy triton --manifest deploy.json models/" in guide
     assert "tritonserver --model-repository models/" in guide
+    # What the command says of an ampere_plus plan (see the first test's output).
+    words = " ".join(guide.split())
+    assert "runs only on a GPU of compute capability 8.0 (Ampere) or newer" in words
     tested = ".".join(version("tritonclient").split(".")[:2])
     assert f"validated against the tritonclient {tested} schema" in guide
     # The config.pbtxt the guide shows is one Triton reads, with the command's layout.
@@ -359,3 +374,192 @@ def test_the_guide_names_the_commands_and_the_schema_tested():
     config = text_format.Parse(shown, model_config_pb2.ModelConfig())
     assert (config.platform, config.max_batch_size) == ("tensorrt_plan", 0)
     assert sorted(config.cc_model_filenames) == ["8.6", "9.0"]
+
+
+# --- the command's place in tensoracle -------------------------------------------------------
+
+
+def test_deploy_lists_triton_and_triton_has_the_python_parsers_help():
+    listing = run("deploy", "--help")
+    assert listing.returncode == 0, listing.stderr
+    assert re.search(r"^\s+triton\s+Write a Triton model repository", listing.stdout, re.M)
+    own = run("deploy", "triton", "--help")
+    assert own.returncode == 0, own.stderr
+    assert own.stdout.startswith("usage: tensoracle deploy triton ")
+    assert "--manifest FILE" in own.stdout
+    bare = run("deploy")
+    assert bare.returncode == 2
+    assert "A subcommand is required" in bare.stderr
+
+
+# --- what the guide promises -----------------------------------------------------------------
+
+
+def refused_alone(deployed: dict[str, Any], entries: list[dict], *extra: str):
+    manifest = write_manifest(deployed["tmp"] / "alone.json", entries)
+    written = deploy(deployed, *extra, manifest=manifest)
+    assert written.returncode == 1
+    assert every_file(deployed["out"]) == []
+    return written
+
+
+def test_entries_built_by_two_tensorrt_versions_are_refused(deployed):
+    sm90 = deployed["entries"][0]
+    newer = save(deployed["cache"], "encoder",
+                 conditions("encoder", **EXACT_86, backend_version="11.5.0.3"), ENCODER_IO,
+                 b"newer")  # fmt: skip
+    written = refused_alone(deployed, [sm90, newer])
+    assert (
+        f"refused recipe 'encoder': its entries were built by TensorRT {TENSORRT} and 11.5.0.3, "
+        "and a Triton server runs one TensorRT version"
+    ) in written.stderr
+
+
+def test_entries_with_different_inputs_or_outputs_are_refused(deployed):
+    sm90 = deployed["entries"][0]
+    other = save(deployed["cache"], "encoder", conditions("encoder", **EXACT_86),
+                 {"tensors": [IMAGES, LOGITS]}, b"other io")  # fmt: skip
+    written = refused_alone(deployed, [sm90, other])
+    assert (
+        f"refused recipe 'encoder': entries {sm90['file_name']} and {other['file_name']} record "
+        "different inputs or outputs"
+    ) in written.stderr
+
+
+def test_an_entry_without_an_io_signature_is_refused(deployed):
+    bare = save(deployed["cache"], "bare", conditions("bare", **SAME_90), None, b"no io")
+    written = refused_alone(deployed, [bare])
+    assert (
+        f"refused recipe 'bare': entry {bare['file_name']}: the manifest records no IO signature"
+    ) in written.stderr
+
+
+@pytest.mark.parametrize("recipe", [".hidden", "a\\b"])
+def test_a_recipe_name_that_cannot_be_a_folder_name_is_refused(deployed, recipe):
+    entry = save(deployed["cache"], recipe, conditions(recipe, **SAME_90), ENCODER_IO, b"odd")
+    # The entry's file name has the name with '_' for a character a file name cannot hold.
+    named = entry["file_name"].replace("\\", "_")
+    (deployed["cache"] / entry["file_name"]).rename(deployed["cache"] / named)
+    entry["file_name"] = named
+    written = refused_alone(deployed, [entry])
+    shown = terminal_text(f"refused recipe {recipe!r}: its name cannot be a model folder's name")
+    assert shown in written.stderr
+
+
+def test_a_link_at_the_model_folder_is_left_as_it_is(deployed):
+    elsewhere = deployed["tmp"] / "elsewhere"
+    elsewhere.mkdir()
+    deployed["out"].mkdir()
+    link = deployed["out"] / "encoder"
+    link.symlink_to(elsewhere)
+
+    written = deploy(deployed, "--recipe", "encoder")
+
+    assert written.returncode == 1
+    assert f"refused recipe 'encoder': {link} already holds another model" in written.stderr
+    assert link.is_symlink()
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_an_empty_model_folder_is_written_into(deployed):
+    (deployed["out"] / "encoder").mkdir(parents=True)
+    written = deploy(deployed, "--recipe", "encoder")
+    assert written.returncode == 0, written.stderr
+    assert parsed(deployed["out"] / "encoder").name == "encoder"
+    assert (deployed["out"] / "encoder" / "1" / plan_name(deployed["entries"][0])).read_bytes() == (
+        deployed["plans"]["sm90"]
+    )
+
+
+def test_out_that_is_a_file_is_named(deployed):
+    deployed["out"].write_text("not a folder")
+    written = deploy(deployed)
+    assert written.returncode == 2
+    assert f"tensoracle deploy triton: OUT: {deployed['out']} is not a folder\n" in written.stderr
+    assert deployed["out"].read_text() == "not a folder"
+
+
+def signed_manifest(deployed: dict[str, Any], version: int) -> tuple[Path, Path, Path]:
+    """The fixture's manifest signed at ``version``; (it, its verify key, a policy of that key)."""
+    signing, verify = make_keys(deployed["tmp"], "publisher")
+    fingerprint = _core.VerifyKey.from_pem_file(str(verify)).fingerprint
+    policy = deployed["tmp"] / "policy.json"
+    policy.write_text(json.dumps({"schema_version": 1, "threshold": 1,
+                                  "keys": {fingerprint: verify.read_text()}}))  # fmt: skip
+    signed = deployed["tmp"] / f"signed-{version}.json"
+    signed.write_text(
+        _core.sign_manifest(deployed["manifest"].read_text(), "deploy.json", version,
+                            "2099-01-01T00:00:00Z", [str(signing)])
+    )  # fmt: skip
+    return signed, verify, policy
+
+
+@pytest.mark.parametrize("variable", ["TENSORACLE_TRUST_POLICY", "TENSORACLE_REMOTE_VERIFY_KEY"])
+def test_the_trust_variables_are_the_options_defaults(deployed, monkeypatch, variable):
+    signed, verify, policy = signed_manifest(deployed, 3)
+    monkeypatch.setenv(variable, str(policy if variable.endswith("POLICY") else verify))
+
+    refused = deploy(deployed)  # the unsigned manifest
+    assert refused.returncode == 1
+    assert "is not signed" in refused.stderr
+    assert not deployed["out"].exists()
+
+    written = deploy(deployed, manifest=signed)
+    assert written.returncode == 0, written.stderr
+    assert written.stdout.endswith("2 written, 0 refused\n")
+
+
+def test_the_trust_policy_variable_comes_before_the_verify_key_variable(deployed, monkeypatch):
+    signed, _verify, policy = signed_manifest(deployed, 3)
+    _other_signing, other_verify = make_keys(deployed["tmp"], "stranger")
+    monkeypatch.setenv("TENSORACLE_TRUST_POLICY", str(policy))
+    monkeypatch.setenv("TENSORACLE_REMOTE_VERIFY_KEY", str(other_verify))  # would refuse it
+    written = deploy(deployed, manifest=signed)
+    assert written.returncode == 0, written.stderr
+
+
+def test_a_signed_manifest_below_the_minimum_version_is_refused(deployed):
+    signed, verify, _policy = signed_manifest(deployed, 3)
+
+    refused = deploy(deployed, "--verify-key", str(verify), "--minimum-version", "4",
+                     manifest=signed)  # fmt: skip
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("tensoracle deploy triton: ")
+    assert "3 is lower than the minimum version 4 required" in refused.stderr
+    assert not deployed["out"].exists()
+
+    written = deploy(deployed, "--verify-key", str(verify), "--minimum-version", "3",
+                     manifest=signed)  # fmt: skip
+    assert written.returncode == 0, written.stderr
+
+
+def test_every_file_and_folder_written_is_flushed_to_the_disk(deployed, monkeypatch):
+    import os
+
+    from tensoracle.model_repository import repository
+
+    synced = []
+    fsync = os.fsync
+
+    def recording(descriptor: int) -> None:  # os.fsync, recording what it flushes
+        synced.append(os.readlink(f"/proc/self/fd/{descriptor}"))
+        fsync(descriptor)
+
+    trusted = _core.read_trusted_manifest(
+        str(deployed["manifest"]), str(deployed["cache"]), None, None, None, 0
+    )
+    out = deployed["out"]
+    out.mkdir()
+    monkeypatch.setattr(os, "fsync", recording)
+    repository.write_recipe(trusted, trusted.document, "encoder", out)
+
+    prefix = f"{out.resolve()}/"
+    flushed = sorted(
+        re.sub(r"^\.encoder\.[^/]+\.partial", "STAGING", path.removeprefix(prefix))
+        for path in synced
+    )
+    sm90, sm86 = (plan_name(entry) for entry in deployed["entries"][:2])
+    assert flushed == sorted([
+        f"STAGING/1/.{sm90}.partial", f"STAGING/1/.{sm86}.partial", "STAGING/config.pbtxt",
+        "STAGING/1", "STAGING", str(out.resolve()),
+    ])  # fmt: skip

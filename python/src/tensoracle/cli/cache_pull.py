@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tensoracle import _core
-from tensoracle.cache.remote.config import REMOTE, TRUST_POLICY, VERIFY_KEY, key_file_or_text
+from tensoracle.cache.remote.config import REMOTE, TRUST_POLICY, VERIFY_KEY, manifest_trust
 from tensoracle.cache.remote.fleet import load_keys, receive
 from tensoracle.cache.remote.objects import RemoteObjects, TooLarge, engine_key
 from tensoracle.cli import deploy_manifest, deploy_pull
@@ -94,17 +94,14 @@ def _read_manifest(value: str, options: Any, directory: Path) -> deploy_pull.Man
     they accept (and its version is recorded in the folder)."""
     if not value:
         raise UsageError("--manifest: the file name must not be empty")
-    policy = options.trust_policy or os.environ.get(TRUST_POLICY) or None
     # A policy lists every key it trusts for the manifest; the verify key, if set too, still
     # checks each object's signature (as for every pull).
-    verify_key, verify_key_pem = (
-        (None, None) if policy else key_file_or_text(os.environ.get(VERIFY_KEY, ""))
-    )
+    chosen = manifest_trust(options.trust_policy or None)
     trust = deploy_pull.Trust(
         directory,
-        verify_key,
-        verify_key_pem,
-        None if policy is None else Path(policy),
+        chosen.key_file,
+        chosen.key_text,
+        None if chosen.policy is None else Path(chosen.policy),
         options.minimum_version,
     )
     return deploy_pull.read(Path(value), trust)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tensoracle import _core
-from tensoracle.cache.remote.config import TRUST_POLICY, VERIFY_KEY, key_file_or_text
+from tensoracle.cache.remote.config import TRUST_POLICY, VERIFY_KEY, manifest_trust
 from tensoracle.cli.output_format import TABLE, add_format_option, chosen_format
 from tensoracle.cli.remote_cache import (
     EXIT_FAILURE,
@@ -24,7 +24,7 @@ from tensoracle.cli.remote_cache import (
     print_report,
     run,
 )
-from tensoracle.model_repository import repository
+from tensoracle.model_repository import layout, repository, server_needs
 from tensoracle.terminal_text import terminal_text
 
 USAGE = (
@@ -86,21 +86,20 @@ def _deploy(args: list[str], prog: str) -> int:
         raise UsageError("OUT: the folder name must not be empty")
     if options.minimum_version < 0:
         raise UsageError(f"--minimum-version {options.minimum_version}: expected a number >= 0")
-    policy, key = options.trust_policy, options.verify_key
-    if policy is None and key is None:  # as open_deployed: the policy's variable first
-        policy = os.environ.get(TRUST_POLICY) or None
-        key = None if policy else os.environ.get(VERIFY_KEY) or None
-    key_file, key_text = key_file_or_text(key)
+    out = Path(options.out)
+    if os.path.lexists(out) and not out.is_dir():
+        raise UsageError(f"OUT: {terminal_text(str(out))} is not a folder")
+    chosen = manifest_trust(options.trust_policy, options.verify_key)  # as open_deployed's
     trusted = _core.read_trusted_manifest(
         options.manifest,
         str(cache_directory(options.cache_dir)),
-        None if key_file is None else str(key_file),
-        key_text,
-        policy,
+        None if chosen.key_file is None else str(chosen.key_file),
+        chosen.key_text,
+        None if chosen.policy is None else str(chosen.policy),
         options.minimum_version,
     )
     document = trusted.document
-    known = repository.recipes_of(document)
+    known = layout.recipes_of(document)
     unknown = [name for name in options.recipe if name not in known]
     if unknown:
         print(
@@ -111,21 +110,20 @@ def _deploy(args: list[str], prog: str) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILURE
-    out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     written: list[repository.Written] = []
     refused: list[dict[str, str]] = []
     for recipe in dict.fromkeys(options.recipe or known):
         try:
             written.append(repository.write_recipe(trusted, document, recipe, out))
-        except repository.Refused as refusal:
+        except layout.Refused as refusal:
             print(f"{prog}: refused {terminal_text(str(refusal))}", file=sys.stderr)
             refused.append({"recipe": recipe, "reason": str(refusal)})
     report = {
         "repository": str(out),
         "written": [_written(one) for one in written],
         "refused": refused,
-        "needs": repository.needs(written),
+        "needs": server_needs.needs(written),
     }
     print_report(report, output, table)
     return EXIT_FAILURE if refused else EXIT_SUCCESS
@@ -156,7 +154,7 @@ def table(report: dict[str, Any]) -> str:
         lines.append(f"{terminal_text(one['folder'])}: {state}")
         for plan in one["plans"]:
             where = ", ".join(
-                repository.described(capability) for capability in plan["compute_capabilities"]
+                layout.described(capability) for capability in plan["compute_capabilities"]
             )
             lines.append(f"  {terminal_text(plan['file'])} ({where})")
     if report["written"]:

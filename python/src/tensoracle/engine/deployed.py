@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tensoracle import _core, gpu
-from tensoracle.cache.remote.config import TRUST_POLICY, VERIFY_KEY, key_file_or_text
+from tensoracle.cache.remote.config import manifest_trust
 from tensoracle.engine import log
 from tensoracle.engine.backends import Backend, backend
 from tensoracle.engine.handle import EngineHandle
@@ -287,11 +287,7 @@ def open_deployed(
         raise EngineTargetError(
             f"cannot select a deployed engine of {recipe!r}: no GPU ({gpu.absent_reason()})"
         )
-    if trust_policy is None and verify_key is None:
-        trust_policy = os.environ.get(TRUST_POLICY) or None
-    if verify_key is None and trust_policy is None:
-        verify_key = os.environ.get(VERIFY_KEY) or None
-    key_file, key_text = key_file_or_text(verify_key)
+    trust = manifest_trust(trust_policy, verify_key)
     opened = _core.open_deployed(
         str(manifest),
         recipe,
@@ -299,11 +295,11 @@ def open_deployed(
         chosen.name,
         chosen.version,
         None if cache_dir is None else str(cache_dir),
-        None if key_file is None else str(key_file),
-        key_text,
+        None if trust.key_file is None else str(trust.key_file),
+        trust.key_text,
         skip_signature_verification,
         stream_plan and hasattr(chosen.module, "IStreamReaderV2"),
-        None if trust_policy is None else str(trust_policy),
+        None if trust.policy is None else str(trust.policy),
         minimum_version,
     )
     # Every library checked before any is loaded: a refused one runs no code, nor do the others.

@@ -86,6 +86,33 @@ def key_file_or_text(value: str | os.PathLike[str] | None) -> tuple[Path | None,
     return (Path(value) if value else None), None
 
 
+@dataclass(frozen=True)
+class ManifestTrust:
+    """What a deployment manifest is trusted with: a trust policy file, or a verify key (its
+    file or its PEM text), or nothing."""
+
+    policy: str | os.PathLike[str] | None
+    key_file: Path | None
+    key_text: str | None
+
+
+def manifest_trust(
+    trust_policy: str | os.PathLike[str] | None = None,
+    verify_key: str | os.PathLike[str] | None = None,
+) -> ManifestTrust:
+    """The trust a manifest is read with, as every reader of one chooses it (open_deployed,
+    ``deploy triton``, ``cache pull --manifest``, and the C++ library's
+    ``options_from_environment``): the policy or key given; when neither is,
+    ``$TENSORACLE_TRUST_POLICY``, else ``$TENSORACLE_REMOTE_VERIFY_KEY`` (an empty variable is
+    unset)."""
+    if trust_policy is None and verify_key is None:
+        trust_policy = os.environ.get(TRUST_POLICY) or None
+        if trust_policy is None:
+            verify_key = os.environ.get(VERIFY_KEY) or None
+    key_file, key_text = key_file_or_text(verify_key)
+    return ManifestTrust(trust_policy, key_file, key_text)
+
+
 def configure(remote: str | None = None) -> RemoteConfig | None:
     """The remote cache for an open: ``remote`` when given, else ``$TENSORACLE_REMOTE``; None
     when neither is set (or ``remote`` is the empty string)."""

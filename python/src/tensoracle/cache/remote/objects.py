@@ -100,7 +100,8 @@ class RemoteObjects:
         self._client: Any = None  # botocore's, made when a key obstore cannot name turns up
         try:
             self._aws = s3_client.session()
-            # The whole chain of botocore (files, profiles, web identity, instance profile...).
+            # The whole chain of botocore (files, profiles, web identity, instance profile...),
+            # walked on the first request that signs, not here.
             credentials = s3_client.credential_provider(self._aws)
             region = s3_client.region(self._aws)
         except Exception as error:  # botocore's own errors (a broken profile, say)

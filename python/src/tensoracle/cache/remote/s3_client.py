@@ -13,6 +13,8 @@ region (``AWS_REGION``, ``AWS_DEFAULT_REGION``, then the profile's ``region``).
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -50,30 +52,52 @@ def region(aws: botocore.session.Session) -> str:
     return os.environ.get("AWS_REGION") or configured or "us-east-1"
 
 
-class CredentialProvider:
-    """obstore's ``credential_provider``: the credentials of botocore's chain."""
+class NoCredentials(Exception):
+    """botocore's chain found no credentials."""
 
-    def __init__(self, credentials: Any) -> None:
+
+class CredentialProvider:
+    """obstore's ``credential_provider``: the credentials of botocore's chain, resolved on the
+    first request that signs (``resolve``, ``Session.get_credentials``), not before: walking the
+    chain can end at the container and instance metadata endpoints, which on a machine without
+    credentials only answer with timeouts, and a remote cache that is configured is not always
+    used."""
+
+    def __init__(self, resolve: Callable[[], Any]) -> None:
+        self._resolve = resolve
+        self._lock = threading.Lock()
+        self._credentials: Any = None
+        self._missing = False  # the chain was walked once and found nothing: not walked again
+
+    def _resolved(self) -> Any:
         from botocore.credentials import RefreshableCredentials
 
-        self._credentials = credentials
-        self._refreshable = isinstance(credentials, RefreshableCredentials)
+        with self._lock:
+            if self._credentials is None and not self._missing:
+                self._credentials = self._resolve()
+                self._missing = self._credentials is None
+            if self._missing:
+                raise NoCredentials(
+                    "botocore's credential chain found no credentials (AWS_ACCESS_KEY_ID and "
+                    "AWS_SECRET_ACCESS_KEY, AWS_PROFILE's profile, web identity, container or "
+                    "instance credentials)"
+                )
+            return self._credentials, isinstance(self._credentials, RefreshableCredentials)
 
     def __call__(self) -> dict[str, Any]:
-        frozen = self._credentials.get_frozen_credentials()  # refreshed first when due
+        credentials, refreshable = self._resolved()
+        frozen = credentials.get_frozen_credentials()  # refreshed first when due
         return {
             "access_key_id": frozen.access_key,
             "secret_access_key": frozen.secret_key,
             "token": frozen.token,
-            "expires_at": datetime.now(UTC) + _REFRESHABLE_TTL if self._refreshable else None,
+            "expires_at": datetime.now(UTC) + _REFRESHABLE_TTL if refreshable else None,
         }
 
 
-def credential_provider(aws: botocore.session.Session) -> CredentialProvider | None:
-    """The chain's credentials for obstore, or None when the chain finds none (obstore then
-    looks for its own, and the store's refusal names what is missing)."""
-    credentials = aws.get_credentials()
-    return None if credentials is None else CredentialProvider(credentials)
+def credential_provider(aws: botocore.session.Session) -> CredentialProvider:
+    """The chain's credentials for obstore, looked up when obstore first asks for them."""
+    return CredentialProvider(aws.get_credentials)
 
 
 def client(config: RemoteConfig, aws: botocore.session.Session) -> Any:
