@@ -57,6 +57,18 @@ std::string entry_name_of(std::span<std::byte const> engine, std::filesystem::pa
     }
 }
 
+// The refusal of a path that is not a regular file: the file may be anywhere, a cache's or not,
+// so it says what open_file opens rather than what to remove. Appended to a string that starts
+// with the text, not prepended (GCC bug 105329, see cache_file.cpp).
+std::string not_a_file(std::filesystem::path const& path, char const* what) {
+    std::string text = "engine file '";
+    text += path.string();
+    text += "' is ";
+    text += what;
+    text += ": open_file opens regular files only";
+    return text;
+}
+
 std::string string_or_empty(nlohmann::json const& object, char const* key) {
     auto const found = object.find(key);
     return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
@@ -112,11 +124,11 @@ DeployedEngine DeployedEngine::open_file(std::filesystem::path const& path,
     if (!file.valid()) {
         int const error = errno;
         if (error == ELOOP) {
-            throw CorruptEngineError("engine file " + link_refusal(path), path);
+            throw CorruptEngineError(not_a_file(path, "a symbolic link") + ", not links", path);
         }
         if (auto const found = platform::status(path, platform::Follow::no_links);
             found && found->kind == platform::FileKind::directory) {
-            throw CorruptEngineError("engine file " + not_regular_refusal(path, true), path);
+            throw CorruptEngineError(not_a_file(path, "a directory"), path);
         }
         throw_file_error("cannot open engine file", path, error);
     }
@@ -125,10 +137,10 @@ DeployedEngine DeployedEngine::open_file(std::filesystem::path const& path,
         throw_file_error("cannot stat engine file", path, errno);
     }
     if (status->kind != platform::FileKind::regular) {
-        throw CorruptEngineError(
-            "engine file " +
-                not_regular_refusal(path, status->kind == platform::FileKind::directory),
-            path);
+        throw CorruptEngineError(not_a_file(path, status->kind == platform::FileKind::directory
+                                                      ? "a directory"
+                                                      : "a FIFO, socket or device"),
+                                 path);
     }
     auto state = std::make_unique<State>();
     state->contents.emplace(file.get(), path);
