@@ -107,7 +107,11 @@ def test_a_damaged_chunk_is_refused_and_the_existing_output_is_kept(cache: Path,
     completed = export(cache, saved.name, "--plan", str(output))
     assert completed.returncode == 1
     assert saved.name in completed.stderr
-    assert "XXH3-128" in completed.stderr
+    assert "the plan's XXH3-128 checksum is" in completed.stderr
+    # The damaged chunk is named, with the bytes of the plan it covers.
+    last = len(PLAN) - 1
+    chunk = f"the first damaged chunk: chunk 1 (bytes {CHUNK_BYTES} to {last} of the plan): "
+    assert chunk + "XXH3-128 " in completed.stderr, completed.stderr
     assert output.read_bytes() == b"the previous export"
     assert leftovers(tmp_path) == []
 
