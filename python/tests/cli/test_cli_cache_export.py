@@ -136,7 +136,11 @@ def test_with_a_verify_key_only_the_keys_signature_is_exported(cache: Path, tmp_
 
     refused = export(cache, saved.name, "--plan", str(output), "--verify-key", str(stranger))
     assert refused.returncode == 1
-    assert "does not accept" in refused.stderr or "signature" in refused.stderr, refused.stderr
+    fingerprint = _core.VerifyKey.from_pem_file(stranger).fingerprint
+    assert (
+        f"'{saved}' has a signature that the trusted key {fingerprint} does not accept "
+        "(signed by another key, or changed after signing)"
+    ) in refused.stderr, refused.stderr
     assert output.read_bytes() == b"kept"
 
     # Signed, but opened without a key: refused rather than exported unverified.
