@@ -164,6 +164,38 @@ def test_an_unsigned_entry_is_refused_with_a_verify_key(cache: Path, tmp_path: P
     assert not output.exists()
 
 
+def test_a_folder_or_file_named_as_the_recipe_in_the_working_directory_is_not_the_entry(
+    cache: Path, tmp_path: Path
+):
+    saved = write_engine(cache, _conditions(), plan=b"encoder plan")
+    work = tmp_path / "models"
+    (work / "encoder").mkdir(parents=True)  # a serving system's model folder
+    completed = run("cache", "export", "encoder", "--plan", "encoder.plan",
+                    "--cache-dir", str(cache), cwd=work)  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    assert (work / "encoder.plan").read_bytes() == b"encoder plan"
+    (work / "encoder").rmdir()
+    # The plan written under the recipe's name is not the entry afterwards.
+    for _ in range(2):
+        again = run("cache", "export", "encoder", "--plan", "encoder",
+                    "--cache-dir", str(cache), cwd=work)  # fmt: skip
+        assert again.returncode == 0, again.stderr
+        assert saved.name in again.stdout
+        assert (work / "encoder").read_bytes() == b"encoder plan"
+    # Given as a path, the folder is taken as given and refused without "(remove it)": it is
+    # not the cache's to remove.
+    (work / "encoder").unlink()
+    (work / "encoder").mkdir()
+    folder = run("cache", "export", "./encoder", "--plan", "out.plan",
+                 "--cache-dir", str(cache), cwd=work)  # fmt: skip
+    assert folder.returncode == 1
+    assert "engine file './encoder' is a directory: open_file opens regular files only" in (
+        folder.stderr
+    ), folder.stderr
+    assert "remove it" not in folder.stderr
+    assert not (work / "out.plan").exists()
+
+
 def test_a_link_at_the_output_is_refused_and_its_target_kept(cache: Path, tmp_path: Path):
     saved = write_engine(cache, _conditions(), plan=b"plan")
     target = tmp_path / "elsewhere"
