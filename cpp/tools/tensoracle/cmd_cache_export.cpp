@@ -10,9 +10,14 @@
 #include "tensoracle/deploy/signed_manifest.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
+#include "tensoracle/remote/remote_object.hpp"
+#include "tensoracle/remote/signature.hpp"
 #include "text/joined_text.hpp"
 
+#include <array>
 #include <cerrno>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -104,6 +109,25 @@ deploy::ManifestEntry const& manifest_entry(deploy::Manifest const& manifest,
                           joined(candidates, ", ") + "; choose one with --gpu or by its file name");
 }
 
+// Whether `path` is a file of the folder `directory` (the cache folder), however either is named.
+bool in_directory(std::filesystem::path const& path, std::filesystem::path const& directory) {
+    std::error_code error;
+    return std::filesystem::equivalent(path.parent_path(), directory, error) && !error;
+}
+
+// Whether the file at `path` ends in a signature trailer; false when it cannot be read.
+bool ends_in_signature(std::filesystem::path const& path) {
+    std::ifstream file(path, std::ios::binary | std::ios::ate);
+    std::streamoff const size = file ? static_cast<std::streamoff>(file.tellg()) : -1;
+    if (size < static_cast<std::streamoff>(kSignatureTrailerBytes)) {
+        return false;
+    }
+    std::array<std::byte, kSignatureTrailerBytes> tail{};
+    file.seekg(size - static_cast<std::streamoff>(tail.size()));
+    file.read(reinterpret_cast<char*>(tail.data()), static_cast<std::streamsize>(tail.size()));
+    return file.good() && has_signature_trailer(static_cast<std::uint64_t>(size), tail);
+}
+
 deploy::DeployedEngine open_checked(ExportOptions const& options) {
     std::filesystem::path const directory = resolve_cache_directory(options.cache_dir);
     // CLI11 refuses ENTRY with --manifest, --manifest without --recipe and --recipe, --gpu or
@@ -122,7 +146,21 @@ deploy::DeployedEngine open_checked(ExportOptions const& options) {
     }
     deploy::EngineFileOptions open;
     open.verify_key = options.verify_key;
-    return deploy::DeployedEngine::open_file(resolve_entry(directory, options.entry), open);
+    std::filesystem::path const path = resolve_entry(directory, options.entry);
+    try {
+        return deploy::DeployedEngine::open_file(path, open);
+    } catch (UntrustedEngineError const&) {
+        if (options.verify_key.empty() || !in_directory(path, directory) ||
+            ends_in_signature(path)) {
+            throw;
+        }
+        throw UntrustedEngineError(
+            "cache entry '" + path.string() +
+                "' has no signature for --verify-key to check: entries in the cache folder are "
+                "stored without their signature trailer: export from a signed manifest "
+                "(--manifest with --verify-key/--trust-policy) to verify a publisher's signature",
+            path);
+    }
 }
 
 // Refuses an output that is a symbolic link or not a regular file: the plan only ever replaces a
@@ -197,8 +235,9 @@ void add_cache_export_command(CLI::App& cache, Action& action) {
     add_cache_dir_option(*command, options->cache_dir);
     command
         ->add_option("--verify-key", options->verify_key,
-                     "An Ed25519 verify key (PEM public key): the entry must be signed by it "
-                     "(a manifest's signature of the entry, or the file's signature trailer)")
+                     "An Ed25519 verify key (PEM public key): with --manifest, the key that "
+                     "signed the manifest; with ENTRY, the key of the file's signature trailer "
+                     "(entries the cache saves have none)")
         ->type_name("KEY");
     CLI::Option* manifest =
         command

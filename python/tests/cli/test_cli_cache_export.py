@@ -161,6 +161,20 @@ def test_an_unsigned_entry_is_refused_with_a_verify_key(cache: Path, tmp_path: P
     output = tmp_path / "out.plan"
     completed = export(cache, saved.name, "--plan", str(output), "--verify-key", str(verify))
     assert completed.returncode == 1
+    # The cache saves entries without a signature: the refusal says where a signature is checked.
+    assert (
+        f"cache entry '{saved}' has no signature for --verify-key to check: entries in the cache "
+        "folder are stored without their signature trailer: export from a signed manifest "
+        "(--manifest with --verify-key/--trust-policy) to verify a publisher's signature"
+    ) in completed.stderr, completed.stderr
+    assert not output.exists()
+    # A file outside the cache folder is judged by its own signature alone.
+    elsewhere = tmp_path / "shipped.engine"
+    elsewhere.write_bytes(saved.read_bytes())
+    shipped = export(cache, str(elsewhere), "--plan", str(output), "--verify-key", str(verify))
+    assert shipped.returncode == 1
+    assert f"'{elsewhere}' is not signed" in shipped.stderr, shipped.stderr
+    assert "cache folder" not in shipped.stderr
     assert not output.exists()
 
 
