@@ -4,6 +4,7 @@
 // and its chunks), and the entry made from the verified header.
 #include "deploy/deployed_engine_state.hpp"
 #include "deploy/json_forms.hpp"
+#include "deploy/verify_key_option.hpp"
 #include "io/platform.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/cache/engine_file.hpp"
@@ -25,17 +26,7 @@ namespace tensoracle::deploy {
 namespace {
 
 std::optional<VerifyKey> verify_key_of(EngineFileOptions const& options) {
-    if (!options.verify_key.empty() && !options.verify_key_pem.empty()) {
-        throw InvalidArgument("EngineFileOptions: verify_key (a key file) and verify_key_pem (a "
-                              "key's text) are both set; set one");
-    }
-    if (!options.verify_key.empty()) {
-        return VerifyKey::from_pem_file(options.verify_key);
-    }
-    if (!options.verify_key_pem.empty()) {
-        return VerifyKey::from_pem(options.verify_key_pem, "verify_key_pem");
-    }
-    return std::nullopt;
+    return deploy::verify_key_of(options.verify_key, options.verify_key_pem, "EngineFileOptions");
 }
 
 // The entry name a signature of `engine` names: the identity of its header's conditions, read
@@ -83,12 +74,9 @@ void DeployedEngine::verify_held(State& state, std::byte const* held, std::size_
     std::span<std::byte const> const object(held, size);
     bool const is_signed = has_signature_trailer(object.size(), object);
     if (is_signed && !trusted && !options.skip_signature_verification) {
-        throw UntrustedEngineError(
-            "engine file '" + name +
-                "' ends in a signature but no verify key is set, so it would be opened "
-                "unverified: pass the key (EngineFileOptions::verify_key or verify_key_pem), or "
-                "skip the check explicitly (EngineFileOptions::skip_signature_verification)",
-            label);
+        refuse_unverified("engine file '" + name + "' ends in a signature",
+                          "EngineFileOptions::verify_key or verify_key_pem",
+                          "EngineFileOptions::skip_signature_verification", label);
     }
     auto const engine = is_signed ? object.first(object.size() - kSignatureTrailerBytes) : object;
     std::string const file_name = entry_name_of(engine, label);
