@@ -41,32 +41,19 @@ struct ExportOptions {
     std::string trust_policy;
 };
 
-// "sm89" or "8.9" as the compute capability "8.9" (the last digit of smNN is the minor).
-std::string compute_capability_of(std::string const& gpu) {
-    std::string digits = gpu;
-    if (digits.rfind("sm", 0) == 0 && digits.size() >= 4 &&
-        digits.find_first_not_of("0123456789", 2) == std::string::npos) {
-        return digits.substr(2, digits.size() - 3) + "." + digits.substr(digits.size() - 1);
-    }
-    std::size_t const dot = digits.find('.');
-    bool const written = dot != std::string::npos && dot > 0 && dot + 1 < digits.size() &&
-                         digits.find_first_not_of("0123456789.") == std::string::npos &&
-                         digits.find('.', dot + 1) == std::string::npos;
-    if (!written) {
-        throw InvalidArgument("--gpu is '" + gpu +
-                              "', expected a compute capability such as "
-                              "sm89 or 8.9");
-    }
-    return digits;
-}
-
 // The entry of `recipe` the manifest holds, among those that run on a GPU of the compute
 // capability --gpu names when it is given; refused, naming the candidates, unless there is one.
 deploy::ManifestEntry const& manifest_entry(deploy::Manifest const& manifest,
                                             ExportOptions const& options) {
-    std::optional<std::string> const capability =
-        options.gpu.empty() ? std::nullopt
-                            : std::optional<std::string>(compute_capability_of(options.gpu));
+    std::optional<std::string> capability;
+    if (!options.gpu.empty()) {
+        capability = deploy::compute_capability_named(options.gpu);
+        if (!capability) {
+            throw InvalidArgument("--gpu is '" + options.gpu +
+                                  "', expected a compute capability such as "
+                                  "sm89 or 8.9");
+        }
+    }
     std::vector<deploy::ManifestEntry const*> found;
     std::vector<std::string> names;
     for (deploy::ManifestEntry const& entry : manifest.entries) {
