@@ -10,12 +10,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <system_error>
 #include <utility>
 #include <vector>
 
 namespace tensoracle {
 namespace {
+
+// How many candidates an ambiguous entry's refusal names.
+constexpr std::size_t kListedCandidates = 10;
 
 std::string compact(nlohmann::json const& value) {
     if (value.is_string()) {
@@ -121,15 +125,15 @@ std::filesystem::path resolve_entry(std::filesystem::path const& directory,
                               "recipe's name or a path");
     }
     std::filesystem::path given{entry};
-    if (entry.find('/') != std::string_view::npos) {
+    if (given.has_parent_path()) { // a path: it holds a separator ('/', '\\' on Windows)
         return given;
     }
+    // A bare name is looked up in the cache directory alone: a file or folder of the same name
+    // in the working directory (a serving system's model folder is often named as the recipe)
+    // never shadows an entry.
     std::error_code ignored;
     if (std::filesystem::exists(directory / given, ignored)) {
         return directory / given;
-    }
-    if (std::filesystem::exists(given, ignored)) {
-        return given;
     }
     std::vector<std::string> const prefixed = entries_named_by_prefix(directory, entry);
     if (prefixed.size() == 1) {
@@ -160,10 +164,15 @@ std::filesystem::path resolve_entry(std::filesystem::path const& directory,
         message += "; give more of the file name";
         throw InvalidArgument(escape_for_terminal(message));
     }
+    // An engine file's name that no entry has: the file of that name in the working directory.
+    if (is_engine_file_name(entry) && std::filesystem::exists(given, ignored)) {
+        return given;
+    }
     throw FileError("no entry named '" + std::string(entry) + "' in the cache directory " +
                         directory.string() +
-                        " (by its file name, a prefix of it or its recipe's name) or the working "
-                        "directory",
+                        " (by its file name, a prefix of it or its recipe's name); to name a file "
+                        "elsewhere, give its path (./" +
+                        std::string(entry) + ")",
                     directory / given);
 }
 

@@ -89,30 +89,38 @@ namespace {
 // Store::read compares the chunks' XXH3-128 only: damage, not authorship (no key to check).
 constexpr ChunkDigestKinds kChunkChecks{.sha256 = false, .xxh3_128 = true};
 
-// The reasons of plan_damage and PlanDamageCheck, one text for both.
-std::optional<std::string> whole_plan_difference(std::string const& actual,
-                                                 EngineHeader const& header) {
+// The reasons of plan_damage and PlanDamageCheck, one text for both: the whole plan's checksum
+// first; then, where the header records chunks (`chunks`, the plan's own chunk digests), the
+// first chunk that differs, named by chunk_difference: which part of the plan is damaged.
+std::optional<std::string> plan_difference(std::string const& actual,
+                                           std::optional<PlanChunks> const& chunks,
+                                           EngineHeader const& header) {
+    std::optional<std::string> damaged_chunk =
+        chunks && header.chunks
+            ? chunk_difference(*chunks, *header.chunks, header.plan_size, kChunkChecks)
+            : std::nullopt;
     if (actual == header.plan_xxh3_128) {
-        return std::nullopt;
+        return damaged_chunk;
     }
-    return "the plan's XXH3-128 checksum is " + actual + " but the header records " +
-           header.plan_xxh3_128;
+    std::string reason = "the plan's XXH3-128 checksum is " + actual + " but the header records " +
+                         header.plan_xxh3_128;
+    if (damaged_chunk) {
+        reason += "; the first damaged chunk: " + *damaged_chunk;
+    }
+    return reason;
 }
 
 } // namespace
 
 std::optional<std::string> plan_damage(std::span<std::byte const> plan,
                                        EngineHeader const& header) {
-    // The whole plan first, in one call (the chunks are hashed only where it holds).
-    if (auto difference = whole_plan_difference(plan_checksum_hex(plan), header)) {
-        return difference;
-    }
+    std::optional<PlanChunks> chunks;
     if (header.chunks) {
         PlanChunkHasher hasher(kChunkChecks);
         hasher.update(plan);
-        return chunk_difference(hasher.finish(), *header.chunks, header.plan_size, kChunkChecks);
+        chunks = hasher.finish();
     }
-    return std::nullopt;
+    return plan_difference(plan_checksum_hex(plan), chunks, header);
 }
 
 PlanDamageCheck::PlanDamageCheck(EngineHeader const& header) {
@@ -133,13 +141,11 @@ std::optional<std::string> PlanDamageCheck::finish(EngineHeader const& header) {
         throw InvalidArgument("PlanDamageCheck::finish: a header other than the one the check "
                               "was made for (chunk digests recorded in one only)");
     }
-    if (auto difference = whole_plan_difference(whole_.hex_digest(), header)) {
-        return difference;
-    }
+    std::optional<PlanChunks> chunks;
     if (chunks_) {
-        return chunk_difference(chunks_->finish(), *header.chunks, header.plan_size, kChunkChecks);
+        chunks = chunks_->finish();
     }
-    return std::nullopt;
+    return plan_difference(whole_.hex_digest(), chunks, header);
 }
 
 DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdentity const& identity,

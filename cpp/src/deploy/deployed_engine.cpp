@@ -5,6 +5,7 @@
 
 #include "deploy/deployed_engine_state.hpp"
 #include "deploy/json_forms.hpp"
+#include "deploy/verify_key_option.hpp"
 #include "io/piece_worker.hpp"
 #include "io/platform.hpp"
 #include "tensoracle/cache/cache_file.hpp"
@@ -446,27 +447,19 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
     // which are checked instead of the entry's own signature.
     bool const bound = !entry.manifest_signers.empty();
     // The key is read first: a key that cannot be used is the caller's error, whatever the file.
-    std::optional<VerifyKey> trusted;
-    if (!options.verify_key.empty() && !options.verify_key_pem.empty()) {
-        throw InvalidArgument("OpenOptions: verify_key (a key file) and verify_key_pem (a key's "
-                              "text) are both set; set one");
-    }
-    if (!options.verify_key.empty()) {
-        trusted = VerifyKey::from_pem_file(options.verify_key);
-    } else if (!options.verify_key_pem.empty()) {
-        trusted = VerifyKey::from_pem(options.verify_key_pem, "verify_key_pem");
-    } else if (!bound && entry.fleet && entry.fleet->signature &&
-               !options.skip_signature_verification) {
-        throw UntrustedEngineError(
-            "deployed engine '" + path.string() +
-                "': the manifest records a signature for it (fleet.signature) but no verify key "
-                "is set, so it would be opened unverified: pass the key (OpenOptions::verify_key "
-                "or verify_key_pem, " +
-                kVerifyKeyVariable +
-                " with options_from_environment(), or open_deployed(verify_key=...) in Python), "
-                "or skip the check explicitly (OpenOptions::skip_signature_verification, "
-                "open_deployed(skip_signature_verification=True))",
-            path);
+    std::optional<VerifyKey> const trusted =
+        verify_key_of(options.verify_key, options.verify_key_pem, "OpenOptions");
+    if (!trusted && !bound && entry.fleet && entry.fleet->signature &&
+        !options.skip_signature_verification) {
+        refuse_unverified("deployed engine '" + path.string() +
+                              "': the manifest records a signature for it (fleet.signature)",
+                          std::string("OpenOptions::verify_key or verify_key_pem, ") +
+                              kVerifyKeyVariable +
+                              " with options_from_environment(), or open_deployed(verify_key=...) "
+                              "in Python",
+                          "OpenOptions::skip_signature_verification, "
+                          "open_deployed(skip_signature_verification=True)",
+                          path);
     }
     if (entry.plan_size > entry.engine_bytes) {
         throw InvalidArgument("manifest entry " + entry.file_name + ": plan.size " +

@@ -4,6 +4,7 @@
 // and its chunks), and the entry made from the verified header.
 #include "deploy/deployed_engine_state.hpp"
 #include "deploy/json_forms.hpp"
+#include "deploy/verify_key_option.hpp"
 #include "io/platform.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/cache/engine_file.hpp"
@@ -25,17 +26,7 @@ namespace tensoracle::deploy {
 namespace {
 
 std::optional<VerifyKey> verify_key_of(EngineFileOptions const& options) {
-    if (!options.verify_key.empty() && !options.verify_key_pem.empty()) {
-        throw InvalidArgument("EngineFileOptions: verify_key (a key file) and verify_key_pem (a "
-                              "key's text) are both set; set one");
-    }
-    if (!options.verify_key.empty()) {
-        return VerifyKey::from_pem_file(options.verify_key);
-    }
-    if (!options.verify_key_pem.empty()) {
-        return VerifyKey::from_pem(options.verify_key_pem, "verify_key_pem");
-    }
-    return std::nullopt;
+    return deploy::verify_key_of(options.verify_key, options.verify_key_pem, "EngineFileOptions");
 }
 
 // The entry name a signature of `engine` names: the identity of its header's conditions, read
@@ -57,6 +48,18 @@ std::string entry_name_of(std::span<std::byte const> engine, std::filesystem::pa
     }
 }
 
+// The refusal of a path that is not a regular file: the file may be anywhere, a cache's or not,
+// so it says what open_file opens rather than what to remove. Appended to a string that starts
+// with the text, not prepended (GCC bug 105329, see cache_file.cpp).
+std::string not_a_file(std::filesystem::path const& path, char const* what) {
+    std::string text = "engine file '";
+    text += path.string();
+    text += "' is ";
+    text += what;
+    text += ": open_file opens regular files only";
+    return text;
+}
+
 std::string string_or_empty(nlohmann::json const& object, char const* key) {
     auto const found = object.find(key);
     return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
@@ -71,12 +74,9 @@ void DeployedEngine::verify_held(State& state, std::byte const* held, std::size_
     std::span<std::byte const> const object(held, size);
     bool const is_signed = has_signature_trailer(object.size(), object);
     if (is_signed && !trusted && !options.skip_signature_verification) {
-        throw UntrustedEngineError(
-            "engine file '" + name +
-                "' ends in a signature but no verify key is set, so it would be opened "
-                "unverified: pass the key (EngineFileOptions::verify_key or verify_key_pem), or "
-                "skip the check explicitly (EngineFileOptions::skip_signature_verification)",
-            label);
+        refuse_unverified("engine file '" + name + "' ends in a signature",
+                          "EngineFileOptions::verify_key or verify_key_pem",
+                          "EngineFileOptions::skip_signature_verification", label);
     }
     auto const engine = is_signed ? object.first(object.size() - kSignatureTrailerBytes) : object;
     std::string const file_name = entry_name_of(engine, label);
@@ -112,11 +112,11 @@ DeployedEngine DeployedEngine::open_file(std::filesystem::path const& path,
     if (!file.valid()) {
         int const error = errno;
         if (error == ELOOP) {
-            throw CorruptEngineError("engine file " + link_refusal(path), path);
+            throw CorruptEngineError(not_a_file(path, "a symbolic link") + ", not links", path);
         }
         if (auto const found = platform::status(path, platform::Follow::no_links);
             found && found->kind == platform::FileKind::directory) {
-            throw CorruptEngineError("engine file " + not_regular_refusal(path, true), path);
+            throw CorruptEngineError(not_a_file(path, "a directory"), path);
         }
         throw_file_error("cannot open engine file", path, error);
     }
@@ -125,10 +125,10 @@ DeployedEngine DeployedEngine::open_file(std::filesystem::path const& path,
         throw_file_error("cannot stat engine file", path, errno);
     }
     if (status->kind != platform::FileKind::regular) {
-        throw CorruptEngineError(
-            "engine file " +
-                not_regular_refusal(path, status->kind == platform::FileKind::directory),
-            path);
+        throw CorruptEngineError(not_a_file(path, status->kind == platform::FileKind::directory
+                                                      ? "a directory"
+                                                      : "a FIFO, socket or device"),
+                                 path);
     }
     auto state = std::make_unique<State>();
     state->contents.emplace(file.get(), path);

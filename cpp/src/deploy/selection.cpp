@@ -277,6 +277,22 @@ std::string target_of(DeviceDescription const& device) {
     return "sm" + major + minor;
 }
 
+std::optional<std::string> compute_capability_named(std::string_view text) {
+    std::string capability(text);
+    if (text.starts_with("sm") && text.size() >= 4 && all_digits(text.substr(2))) {
+        capability = std::string(text.substr(2, text.size() - 3)) + "." +
+                     std::string(text.substr(text.size() - 1));
+    }
+    DeviceDescription device;
+    device.properties["compute_capability"] = capability;
+    try {
+        (void)capability_parts(device);
+    } catch (InvalidArgument const&) { // not MAJOR.MINOR: the caller says what it expected
+        return std::nullopt;
+    }
+    return capability;
+}
+
 std::optional<std::string> cannot_run(EntryConditions const& conditions,
                                       DeviceDescription const& device) {
     std::string const local = target_of(device);

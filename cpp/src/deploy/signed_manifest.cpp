@@ -8,7 +8,7 @@
 #include "deploy/manifest_document.hpp"
 #include "deploy/manifest_envelope.hpp"
 #include "deploy/manifest_versions.hpp"
-#include "remote/key_file.hpp"
+#include "deploy/verify_key_option.hpp"
 #include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/hash.hpp"
@@ -180,17 +180,12 @@ TrustPolicy policy_of(OpenOptions const& options) {
         throw InvalidArgument("OpenOptions: trust_policy and a verify key are both set; set one "
                               "(a policy lists every key it trusts)");
     }
-    if (!options.verify_key.empty() && !options.verify_key_pem.empty()) {
-        throw InvalidArgument("OpenOptions: verify_key (a key file) and verify_key_pem (a key's "
-                              "text) are both set; set one");
-    }
+    std::optional<VerifyKeyText> const key_text =
+        verify_key_text(options.verify_key, options.verify_key_pem, "OpenOptions");
     if (!options.trust_policy.empty()) {
         policy = read_trust_policy(options.trust_policy);
-    } else if (!options.verify_key.empty()) {
-        policy = single_key_policy(detail::read_key_file(options.verify_key),
-                                   "key file '" + options.verify_key.string() + "'");
-    } else if (!options.verify_key_pem.empty()) {
-        policy = single_key_policy(options.verify_key_pem, "verify_key_pem");
+    } else if (key_text) {
+        policy = single_key_policy(key_text->pem, key_text->origin);
     }
     policy.minimum_version = std::max(policy.minimum_version, options.minimum_version);
     return policy;

@@ -113,7 +113,20 @@ TEST(EngineFileOpen, ADamagedChunkIsRefusedNamingTheChunk) {
     std::string const message = message_of<CorruptEngineError>(
         [&] { (void)DeployedEngine::open_bytes(damaged.data(), damaged.size(), "shipped"); });
     EXPECT_NE(message.find("shipped"), std::string::npos) << message;
-    EXPECT_NE(message.find("XXH3-128"), std::string::npos) << message;
+    EXPECT_NE(message.find("the plan's XXH3-128 checksum is"), std::string::npos) << message;
+    std::string const chunk =
+        "the first damaged chunk: chunk 1 (" + chunk_range_text(1, shipped.plan.size()) + "): ";
+    EXPECT_NE(message.find(chunk + "XXH3-128 "), std::string::npos) << message;
+    EXPECT_NE(message.find(", the header records " +
+                           decode_engine_header(shipped.bytes, shipped.bytes.size(), "shipped")
+                               .header.chunks->xxh3_128.at(1)),
+              std::string::npos)
+        << message;
+    // open_file reads the file and judges it the same way.
+    testing::write_all(shipped.path, damaged);
+    std::string const from_file =
+        message_of<CorruptEngineError>([&] { (void)DeployedEngine::open_file(shipped.path); });
+    EXPECT_NE(from_file.find(chunk), std::string::npos) << from_file;
 }
 
 TEST(EngineFileOpen, AForgedChunkDigestIsRefusedEvenWhenThePlanChecksumIsRight) {
@@ -204,8 +217,11 @@ TEST(EngineFileOpen, AMissingFileIsAFileErrorAndAFolderIsRefused) {
     ShippedFile const shipped;
     (void)message_of<FileError>(
         [&] { (void)DeployedEngine::open_file(shipped.folder.path() / "absent.engine"); });
-    (void)message_of<CorruptEngineError>(
+    std::string const folder = message_of<CorruptEngineError>(
         [&] { (void)DeployedEngine::open_file(shipped.folder.path()); });
+    // A shipped file is anywhere, not in a cache: nothing to remove, only what open_file opens.
+    EXPECT_EQ(folder, "engine file '" + shipped.folder.path().string() +
+                          "' is a directory: open_file opens regular files only");
 }
 
 #ifndef _WIN32
@@ -215,7 +231,8 @@ TEST(EngineFileOpen, ALinkIsNeverFollowed) {
     std::filesystem::create_symlink(shipped.path, link);
     std::string const message =
         message_of<CorruptEngineError>([&] { (void)DeployedEngine::open_file(link); });
-    EXPECT_NE(message.find("symbolic link"), std::string::npos) << message;
+    EXPECT_EQ(message, "engine file '" + link.string() +
+                           "' is a symbolic link: open_file opens regular files only, not links");
 }
 #endif
 

@@ -97,6 +97,23 @@ TEST(DeviceSelection, ADeviceIsWrittenAsItsBuildTarget) {
     EXPECT_EQ(target_of(DeviceDescription{{{"compute_capability", std::string("08.09")}}}), "sm89");
 }
 
+TEST(DeviceSelection, AComputeCapabilityIsNamedEitherWay) {
+    EXPECT_EQ(compute_capability_named("8.9"), "8.9");
+    EXPECT_EQ(compute_capability_named("sm89"), "8.9");
+    EXPECT_EQ(compute_capability_named("sm120"), "12.0");
+    EXPECT_EQ(compute_capability_named("12.0"), "12.0");
+    for (std::string_view const wrong :
+         {"", "sm8", "sm", "smxy", "8", "8.", ".9", "8.9.1", "sm8.9", "ninety"}) {
+        EXPECT_EQ(compute_capability_named(wrong), std::nullopt) << wrong;
+    }
+    // The inverse of target_of.
+    for (char const* target : {"sm75", "sm86", "sm89", "sm90", "sm120"}) {
+        std::optional<std::string> const capability = compute_capability_named(target);
+        ASSERT_TRUE(capability.has_value()) << target;
+        EXPECT_EQ(target_of(DeviceDescription{{{"compute_capability", *capability}}}), target);
+    }
+}
+
 TEST(DeviceSelection, AMalformedComputeCapabilityIsNamed) {
     for (auto const& [value, shown] :
          std::vector<std::pair<PropertyValue, std::string>>{{std::string("ninety"), "'ninety'"},

@@ -10,9 +10,14 @@
 #include "tensoracle/deploy/signed_manifest.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/atomic_file.hpp"
+#include "tensoracle/remote/remote_object.hpp"
+#include "tensoracle/remote/signature.hpp"
 #include "text/joined_text.hpp"
 
+#include <array>
 #include <cerrno>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -36,32 +41,19 @@ struct ExportOptions {
     std::string trust_policy;
 };
 
-// "sm89" or "8.9" as the compute capability "8.9" (the last digit of smNN is the minor).
-std::string compute_capability_of(std::string const& gpu) {
-    std::string digits = gpu;
-    if (digits.rfind("sm", 0) == 0 && digits.size() >= 4 &&
-        digits.find_first_not_of("0123456789", 2) == std::string::npos) {
-        return digits.substr(2, digits.size() - 3) + "." + digits.substr(digits.size() - 1);
-    }
-    std::size_t const dot = digits.find('.');
-    bool const written = dot != std::string::npos && dot > 0 && dot + 1 < digits.size() &&
-                         digits.find_first_not_of("0123456789.") == std::string::npos &&
-                         digits.find('.', dot + 1) == std::string::npos;
-    if (!written) {
-        throw InvalidArgument("--gpu is '" + gpu +
-                              "', expected a compute capability such as "
-                              "sm89 or 8.9");
-    }
-    return digits;
-}
-
 // The entry of `recipe` the manifest holds, among those that run on a GPU of the compute
 // capability --gpu names when it is given; refused, naming the candidates, unless there is one.
 deploy::ManifestEntry const& manifest_entry(deploy::Manifest const& manifest,
                                             ExportOptions const& options) {
-    std::optional<std::string> const capability =
-        options.gpu.empty() ? std::nullopt
-                            : std::optional<std::string>(compute_capability_of(options.gpu));
+    std::optional<std::string> capability;
+    if (!options.gpu.empty()) {
+        capability = deploy::compute_capability_named(options.gpu);
+        if (!capability) {
+            throw InvalidArgument("--gpu is '" + options.gpu +
+                                  "', expected a compute capability such as "
+                                  "sm89 or 8.9");
+        }
+    }
     std::vector<deploy::ManifestEntry const*> found;
     std::vector<std::string> names;
     for (deploy::ManifestEntry const& entry : manifest.entries) {
@@ -104,6 +96,25 @@ deploy::ManifestEntry const& manifest_entry(deploy::Manifest const& manifest,
                           joined(candidates, ", ") + "; choose one with --gpu or by its file name");
 }
 
+// Whether `path` is a file of the folder `directory` (the cache folder), however either is named.
+bool in_directory(std::filesystem::path const& path, std::filesystem::path const& directory) {
+    std::error_code error;
+    return std::filesystem::equivalent(path.parent_path(), directory, error) && !error;
+}
+
+// Whether the file at `path` ends in a signature trailer; false when it cannot be read.
+bool ends_in_signature(std::filesystem::path const& path) {
+    std::ifstream file(path, std::ios::binary | std::ios::ate);
+    std::streamoff const size = file ? static_cast<std::streamoff>(file.tellg()) : -1;
+    if (size < static_cast<std::streamoff>(kSignatureTrailerBytes)) {
+        return false;
+    }
+    std::array<std::byte, kSignatureTrailerBytes> tail{};
+    file.seekg(size - static_cast<std::streamoff>(tail.size()));
+    file.read(reinterpret_cast<char*>(tail.data()), static_cast<std::streamsize>(tail.size()));
+    return file.good() && has_signature_trailer(static_cast<std::uint64_t>(size), tail);
+}
+
 deploy::DeployedEngine open_checked(ExportOptions const& options) {
     std::filesystem::path const directory = resolve_cache_directory(options.cache_dir);
     // CLI11 refuses ENTRY with --manifest, --manifest without --recipe and --recipe, --gpu or
@@ -122,7 +133,21 @@ deploy::DeployedEngine open_checked(ExportOptions const& options) {
     }
     deploy::EngineFileOptions open;
     open.verify_key = options.verify_key;
-    return deploy::DeployedEngine::open_file(resolve_entry(directory, options.entry), open);
+    std::filesystem::path const path = resolve_entry(directory, options.entry);
+    try {
+        return deploy::DeployedEngine::open_file(path, open);
+    } catch (UntrustedEngineError const&) {
+        if (options.verify_key.empty() || !in_directory(path, directory) ||
+            ends_in_signature(path)) {
+            throw;
+        }
+        throw UntrustedEngineError(
+            "cache entry '" + path.string() +
+                "' has no signature for --verify-key to check: entries in the cache folder are "
+                "stored without their signature trailer: export from a signed manifest "
+                "(--manifest with --verify-key/--trust-policy) to verify a publisher's signature",
+            path);
+    }
 }
 
 // Refuses an output that is a symbolic link or not a regular file: the plan only ever replaces a
@@ -197,8 +222,9 @@ void add_cache_export_command(CLI::App& cache, Action& action) {
     add_cache_dir_option(*command, options->cache_dir);
     command
         ->add_option("--verify-key", options->verify_key,
-                     "An Ed25519 verify key (PEM public key): the entry must be signed by it "
-                     "(a manifest's signature of the entry, or the file's signature trailer)")
+                     "An Ed25519 verify key (PEM public key): with --manifest, the key that "
+                     "signed the manifest; with ENTRY, the key of the file's signature trailer "
+                     "(entries the cache saves have none)")
         ->type_name("KEY");
     CLI::Option* manifest =
         command

@@ -107,7 +107,11 @@ def test_a_damaged_chunk_is_refused_and_the_existing_output_is_kept(cache: Path,
     completed = export(cache, saved.name, "--plan", str(output))
     assert completed.returncode == 1
     assert saved.name in completed.stderr
-    assert "XXH3-128" in completed.stderr
+    assert "the plan's XXH3-128 checksum is" in completed.stderr
+    # The damaged chunk is named, with the bytes of the plan it covers.
+    last = len(PLAN) - 1
+    chunk = f"the first damaged chunk: chunk 1 (bytes {CHUNK_BYTES} to {last} of the plan): "
+    assert chunk + "XXH3-128 " in completed.stderr, completed.stderr
     assert output.read_bytes() == b"the previous export"
     assert leftovers(tmp_path) == []
 
@@ -132,7 +136,11 @@ def test_with_a_verify_key_only_the_keys_signature_is_exported(cache: Path, tmp_
 
     refused = export(cache, saved.name, "--plan", str(output), "--verify-key", str(stranger))
     assert refused.returncode == 1
-    assert "does not accept" in refused.stderr or "signature" in refused.stderr, refused.stderr
+    fingerprint = _core.VerifyKey.from_pem_file(stranger).fingerprint
+    assert (
+        f"'{saved}' has a signature that the trusted key {fingerprint} does not accept "
+        "(signed by another key, or changed after signing)"
+    ) in refused.stderr, refused.stderr
     assert output.read_bytes() == b"kept"
 
     # Signed, but opened without a key: refused rather than exported unverified.
@@ -153,7 +161,53 @@ def test_an_unsigned_entry_is_refused_with_a_verify_key(cache: Path, tmp_path: P
     output = tmp_path / "out.plan"
     completed = export(cache, saved.name, "--plan", str(output), "--verify-key", str(verify))
     assert completed.returncode == 1
+    # The cache saves entries without a signature: the refusal says where a signature is checked.
+    assert (
+        f"cache entry '{saved}' has no signature for --verify-key to check: entries in the cache "
+        "folder are stored without their signature trailer: export from a signed manifest "
+        "(--manifest with --verify-key/--trust-policy) to verify a publisher's signature"
+    ) in completed.stderr, completed.stderr
     assert not output.exists()
+    # A file outside the cache folder is judged by its own signature alone.
+    elsewhere = tmp_path / "shipped.engine"
+    elsewhere.write_bytes(saved.read_bytes())
+    shipped = export(cache, str(elsewhere), "--plan", str(output), "--verify-key", str(verify))
+    assert shipped.returncode == 1
+    assert f"'{elsewhere}' is not signed" in shipped.stderr, shipped.stderr
+    assert "cache folder" not in shipped.stderr
+    assert not output.exists()
+
+
+def test_a_folder_or_file_named_as_the_recipe_in_the_working_directory_is_not_the_entry(
+    cache: Path, tmp_path: Path
+):
+    saved = write_engine(cache, _conditions(), plan=b"encoder plan")
+    work = tmp_path / "models"
+    (work / "encoder").mkdir(parents=True)  # a serving system's model folder
+    completed = run("cache", "export", "encoder", "--plan", "encoder.plan",
+                    "--cache-dir", str(cache), cwd=work)  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    assert (work / "encoder.plan").read_bytes() == b"encoder plan"
+    (work / "encoder").rmdir()
+    # The plan written under the recipe's name is not the entry afterwards.
+    for _ in range(2):
+        again = run("cache", "export", "encoder", "--plan", "encoder",
+                    "--cache-dir", str(cache), cwd=work)  # fmt: skip
+        assert again.returncode == 0, again.stderr
+        assert saved.name in again.stdout
+        assert (work / "encoder").read_bytes() == b"encoder plan"
+    # Given as a path, the folder is taken as given and refused without "(remove it)": it is
+    # not the cache's to remove.
+    (work / "encoder").unlink()
+    (work / "encoder").mkdir()
+    folder = run("cache", "export", "./encoder", "--plan", "out.plan",
+                 "--cache-dir", str(cache), cwd=work)  # fmt: skip
+    assert folder.returncode == 1
+    assert "engine file './encoder' is a directory: open_file opens regular files only" in (
+        folder.stderr
+    ), folder.stderr
+    assert "remove it" not in folder.stderr
+    assert not (work / "out.plan").exists()
 
 
 def test_a_link_at_the_output_is_refused_and_its_target_kept(cache: Path, tmp_path: Path):

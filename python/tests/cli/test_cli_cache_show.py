@@ -268,3 +268,40 @@ def test_doctor_loads_and_names_the_driver_library_of_the_platform(monkeypatch, 
         assert driver["problem"].startswith(f"no CUDA driver: {library} cannot be loaded (")
         assert driver["cuda_driver_api_version"] is None
         assert gpus == []
+
+
+def test_a_name_is_looked_up_in_the_cache_before_the_working_directory(cache: Path, tmp_path: Path):
+    saved = write_engine(cache, _conditions())
+    work = tmp_path / "work"
+    work.mkdir()
+    # A folder and then a file named as the recipe: neither stands in for the entry.
+    (work / "model").mkdir()
+    by_folder = run("cache", "show", "model", "--cache-dir", str(cache), cwd=work)
+    assert by_folder.returncode == 0, by_folder.stderr
+    assert json.loads(by_folder.stdout)["file_name"] == saved.name
+    (work / "model").rmdir()
+    write_file(work / "model", b"a plain TensorRT plan")
+    by_file = run("cache", "show", "model", "--cache-dir", str(cache), cwd=work)
+    assert by_file.returncode == 0, by_file.stderr
+    assert json.loads(by_file.stdout)["file_name"] == saved.name
+    # So is a file named as the entry itself.
+    write_file(work / saved.name, b"not the entry")
+    by_name = run("cache", "show", saved.name, "--cache-dir", str(cache), cwd=work)
+    assert by_name.returncode == 0, by_name.stderr
+    assert Path(json.loads(by_name.stdout)["path"]).resolve() == saved.resolve()
+    # A path names the file in the working directory.
+    as_path = run("cache", "show", "./model", "--cache-dir", str(cache), cwd=work)
+    assert as_path.returncode == 1
+    assert "./model" in as_path.stderr
+    # A name that is no entry's is not looked for in the working directory, unless it is an
+    # engine file's name.
+    write_file(work / "decoder", b"anything")
+    unknown = run("cache", "show", "decoder", "--cache-dir", str(cache), cwd=work)
+    assert unknown.returncode == 1
+    assert "no entry named 'decoder' in the cache directory" in unknown.stderr
+    assert "give its path (./decoder)" in unknown.stderr
+    shipped = work / "shipped.engine"
+    shipped.write_bytes(saved.read_bytes())
+    by_engine_name = run("cache", "show", "shipped.engine", "--cache-dir", str(cache), cwd=work)
+    assert by_engine_name.returncode == 0, by_engine_name.stderr
+    assert Path(json.loads(by_engine_name.stdout)["path"]).resolve() == shipped.resolve()

@@ -4,7 +4,6 @@
 
 #include "tensoracle/cache/condition_difference.hpp"
 
-#include <cstddef>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,17 +11,15 @@
 
 namespace tensoracle {
 
-// The entry `entry` names, as `cache show`, `cache diff` and `cache export` take it: a text with a
-// '/' is a path as given; otherwise, in this order, the file of that name in `directory`, a file
-// of that name in the working directory, the one engine file of `directory` whose name starts
-// with it (a unique prefix), and the one entry of `directory` whose conditions' "name" (its
-// recipe's name) it is. Throws InvalidArgument listing the candidates (the first
-// kListedCandidates, then how many more) when it is a prefix of several entries' names and not
-// the name of exactly one, and FileError naming both places when nothing matches.
+// The entry `entry` names, as `cache show`, `cache diff` and `cache export` take it: a path
+// (a text with a directory separator, '/') as given; otherwise a name looked up in `directory`
+// alone, in this order: the file of that name, the one engine file whose name starts with it (a
+// unique prefix), and the one entry whose conditions' "name" (its recipe's name) it is. Only an
+// engine file's name ("<anything>.engine") that no entry matches is then taken from the working
+// directory. Throws InvalidArgument listing the candidates (the first ten, then how many more)
+// when it is a prefix of several entries' names and not the name of exactly one, and FileError
+// when nothing matches.
 std::filesystem::path resolve_entry(std::filesystem::path const& directory, std::string_view entry);
-
-// How many candidates an ambiguous entry's refusal names.
-inline constexpr std::size_t kListedCandidates = 10;
 
 // {"file_name", "path", "format_version", "size_bytes", "header_bytes", "plan_bytes",
 //  "plan_xxh3_128", "last_used_at", "last_used_at_ns", "built_at", "build_milliseconds",

@@ -54,10 +54,11 @@ DecodedHeader verify_engine_bytes(std::span<std::byte const> bytes, EngineIdenti
 
 // The checks of the plan that verify_engine_bytes makes, on the plan's bytes and the header that
 // records them: the whole plan's XXH3-128, then, in format version 2, each chunk's XXH3-128.
-// Returns the first difference, as a refusal's reason ("the plan's XXH3-128 checksum is <computed>
-// but the header records <recorded>", or chunk_difference's text, which names the chunk and both
-// digests), or nothing. `cache verify` judges a plan by the same checks (PlanDamageCheck, below),
-// so that what it calls intact is what Store::read accepts.
+// Returns the difference, as a refusal's reason ("the plan's XXH3-128 checksum is <computed>
+// but the header records <recorded>", followed in format version 2 by "; the first damaged chunk:"
+// and chunk_difference's text, which names the chunk and both digests; chunk_difference's text
+// alone when the whole plan's checksum holds), or nothing. `cache verify` judges a plan by the
+// same checks (PlanDamageCheck, below), so that what it calls intact is what Store::read accepts.
 std::optional<std::string> plan_damage(std::span<std::byte const> plan, EngineHeader const& header);
 
 // plan_damage's checks on a plan given in pieces, in order, however it is split, each hashed as

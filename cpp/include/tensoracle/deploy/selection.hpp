@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -72,6 +73,11 @@ std::optional<int> current_gpu_ordinal();
 // The GPU's compute capability as a build target: "8.9" gives "sm89", "12.0" gives "sm120".
 // Throws tensoracle::InvalidArgument naming the value when it is not written MAJOR.MINOR.
 std::string target_of(DeviceDescription const& device);
+
+// The compute capability a person names a GPU by, either way: "8.9" as written, or the build
+// target "sm89" as "8.9" (its last digit the minor: "sm120" gives "12.0"), target_of's inverse.
+// Nothing when `text` is neither (checked as target_of checks a description's).
+std::optional<std::string> compute_capability_named(std::string_view text);
 
 // What an entry's identity conditions record of where it runs.
 struct EntryConditions {
