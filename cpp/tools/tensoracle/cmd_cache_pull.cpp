@@ -224,9 +224,8 @@ bool names_manifest(std::vector<std::string> const& arguments) {
 } // namespace
 
 void add_cache_pull_command(CLI::App& cache, Action& action) {
-    CLI::App* command = cache.add_subcommand(
-        "pull", "Download published engines from the remote cache, verified (--manifest FILE: "
-                "natively, without Python)");
+    CLI::App* command =
+        cache.add_subcommand("pull", "Download published engines from the remote cache, verified");
     // Everything after the name, --help included, is parsed by whichever pull runs.
     command->prefix_command();
     command->set_help_flag();
