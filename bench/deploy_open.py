@@ -246,11 +246,13 @@ def signed_manifest_seconds(
     best = harness.interleaved_best(
         3,
         {
-            "signed": lambda: _core.read_deploy_manifest_document(
-                str(signed), str(cache), str(verify)
+            "signed": lambda: (
+                _core.read_trusted_manifest(
+                    str(signed), str(cache), str(verify)
+                ).document
             ),
-            "plain": lambda: _core.read_deploy_manifest_document(
-                str(plain), str(cache)
+            "plain": lambda: (
+                _core.read_trusted_manifest(str(plain), str(cache)).document
             ),
         },
     )

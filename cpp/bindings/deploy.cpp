@@ -165,7 +165,7 @@ struct TrustedManifest {
     deploy::OpenOptions options;
 };
 
-// The manifest document as the Python package uses it (read_deploy_manifest_document).
+// The manifest document as the Python package uses it (TrustedManifest.document).
 nb::dict manifest_document(deploy::Manifest const& manifest) {
     nb::dict document;
     document["spec"] = manifest.spec;
@@ -373,28 +373,6 @@ void bind_deploy(nb::module_& module) {
         "backend_version, targets, plan_size, plan_xxh3_128, engine_bytes, fleet_key, "
         "fleet_signature (hex, or None)). Raises ValueError naming the file, field and value of "
         "what it refuses, OSError when the file cannot be read.");
-    module.def(
-        "read_deploy_manifest_document",
-        [](std::filesystem::path const& path, std::optional<std::filesystem::path> cache_dir,
-           std::optional<std::filesystem::path> verify_key,
-           std::optional<std::string> verify_key_pem,
-           std::optional<std::filesystem::path> trust_policy, std::uint64_t minimum_version,
-           bool skip_signature_verification) {
-            return manifest_document(deploy::read_manifest(
-                path, trust_options(cache_dir, verify_key, verify_key_pem, trust_policy,
-                                    minimum_version, skip_signature_verification)));
-        },
-        nb::arg("path"), nb::arg("cache_dir").none() = nb::none(),
-        nb::arg("verify_key").none() = nb::none(), nb::arg("verify_key_pem").none() = nb::none(),
-        nb::arg("trust_policy").none() = nb::none(), nb::arg("minimum_version") = 0,
-        nb::arg("skip_signature_verification") = false,
-        "The deployment manifest at `path`, read once and trusted as open_deployed trusts it "
-        "(the same keys, policy, minimum version and cache folder, whose record of accepted "
-        "versions a verified signed manifest updates): a dict of spec, remote (or None), "
-        "entries (as read_deploy_manifest gives them, with sha256, header_sha256 and bound), "
-        "version and expires (None for a plain manifest) and signers (the key ids that "
-        "verified it). Errors as read_deploy_manifest, and UntrustedEngineError naming what "
-        "failed for a manifest the keys do not accept.");
     nb::class_<TrustedManifest>(
         module, "TrustedManifest",
         "A deployment manifest read once and trusted as open_deployed trusts it; each of its "
@@ -402,7 +380,9 @@ void bind_deploy(nb::module_& module) {
         .def_prop_ro(
             "document",
             [](TrustedManifest const& trusted) { return manifest_document(trusted.manifest); },
-            "The manifest as read_deploy_manifest_document gives it.")
+            "The manifest as read: a dict of spec, remote (or None), entries (as "
+            "read_deploy_manifest gives them, with sha256, header_sha256 and bound), version and "
+            "expires (None for a plain manifest) and signers (the key ids that verified it).")
         .def(
             "open",
             [](TrustedManifest const& trusted, std::size_t index, bool stream_plan) {
@@ -437,9 +417,11 @@ void bind_deploy(nb::module_& module) {
         nb::arg("verify_key").none() = nb::none(), nb::arg("verify_key_pem").none() = nb::none(),
         nb::arg("trust_policy").none() = nb::none(), nb::arg("minimum_version") = 0,
         nb::arg("skip_signature_verification") = false,
-        "The deployment manifest at `path`, read once and trusted as "
-        "read_deploy_manifest_document reads it (the same arguments and errors), kept with those "
-        "options so that its entries can be opened.");
+        "The deployment manifest at `path`, read once and trusted as open_deployed trusts it "
+        "(the same keys, policy, minimum version and cache folder, whose record of accepted "
+        "versions a verified signed manifest updates), kept with those options so that its "
+        "entries can be opened. Errors as read_deploy_manifest, and UntrustedEngineError naming "
+        "what failed for a manifest the keys do not accept.");
     module.def(
         "sign_manifest",
         [](std::string const& text, std::string const& name, std::optional<std::uint64_t> version,

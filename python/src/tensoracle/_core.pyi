@@ -427,19 +427,6 @@ def read_deploy_manifest(path: str | os.PathLike) -> list:
     The entries of the deployment manifest at `path` as the C++ library reads them (dicts of recipe, graph_version, file_name, conditions_json (canonical), backend, backend_version, targets, plan_size, plan_xxh3_128, engine_bytes, fleet_key, fleet_signature (hex, or None)). Raises ValueError naming the file, field and value of what it refuses, OSError when the file cannot be read.
     """
 
-def read_deploy_manifest_document(
-    path: str | os.PathLike,
-    cache_dir: str | os.PathLike | None = None,
-    verify_key: str | os.PathLike | None = None,
-    verify_key_pem: str | None = None,
-    trust_policy: str | os.PathLike | None = None,
-    minimum_version: int = 0,
-    skip_signature_verification: bool = False,
-) -> dict:
-    """
-    The deployment manifest at `path`, read once and trusted as open_deployed trusts it (the same keys, policy, minimum version and cache folder, whose record of accepted versions a verified signed manifest updates): a dict of spec, remote (or None), entries (as read_deploy_manifest gives them, with sha256, header_sha256 and bound), version and expires (None for a plain manifest) and signers (the key ids that verified it). Errors as read_deploy_manifest, and UntrustedEngineError naming what failed for a manifest the keys do not accept.
-    """
-
 class TrustedManifest:
     """
     A deployment manifest read once and trusted as open_deployed trusts it; each of its entries can be opened without selecting one for a GPU.
@@ -447,7 +434,9 @@ class TrustedManifest:
 
     @property
     def document(self) -> dict:
-        """The manifest as read_deploy_manifest_document gives it."""
+        """
+        The manifest as read: a dict of spec, remote (or None), entries (as read_deploy_manifest gives them, with sha256, header_sha256 and bound), version and expires (None for a plain manifest) and signers (the key ids that verified it).
+        """
 
     def open(self, index: int, stream_plan: bool = True) -> DeployedEngine:
         """
@@ -464,7 +453,7 @@ def read_trusted_manifest(
     skip_signature_verification: bool = False,
 ) -> TrustedManifest:
     """
-    The deployment manifest at `path`, read once and trusted as read_deploy_manifest_document reads it (the same arguments and errors), kept with those options so that its entries can be opened.
+    The deployment manifest at `path`, read once and trusted as open_deployed trusts it (the same keys, policy, minimum version and cache folder, whose record of accepted versions a verified signed manifest updates), kept with those options so that its entries can be opened. Errors as read_deploy_manifest, and UntrustedEngineError naming what failed for a manifest the keys do not accept.
     """
 
 def sign_manifest(

@@ -48,7 +48,7 @@ def third_party_key(verify: Path) -> SSlibKey:
 
 def read(manifest: Path, cache: Path, **trust: Any) -> dict[str, Any]:
     """The manifest as open_deployed and `cache pull --manifest` read it (the same reader)."""
-    return _core.read_deploy_manifest_document(str(manifest), str(cache), **trust)
+    return _core.read_trusted_manifest(str(manifest), str(cache), **trust).document
 
 
 @pytest.fixture

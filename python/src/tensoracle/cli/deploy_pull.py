@@ -2,7 +2,7 @@
 (docs/deploy.md) is the one the build recorded, whether it comes from the remote cache or is
 already saved locally.
 
-The manifest is read once, by the C++ library (``_core.read_deploy_manifest_document``, the reader
+The manifest is read once, by the C++ library (``_core.read_trusted_manifest``, the reader
 an application uses), so Python and C++ accept and refuse the same files and compute the same
 identities, each refusal naming the file, the field and the value. A download is judged as it
 arrives (``ManifestReceiver`` wraps the store's streamed receiver): its size against
@@ -69,16 +69,16 @@ def read(path: Path, trust: Trust | None = None) -> Manifest:
     when it is not a valid deployment manifest, ``UntrustedEngineError`` naming what failed when
     the keys do not accept it, ``OSError`` when it cannot be read."""
     if trust is None:
-        document = _core.read_deploy_manifest_document(path)
+        document = _core.read_trusted_manifest(path).document
     else:
-        document = _core.read_deploy_manifest_document(
+        document = _core.read_trusted_manifest(
             path,
             str(trust.cache_dir),
             None if trust.verify_key is None else str(trust.verify_key),
             trust.verify_key_pem,
             None if trust.trust_policy is None else str(trust.trust_policy),
             trust.minimum_version,
-        )
+        ).document
     expected = []
     for index, checked in enumerate(document["entries"]):
         signature = checked["fleet_signature"]
