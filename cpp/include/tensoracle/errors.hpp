@@ -5,13 +5,46 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace tensoracle {
+
+// What a refusal is about, as data, beside the message that tells it: the Python bindings copy
+// these onto the exception (e.path, e.field, e.observed, e.expected, e.remedy), so that callers
+// act on a refusal without parsing its text. A member is empty where it does not apply.
+struct Refusal {
+    // The file or object refused: a path, a URL or an object key.
+    std::string subject{};
+    // Where inside the subject, in one syntax: members joined by '.', indexes in brackets, as
+    // `entries[0].io.tensors[1].shape`; empty when the subject as a whole is refused.
+    std::string field{};
+    // What was found there, as text.
+    std::string observed{};
+    // What was required instead, as text.
+    std::string expected{};
+    // What the user can do about it, where the library knows.
+    std::string remedy{};
+};
+
+// The message of a refusal made from its fields alone:
+// "<subject>: <field>: observed <observed>, expected <expected>. <remedy>", each part left out
+// where its member is empty.
+std::string render(Refusal const& refusal);
 
 // Base of every error the library reports to its users.
 class Error : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
+    // A refusal told by `what`, carrying its fields.
+    Error(std::string const& what, Refusal refusal)
+        : std::runtime_error(what), refusal_(std::move(refusal)) {}
+    // A refusal whose message is render(refusal).
+    explicit Error(Refusal refusal) : std::runtime_error(render(refusal)), refusal_(std::move(refusal)) {}
+    // The refusal's fields; all empty for an error raised without them.
+    Refusal const& refusal() const noexcept { return refusal_; }
+
+private:
+    Refusal refusal_;
 };
 
 // A caller passed a value the library cannot accept (Python: ValueError).
@@ -25,7 +58,8 @@ public:
 class FileError : public Error {
 public:
     FileError(std::string const& what, std::filesystem::path path, int error_number = 0)
-        : Error(what), path_(std::move(path)), error_number_(error_number) {}
+        : Error(what, Refusal{.subject = path.string()}), path_(std::move(path)),
+          error_number_(error_number) {}
     std::filesystem::path const& path() const noexcept { return path_; }
     // The errno of the failed call; 0 when the failure is not one of the operating system's.
     int error_number() const noexcept { return error_number_; }
@@ -39,7 +73,12 @@ private:
 class EngineCacheError : public Error {
 public:
     EngineCacheError(std::string const& what, std::filesystem::path path)
-        : Error(what), path_(std::move(path)) {}
+        : Error(what, Refusal{.subject = path.string()}), path_(std::move(path)) {}
+    // The refusal's subject is the path.
+    EngineCacheError(std::string const& what, Refusal refusal)
+        : Error(what, refusal), path_(refusal.subject) {}
+    explicit EngineCacheError(Refusal refusal)
+        : Error(refusal), path_(refusal.subject) {}
     std::filesystem::path const& path() const noexcept { return path_; }
 
 private:
@@ -91,7 +130,10 @@ public:
 class BundleError : public Error {
 public:
     BundleError(std::string const& what, std::filesystem::path path)
-        : Error(what), path_(std::move(path)) {}
+        : Error(what, Refusal{.subject = path.string()}), path_(std::move(path)) {}
+    // The refusal's subject is the path.
+    BundleError(std::string const& what, Refusal refusal)
+        : Error(what, refusal), path_(refusal.subject) {}
     std::filesystem::path const& path() const noexcept { return path_; }
 
 private:
