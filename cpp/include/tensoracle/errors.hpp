@@ -26,6 +26,14 @@ struct Refusal {
     std::string remedy{};
 };
 
+// A refusal about `subject` as a whole. (The deploy headers are C++17: no designated
+// initializers here.)
+inline Refusal refusal_of(std::string subject) {
+    Refusal refusal;
+    refusal.subject = std::move(subject);
+    return refusal;
+}
+
 // The message of a refusal made from its fields alone:
 // "<subject>: <field>: observed <observed>, expected <expected>. <remedy>", each part left out
 // where its member is empty.
@@ -39,7 +47,8 @@ public:
     Error(std::string const& what, Refusal refusal)
         : std::runtime_error(what), refusal_(std::move(refusal)) {}
     // A refusal whose message is render(refusal).
-    explicit Error(Refusal refusal) : std::runtime_error(render(refusal)), refusal_(std::move(refusal)) {}
+    explicit Error(Refusal refusal)
+        : std::runtime_error(render(refusal)), refusal_(std::move(refusal)) {}
     // The refusal's fields; all empty for an error raised without them.
     Refusal const& refusal() const noexcept { return refusal_; }
 
@@ -58,7 +67,7 @@ public:
 class FileError : public Error {
 public:
     FileError(std::string const& what, std::filesystem::path path, int error_number = 0)
-        : Error(what, Refusal{.subject = path.string()}), path_(std::move(path)),
+        : Error(what, refusal_of(path.string())), path_(std::move(path)),
           error_number_(error_number) {}
     std::filesystem::path const& path() const noexcept { return path_; }
     // The errno of the failed call; 0 when the failure is not one of the operating system's.
@@ -73,12 +82,11 @@ private:
 class EngineCacheError : public Error {
 public:
     EngineCacheError(std::string const& what, std::filesystem::path path)
-        : Error(what, Refusal{.subject = path.string()}), path_(std::move(path)) {}
+        : Error(what, refusal_of(path.string())), path_(std::move(path)) {}
     // The refusal's subject is the path.
-    EngineCacheError(std::string const& what, Refusal refusal)
+    EngineCacheError(std::string const& what, Refusal const& refusal)
         : Error(what, refusal), path_(refusal.subject) {}
-    explicit EngineCacheError(Refusal refusal)
-        : Error(refusal), path_(refusal.subject) {}
+    explicit EngineCacheError(Refusal const& refusal) : Error(refusal), path_(refusal.subject) {}
     std::filesystem::path const& path() const noexcept { return path_; }
 
 private:
@@ -130,9 +138,9 @@ public:
 class BundleError : public Error {
 public:
     BundleError(std::string const& what, std::filesystem::path path)
-        : Error(what, Refusal{.subject = path.string()}), path_(std::move(path)) {}
+        : Error(what, refusal_of(path.string())), path_(std::move(path)) {}
     // The refusal's subject is the path.
-    BundleError(std::string const& what, Refusal refusal)
+    BundleError(std::string const& what, Refusal const& refusal)
         : Error(what, refusal), path_(refusal.subject) {}
     std::filesystem::path const& path() const noexcept { return path_; }
 
