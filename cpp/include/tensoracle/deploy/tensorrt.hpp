@@ -27,4 +27,20 @@
 // compiles as C++17.
 #pragma once
 
+#include "tensoracle/deploy/tensorrt/deserialize.hpp"
+#include "tensoracle/deploy/tensorrt/engine.hpp"
 #include "tensoracle/deploy/tensorrt/execution.hpp"
+#include "tensoracle/deploy/tensorrt/io.hpp"
+#include "tensoracle/deploy/tensorrt/logger.hpp"
+#include "tensoracle/deploy/tensorrt/names.hpp"
+#include "tensoracle/deploy/tensorrt/plan_stream.hpp"
+#include "tensoracle/deploy/tensorrt/plugins.hpp"
+#include "tensoracle/deploy/tensorrt/runtime.hpp"
+#include "tensoracle/deploy/tensorrt/shapes.hpp"
+#include "tensoracle/deploy/tensorrt/version.hpp"
+
+#include <NvInferRuntime.h>
+
+#if !defined(NV_TENSORRT_MAJOR) || NV_TENSORRT_MAJOR < 11
+#error "tensoracle/deploy/tensorrt.hpp needs the headers of TensorRT 11 or later"
+#endif
