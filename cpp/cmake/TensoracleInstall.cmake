@@ -8,10 +8,10 @@
 #
 # The CMake package (cpp/CMakeLists.txt, TENSORACLE_INSTALL) installs every header. The Python
 # wheel (python/CMakeLists.txt) installs under tensoracle/cpp, with DEPLOY_HEADERS_ONLY: the
-# headers of tensoracle/deploy/, errors.hpp, cuda/gpu_properties.hpp (for describe()),
-# compare/compare.hpp (comparing an engine's outputs with expected ones), and every tensoracle
-# header they include, followed to the end. Its tensoracle::core is only what
-# tensoracle::deploy links.
+# headers of tensoracle/deploy/ and of its TensorRT adapter (deploy/tensorrt/), errors.hpp,
+# cuda/gpu_properties.hpp (for describe()), compare/compare.hpp (comparing an engine's outputs
+# with expected ones), and every tensoracle header they include, followed to the end. Its
+# tensoracle::core is only what tensoracle::deploy links.
 #
 # The folder of this file is kept as a global property so that the function also works when called
 # from a parent project's directory (as tensoracle_install_plugin_sdk does).
@@ -70,7 +70,7 @@ function(tensoracle_install_package)
         ARCHIVE DESTINATION ${arg_LIBDIR})
     if(arg_DEPLOY_HEADERS_ONLY)
         file(GLOB pending RELATIVE "${include}" CONFIGURE_DEPENDS
-            "${include}/tensoracle/deploy/*.hpp")
+            "${include}/tensoracle/deploy/*.hpp" "${include}/tensoracle/deploy/tensorrt/*.hpp")
         list(APPEND pending tensoracle/errors.hpp tensoracle/cuda/gpu_properties.hpp
             tensoracle/compare/compare.hpp)
         set(headers)

@@ -102,6 +102,34 @@ foreach(version IN LISTS tensorrt_versions)
     endforeach()
 endforeach()
 
+# tensorrt.hpp is an umbrella over one header per concept (include/tensoracle/deploy/tensorrt/):
+# tensorrt_pieces_check_* compile each of them alone, with the same options, so that each
+# includes what it uses. One source per piece is written at configure time.
+file(GLOB tensorrt_pieces CONFIGURE_DEPENDS
+    "${PROJECT_SOURCE_DIR}/include/tensoracle/deploy/tensorrt/*.hpp")
+set(piece_sources)
+foreach(piece IN LISTS tensorrt_pieces)
+    get_filename_component(piece_name ${piece} NAME_WE)
+    set(piece_source "${CMAKE_CURRENT_BINARY_DIR}/tensorrt_pieces/${piece_name}.cpp")
+    file(CONFIGURE OUTPUT ${piece_source}
+        CONTENT "#include \"tensoracle/deploy/tensorrt/${piece_name}.hpp\"\n")
+    list(APPEND piece_sources ${piece_source})
+endforeach()
+foreach(version IN LISTS tensorrt_versions)
+    foreach(standard IN ITEMS 17 20)
+        set(name tensorrt_pieces_check_${version}_cxx${standard})
+        add_test(NAME ${name}
+            COMMAND ${CMAKE_CXX_COMPILER} -std=c++${standard} -fsyntax-only
+                -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion
+                -Wnon-virtual-dtor -Wold-style-cast -Werror
+                -I${PROJECT_SOURCE_DIR}/include
+                -isystem ${TENSORACLE_TENSORRT_HEADERS}/${version}/include
+                -isystem ${TENSORACLE_CUDA_RUNTIME_INCLUDE}
+                ${piece_sources})
+        set_tests_properties(${name} PROPERTIES LABELS deploy TIMEOUT 300)
+    endforeach()
+endforeach()
+
 # tensorrt_runtime_test: the adapter's parts that need no TensorRT library, built against the
 # newest version's headers (no TensorRT is linked): an entry of another backend never reaches
 # deserializeCudaEngine (a recording IRuntime whose every call fails the test), the backend
