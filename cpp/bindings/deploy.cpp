@@ -16,6 +16,7 @@
 #include "tensoracle/remote/signature.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
+#include "trusted_manifest.hpp"
 
 #include <cstddef>
 #include <mutex>
@@ -156,14 +157,6 @@ deploy::OpenOptions trust_options(std::optional<std::filesystem::path> const& ca
     options.skip_signature_verification = skip_signature_verification;
     return options;
 }
-
-// A manifest read once and trusted as open_deployed trusts it, with the options it was read
-// with: every entry can be opened from it, whatever GPU this machine has (or none), as
-// open_deployed opens the one it selects.
-struct TrustedManifest {
-    deploy::Manifest manifest;
-    deploy::OpenOptions options;
-};
 
 // The manifest document as the Python package uses it (TrustedManifest.document).
 nb::dict manifest_document(deploy::Manifest const& manifest) {
