@@ -79,8 +79,8 @@ std::size_t read_plan_into(OpenedDeployment& opened, std::uint64_t offset, nb::h
 }
 
 // At most `size` bytes of the verified plan from `offset`, and no further than the end of the
-// 4 MiB chunk that holds it (so that a read holds at most one chunk more), as a new bytes
-// object, each chunk checked before any of its bytes is copied there; the GIL is released
+// chunk (kPlanChunkBytes) that holds it (so that a read holds at most one chunk more), as a new
+// bytes object, each chunk checked before any of its bytes is copied there; the GIL is released
 // meanwhile. Empty at or past the plan's end.
 nb::bytes read_plan(OpenedDeployment& opened, std::uint64_t offset, std::size_t size) {
     std::uint64_t const plan = opened.engine.plan_size();

@@ -178,6 +178,8 @@ MAX_MANIFEST_BYTES: int = 4194304
 
 MAX_MANIFEST_VALUES: int = 1048576
 
+MAX_CUBIN_BYTES: int = 268435456
+
 def json_refusal(
     data: object, max_bytes: int, max_depth: int = 64, max_values: int | None = None
 ) -> tuple[str, int | None] | None:
@@ -255,6 +257,8 @@ def decode_engine_header(prefix: object, file_size: int, name: str) -> tuple[str
     """
 
 ENGINE_PREAMBLE_BYTES: int = 20
+
+PLAN_CHUNK_BYTES: int = 4194304
 
 SIGNATURE_MAGIC_BYTES: int = 8
 
