@@ -22,5 +22,8 @@ void bind_remote(nanobind::module_& module);
 void bind_remote_receiver(nanobind::module_& module);
 // Which GPU a saved engine runs on: the matching rule (see deploy.cpp).
 void bind_deploy(nanobind::module_& module);
+// A deployment manifest's checks of an entry's object and saved file (see
+// manifest_entry_check.cpp); after bind_deploy, which binds TrustedManifest.
+void bind_manifest_entry_check(nanobind::module_& module);
 
 } // namespace tensoracle::bindings

@@ -78,6 +78,7 @@ void bind_bundle(nb::module_& module) {
         "Whether a path stays inside its base under both POSIX and Windows rules.");
     module.attr("MAX_MANIFEST_BYTES") = cubin::kMaxManifestBytes;
     module.attr("MAX_MANIFEST_VALUES") = cubin::kMaxManifestValues;
+    module.attr("MAX_CUBIN_BYTES") = cubin::kMaxCubinBytes;
     module.def("json_refusal", &json_refusal, nb::arg("data"), nb::arg("max_bytes"),
                nb::arg("max_depth") = kMaxJsonDepth, nb::arg("max_values").none() = nb::none(),
                "Why the core's JSON parser refuses data (bytes-like) within max_bytes, max_depth "

@@ -16,6 +16,7 @@
 #include "tensoracle/remote/signature.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
+#include "trusted_manifest.hpp"
 
 #include <cstddef>
 #include <mutex>
@@ -78,8 +79,8 @@ std::size_t read_plan_into(OpenedDeployment& opened, std::uint64_t offset, nb::h
 }
 
 // At most `size` bytes of the verified plan from `offset`, and no further than the end of the
-// 4 MiB chunk that holds it (so that a read holds at most one chunk more), as a new bytes
-// object, each chunk checked before any of its bytes is copied there; the GIL is released
+// chunk (kPlanChunkBytes) that holds it (so that a read holds at most one chunk more), as a new
+// bytes object, each chunk checked before any of its bytes is copied there; the GIL is released
 // meanwhile. Empty at or past the plan's end.
 nb::bytes read_plan(OpenedDeployment& opened, std::uint64_t offset, std::size_t size) {
     std::uint64_t const plan = opened.engine.plan_size();
@@ -156,14 +157,6 @@ deploy::OpenOptions trust_options(std::optional<std::filesystem::path> const& ca
     options.skip_signature_verification = skip_signature_verification;
     return options;
 }
-
-// A manifest read once and trusted as open_deployed trusts it, with the options it was read
-// with: every entry can be opened from it, whatever GPU this machine has (or none), as
-// open_deployed opens the one it selects.
-struct TrustedManifest {
-    deploy::Manifest manifest;
-    deploy::OpenOptions options;
-};
 
 // The manifest document as the Python package uses it (TrustedManifest.document).
 nb::dict manifest_document(deploy::Manifest const& manifest) {

@@ -2,6 +2,7 @@
 // verification of downloaded objects. Hashing and verification release the GIL.
 #include "bindings.hpp"
 #include "buffer_view.hpp"
+#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/remote/remote_object.hpp"
 #include "tensoracle/remote/signature.hpp"
 #include "tensoracle/text/canonical_json.hpp"
@@ -95,6 +96,7 @@ void bind_remote(nb::module_& module) {
         "(conditions_json, references_json, plan_offset) from the first bytes of an engine file "
         "of `file_size` bytes (preamble and header). Raises CorruptEngineError naming `name`.");
     module.attr("ENGINE_PREAMBLE_BYTES") = kEnginePreambleBytes;
+    module.attr("PLAN_CHUNK_BYTES") = kPlanChunkBytes;
     module.attr("SIGNATURE_MAGIC_BYTES") = kSignatureMagic.size();
     module.attr("SIGNATURE_TRAILER_BYTES") = kSignatureTrailerBytes;
     module.def(

@@ -1,8 +1,8 @@
 // The engine cache store: naming, locking, verified reads and atomic saves of engine files.
 #include "tensoracle/cache/store.hpp"
 
+#include "cache/entry_file.hpp"
 #include "io/platform.hpp"
-#include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/errors.hpp"
@@ -11,7 +11,6 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <fcntl.h>
 #include <set>
 #include <system_error>
 
@@ -253,34 +252,11 @@ bool Store::contains(EngineIdentity const& identity) const {
 
 std::optional<SavedEngine> Store::read(EngineIdentity const& identity) const {
     auto const path = entry_path(identity);
-    platform::Descriptor const file{open_cache_file(path, O_RDONLY)};
-    if (!file.valid()) {
-        if (errno == ENOENT) {
-            return std::nullopt;
-        }
-        int const error = errno;
-        if (error == ELOOP) {
-            // Saving again (force_rebuild) replaces the link itself, never its target.
-            throw CorruptEngineError("saved engine " + link_refusal(path), path);
-        }
-        // Windows does not open a directory as a file: what is there says why.
-        if (auto const found = platform::status(path, platform::Follow::no_links);
-            found && found->kind == platform::FileKind::directory) {
-            throw CorruptEngineError("saved engine " + not_regular_refusal(path, true), path);
-        }
-        throw_file_error("cannot open saved engine", path, error);
+    auto const entry = open_regular_entry(path, {"saved engine", "saved engine "});
+    if (!entry) {
+        return std::nullopt;
     }
-    auto const status = platform::status(file.get());
-    if (!status) {
-        throw_file_error("cannot stat saved engine", path, errno);
-    }
-    if (status->kind != platform::FileKind::regular) {
-        // A directory (or a FIFO) at the entry's name: a save cannot replace it; remove it.
-        throw CorruptEngineError(
-            "saved engine " +
-                not_regular_refusal(path, status->kind == platform::FileKind::directory),
-            path);
-    }
+    platform::Descriptor const& file = entry->file;
     FileContents contents(file.get(), path); // closed below: only the contents are kept
     contents.advise_sequential();            // the checksum reads the plan once, front to back
     auto decoded = verify_engine_bytes(contents.bytes(), identity, path);

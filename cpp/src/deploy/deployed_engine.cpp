@@ -3,19 +3,19 @@
 // signature judged before any header byte is decoded, then the header and the manifest compared.
 #include "tensoracle/deploy/deployed_engine.hpp"
 
+#include "cache/entry_file.hpp"
 #include "deploy/deployed_engine_state.hpp"
 #include "deploy/json_forms.hpp"
 #include "deploy/verify_key_option.hpp"
+#include "io/hex_digits.hpp"
 #include "io/piece_worker.hpp"
 #include "io/platform.hpp"
-#include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/identity.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_bytes.hpp"
 #include "tensoracle/io/file_contents.hpp"
 #include "tensoracle/io/hash.hpp"
 #include "tensoracle/remote/remote_object.hpp"
@@ -30,7 +30,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
-#include <fcntl.h>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -113,66 +112,26 @@ Json entry_json(ManifestEntry const& entry, std::string const& text, char const*
                       " bytes, the manifest records engine_bytes " + std::to_string(engine_bytes));
 }
 
-// The entry's file, opened as Store::read opens an entry: without following a link, a regular
-// file only, of the manifest's size (refused before any of it is read).
+// The entry's file, opened as Store::read opens an entry (open_regular_entry): without following
+// a link, a regular file only, of the manifest's size (refused before any of it is read).
 std::shared_ptr<platform::Descriptor const> open_entry(std::filesystem::path const& path,
                                                        std::uint64_t engine_bytes) {
-    auto opened = std::make_shared<platform::Descriptor const>(open_cache_file(path, O_RDONLY));
-    platform::Descriptor const& file = *opened;
-    if (!file.valid()) {
-        int const error = errno;
-        if (error == ENOENT) {
-            throw FileError("deployed engine '" + path.string() +
-                                "' is not in the cache folder: fetch it first with "
-                                "`tensoracle cache pull --manifest MANIFEST`",
-                            path, error);
-        }
-        if (error == ELOOP) {
-            throw CorruptEngineError("deployed engine " + link_refusal(path), path);
-        }
-        if (auto const found = platform::status(path, platform::Follow::no_links);
-            found && found->kind == platform::FileKind::directory) {
-            throw CorruptEngineError("deployed engine " + not_regular_refusal(path, true), path);
-        }
-        throw_file_error("cannot open deployed engine", path, error);
+    auto entry = open_regular_entry(path, {"deployed engine", "deployed engine "});
+    if (!entry) {
+        throw FileError("deployed engine '" + path.string() +
+                            "' is not in the cache folder: fetch it first with "
+                            "`tensoracle cache pull --manifest MANIFEST`",
+                        path, ENOENT);
     }
-    auto const status = platform::status(file.get());
-    if (!status) {
-        throw_file_error("cannot stat deployed engine", path, errno);
+    if (entry->status.size != engine_bytes) {
+        corrupt_size(path, entry->status.size, engine_bytes);
     }
-    if (status->kind != platform::FileKind::regular) {
-        throw CorruptEngineError(
-            "deployed engine " +
-                not_regular_refusal(path, status->kind == platform::FileKind::directory),
-            path);
-    }
-    if (status->size != engine_bytes) {
-        corrupt_size(path, status->size, engine_bytes);
-    }
-    return opened;
-}
-
-// The preamble and header of the open entry of `engine_bytes` bytes (the preamble alone when its
-// header length is unusable: decoding reports why), read into this process's memory.
-std::vector<std::byte> read_prefix(int fd, std::uint64_t engine_bytes,
-                                   std::filesystem::path const& path) {
-    std::vector<std::byte> prefix(
-        static_cast<std::size_t>(std::min<std::uint64_t>(kEnginePreambleBytes, engine_bytes)));
-    prefix.resize(read_from_start(fd, prefix, path));
-    std::uint64_t const wanted = std::min(engine_prefix_bytes(prefix), engine_bytes);
-    if (wanted > prefix.size()) {
-        prefix.resize(static_cast<std::size_t>(wanted));
-        prefix.resize(read_from_start(fd, prefix, path));
-    }
-    return prefix;
+    return std::make_shared<platform::Descriptor const>(std::move(entry->file));
 }
 
 Signature signature_of(std::string const& hex) {
     Signature signature{};
-    auto digit = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-    for (std::size_t i = 0; i < signature.size(); ++i) {
-        signature[i] = static_cast<std::byte>((digit(hex[2 * i]) << 4U) | digit(hex[2 * i + 1]));
-    }
+    tensoracle::detail::from_lower_hex(hex, signature);
     return signature;
 }
 
@@ -480,7 +439,7 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
     // streamed open, and wherever a signature or a signed manifest vouches for the header.
     std::vector<std::byte> prefix;
     if (options.stream_plan || bound || trusted) {
-        prefix = read_prefix(file->get(), entry.engine_bytes, path);
+        prefix = read_engine_prefix(file->get(), entry.engine_bytes, path);
     }
     if (options.stream_plan) {
         // The plan stays in the file until a PlanReader reads it.

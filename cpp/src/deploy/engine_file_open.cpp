@@ -2,11 +2,11 @@
 // deployed_engine.hpp): the bytes held once, then judged as a downloaded remote object is
 // (verify_remote_object: the signature trailer first when a key is set, then the header, the plan
 // and its chunks), and the entry made from the verified header.
+#include "cache/entry_file.hpp"
 #include "deploy/deployed_engine_state.hpp"
 #include "deploy/json_forms.hpp"
 #include "deploy/verify_key_option.hpp"
 #include "io/platform.hpp"
-#include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/identity.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fcntl.h>
 #include <span>
 #include <utility>
 
@@ -108,28 +107,20 @@ DeployedEngine DeployedEngine::open_file(std::filesystem::path const& path,
                                          EngineFileOptions const& options) {
     (void)verify_key_of(
         options); // a key that cannot be used is the caller's error, whatever the file
-    platform::Descriptor const file(open_cache_file(path, O_RDONLY));
-    if (!file.valid()) {
-        int const error = errno;
-        if (error == ELOOP) {
-            throw CorruptEngineError(not_a_file(path, "a symbolic link") + ", not links", path);
-        }
-        if (auto const found = platform::status(path, platform::Follow::no_links);
-            found && found->kind == platform::FileKind::directory) {
-            throw CorruptEngineError(not_a_file(path, "a directory"), path);
-        }
-        throw_file_error("cannot open engine file", path, error);
+    EntryFile const entry = open_entry_file(path, "engine file");
+    switch (entry.finding) {
+    case EntryFinding::regular:
+        break;
+    case EntryFinding::missing:
+        throw_file_error("cannot open engine file", path, ENOENT);
+    case EntryFinding::link:
+        throw CorruptEngineError(not_a_file(path, "a symbolic link") + ", not links", path);
+    case EntryFinding::directory:
+        throw CorruptEngineError(not_a_file(path, "a directory"), path);
+    case EntryFinding::not_regular:
+        throw CorruptEngineError(not_a_file(path, "a FIFO, socket or device"), path);
     }
-    auto const status = platform::status(file.get());
-    if (!status) {
-        throw_file_error("cannot stat engine file", path, errno);
-    }
-    if (status->kind != platform::FileKind::regular) {
-        throw CorruptEngineError(not_a_file(path, status->kind == platform::FileKind::directory
-                                                      ? "a directory"
-                                                      : "a FIFO, socket or device"),
-                                 path);
-    }
+    platform::Descriptor const& file = entry.file;
     auto state = std::make_unique<State>();
     state->contents.emplace(file.get(), path);
     auto const bytes = state->contents->bytes();

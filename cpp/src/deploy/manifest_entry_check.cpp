@@ -1,11 +1,10 @@
 // The checks of a pulled or saved entry against its manifest entry (see manifest_entry_check.hpp).
 #include "deploy/manifest_entry_check.hpp"
 
-#include "io/platform.hpp"
-#include "tensoracle/cache/cache_file.hpp"
+#include "cache/entry_file.hpp"
+#include "io/hex_digits.hpp"
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_bytes.hpp"
 #include "tensoracle/io/hash.hpp"
 #include "tensoracle/remote/remote_object.hpp"
 #include "tensoracle/text/bounded_json.hpp"
@@ -13,7 +12,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fcntl.h>
 #include <set>
 
 namespace tensoracle::deploy::detail {
@@ -27,10 +25,7 @@ std::string shown(std::string const& text) {
 
 Signature signature_of(std::string const& hex) {
     Signature signature{};
-    auto digit = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-    for (std::size_t i = 0; i < signature.size(); ++i) {
-        signature[i] = static_cast<std::byte>((digit(hex[2 * i]) << 4U) | digit(hex[2 * i + 1]));
-    }
+    tensoracle::detail::from_lower_hex(hex, signature);
     return signature;
 }
 
@@ -126,31 +121,13 @@ ExpectedEntry expected_entry(ManifestEntry const& entry, std::string where) {
 }
 
 void check_saved_entry(std::filesystem::path const& path, ExpectedEntry const& expected) {
-    platform::Descriptor const file(open_cache_file(path, O_RDONLY));
-    if (!file.valid()) {
-        int const error = errno;
-        if (error == ELOOP) {
-            throw CorruptEngineError(link_refusal(path), path);
-        }
-        throw_file_error("cannot open the saved entry", path, error);
+    auto const entry = open_regular_entry(path, {"the saved entry", ""});
+    if (!entry) {
+        throw_file_error("cannot open the saved entry", path, ENOENT);
     }
-    auto const status = platform::status(file.get());
-    if (!status) {
-        throw_file_error("cannot stat the saved entry", path, errno);
-    }
-    if (status->kind != platform::FileKind::regular) {
-        throw CorruptEngineError(
-            not_regular_refusal(path, status->kind == platform::FileKind::directory), path);
-    }
-    std::vector<std::byte> prefix(
-        static_cast<std::size_t>(std::min<std::uint64_t>(kEnginePreambleBytes, status->size)));
-    prefix.resize(read_from_start(file.get(), prefix, path));
-    std::uint64_t const wanted = std::min(engine_prefix_bytes(prefix), status->size);
-    if (wanted > prefix.size()) {
-        prefix.resize(static_cast<std::size_t>(wanted));
-        prefix.resize(read_from_start(file.get(), prefix, path));
-    }
-    check_prefix(expected, "the saved entry " + path.string(), prefix, status->size, path);
+    std::uint64_t const size = entry->status.size;
+    auto const prefix = read_engine_prefix(entry->file.get(), size, path);
+    check_prefix(expected, "the saved entry " + path.string(), prefix, size, path);
 }
 
 ObjectCheck::ObjectCheck(ExpectedEntry const& expected, std::string url, std::uint64_t object_size)

@@ -2,13 +2,13 @@
 #include "tensoracle/deploy/plan_reader.hpp"
 
 #include "deploy/deployed_engine_state.hpp"
+#include "io/full_read.hpp"
 #include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/hash.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <span>
 #include <vector>
@@ -102,19 +102,16 @@ struct PlanReader::State {
         std::uint64_t const at = engine->plan_offset + index * kPlanChunkBytes;
         std::size_t done = 0;
         while (done < into.size()) {
-            std::size_t const wanted = std::min(kHashedPieceBytes, into.size() - done);
-            long long const got =
-                platform::read_at(engine->file->get(), into.data() + done, wanted, at + done);
-            if (got < 0) {
-                throw_file_error("cannot read deployed engine", engine->path, errno);
-            }
-            if (got == 0) {
+            auto const piece = into.subspan(done, std::min(kHashedPieceBytes, into.size() - done));
+            std::size_t const got = read_full(engine->file->get(), piece, at + done, engine->path,
+                                              "cannot read deployed engine");
+            if (got < piece.size()) {
                 refuse("chunk " + std::to_string(index) + " (" +
                        chunk_range_text(index, engine->plan_size) + ") ends " +
-                       std::to_string(into.size() - done) + " bytes early: the file was cut");
+                       std::to_string(into.size() - done - got) + " bytes early: the file was cut");
             }
-            hash(std::span<std::byte const>(into.data() + done, static_cast<std::size_t>(got)));
-            done += static_cast<std::size_t>(got);
+            hash(std::span<std::byte const>(piece));
+            done += got;
         }
     }
 

@@ -2,6 +2,7 @@
 // file's even when the path is replaced meanwhile).
 #include "tensoracle/io/file_bytes.hpp"
 
+#include "io/full_read.hpp"
 #include "io/platform.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/errors.hpp"
@@ -15,19 +16,7 @@ namespace tensoracle {
 
 std::size_t read_from_start(int fd, std::span<std::byte> buffer,
                             std::filesystem::path const& path) {
-    std::size_t filled = 0;
-    while (filled < buffer.size()) {
-        long long const count =
-            platform::read_at(fd, buffer.data() + filled, buffer.size() - filled, filled);
-        if (count < 0) {
-            throw_file_error("cannot read", path, errno);
-        }
-        if (count == 0) {
-            break; // the end of the file (it may have shrunk since it was measured)
-        }
-        filled += static_cast<std::size_t>(count);
-    }
-    return filled;
+    return read_full(fd, buffer, 0, path);
 }
 
 std::uint64_t read_piece_by_piece(int fd, std::uint64_t size, std::span<std::byte> buffer,
@@ -42,18 +31,7 @@ std::uint64_t read_piece_by_piece(int fd, std::uint64_t size, std::span<std::byt
     while (done < size) {
         auto const wanted =
             static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), size - done));
-        std::size_t filled = 0;
-        while (filled < wanted) {
-            long long const count =
-                platform::read_at(fd, buffer.data() + filled, wanted - filled, done + filled);
-            if (count < 0) {
-                throw_file_error("cannot read", path, errno);
-            }
-            if (count == 0) {
-                break; // the end of the file (it may have shrunk since it was measured)
-            }
-            filled += static_cast<std::size_t>(count);
-        }
+        std::size_t const filled = read_full(fd, buffer.first(wanted), done, path);
         if (filled > 0) {
             take(buffer.first(filled));
         }

@@ -1,6 +1,7 @@
 // File contents held copied (by default) or mapped; see file_contents.hpp for why.
 #include "tensoracle/io/file_contents.hpp"
 
+#include "io/full_read.hpp"
 #include "io/platform.hpp"
 #include "tensoracle/errors.hpp"
 
@@ -27,17 +28,8 @@ std::size_t read_in_pieces(int fd, std::span<std::byte> buffer, std::filesystem:
     while (filled < buffer.size()) {
         std::size_t const piece_end = std::min(buffer.size(), filled + FileContents::kPieceBytes);
         std::size_t const piece_start = filled;
-        while (filled < piece_end) {
-            long long const count =
-                platform::read_at(fd, buffer.data() + filled, piece_end - filled, filled);
-            if (count < 0) {
-                throw_file_error("cannot read", path, errno);
-            }
-            if (count == 0) {
-                break; // the end of the file (it may have shrunk since it was measured)
-            }
-            filled += static_cast<std::size_t>(count);
-        }
+        filled +=
+            read_full(fd, buffer.subspan(piece_start, piece_end - piece_start), piece_start, path);
         if (observe && filled > piece_start) {
             observe(std::span<std::byte const>(buffer.data() + piece_start, filled - piece_start));
         }

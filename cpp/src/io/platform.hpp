@@ -151,6 +151,8 @@ public:
     explicit Descriptor(int fd) noexcept : fd_(fd) {}
     Descriptor(Descriptor const&) = delete;
     Descriptor& operator=(Descriptor const&) = delete;
+    Descriptor(Descriptor&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+    Descriptor& operator=(Descriptor&&) = delete;
     ~Descriptor() {
         if (fd_ >= 0) {
             (void)close_file(fd_);

@@ -60,7 +60,7 @@ TEST(PlanChunks, ChunkCountIsOnePerStartedChunk) {
     EXPECT_EQ(plan_chunk_count(3 * kPlanChunkBytes), 3U);
 }
 
-// plan_chunks_of gives, per chunk of 4 MiB (the last one shorter), exactly sha256_hex and
+// plan_chunks_of gives, per chunk of kPlanChunkBytes (the last one shorter), exactly sha256_hex and
 // plan_checksum_hex of that chunk's bytes.
 TEST(PlanChunks, EachChunksDigestsAreTheSha256AndXxh3OfItsBytes) {
     auto const largest = testing::random_bytes(plan_sizes().back(), 21);

@@ -177,7 +177,8 @@ TEST(TensorRtLifetime, AStreamedPlanIsHandedOverChunkByChunkEachCheckedFirst) {
         EXPECT_EQ(stream.position(), deployment.plan.size());
     }
 
-    // Chunk 1 (bytes 4 MiB to 8 MiB - 1) changed in the file after the open.
+    // Chunk 1 (bytes kPlanChunkBytes to 2 * kPlanChunkBytes - 1) changed in the file after the
+    // open.
     {
         auto bytes = testing::read_all(deployment.path);
         std::size_t const plan_offset = bytes.size() - deployment.plan.size();

@@ -178,6 +178,8 @@ MAX_MANIFEST_BYTES: int = 4194304
 
 MAX_MANIFEST_VALUES: int = 1048576
 
+MAX_CUBIN_BYTES: int = 268435456
+
 def json_refusal(
     data: object, max_bytes: int, max_depth: int = 64, max_values: int | None = None
 ) -> tuple[str, int | None] | None:
@@ -255,6 +257,8 @@ def decode_engine_header(prefix: object, file_size: int, name: str) -> tuple[str
     """
 
 ENGINE_PREAMBLE_BYTES: int = 20
+
+PLAN_CHUNK_BYTES: int = 4194304
 
 SIGNATURE_MAGIC_BYTES: int = 8
 
@@ -466,3 +470,38 @@ def sign_manifest(
     """
     The signed manifest (a DSSE envelope's text) of the manifest `text` (named `name` in messages), signed by the Ed25519 signing key files `keys`, as `tensoracle manifest sign` writes it: a plain manifest needs `version` and `expires` (UTC, "2027-03-01T00:00:00Z"); a signed one gets the signatures added. Raises ValueError naming the field.
     """
+
+class ManifestEntryCheck:
+    """
+    What a pull checks of one entry of a trusted manifest: a saved file at the entry's name (check_saved) and a download (ManifestObjectCheck).
+    """
+
+    def __init__(self, manifest: TrustedManifest, index: int, where: str) -> None:
+        """
+        The checks of the entry `index` of `manifest`, named `where` in messages ("deploy.json: entries[0]"). Raises IndexError for an index beyond the entries.
+        """
+
+    def check_saved(self, path: str | os.PathLike) -> None:
+        """
+        Judges the saved entry at `path` from its header: EngineConditionError naming the field that differs (UntrustedEngineError for the header's SHA-256 of a verified signed manifest's entry), CorruptEngineError for a link, anything but a regular file (never followed or waited on) or a damaged header, OSError when it cannot be read. The file is only read.
+        """
+
+class ManifestObjectCheck:
+    """
+    The manifest's checks of one download, as it arrives: its size when made, its header once fed, its signature trailer at finish().
+    """
+
+    def __init__(self, entry: ManifestEntryCheck, url: str, object_size: int) -> None:
+        """
+        Checks a download of `object_size` bytes named `url` for `entry`. Raises EngineConditionError naming the object and the field when the size is not the entry's engine_bytes (with or without a signature trailer, as the manifest says).
+        """
+
+    def feed(self, chunk: object) -> None:
+        """
+        Takes the object's next bytes (any contiguous bytes-like object), in order. Raises EngineConditionError (UntrustedEngineError, CorruptEngineError) naming the object and the field once its header differs from the entry's.
+        """
+
+    def finish(self) -> None:
+        """
+        After the last byte. Raises EngineConditionError when the signature trailer is not the manifest's, CorruptEngineError when the object ended before its header.
+        """

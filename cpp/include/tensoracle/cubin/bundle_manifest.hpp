@@ -62,8 +62,9 @@ struct BundleManifest {
 inline constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{4} << 20;
 // The most JSON values a manifest may hold (each scalar, array and object once), 2^20: an entry
 // (name, file, bytes, sha256, sm, its signature of up to kMaxSignatureArgs arguments...) holds a
-// few dozen values, so this is room for tens of thousands of kernels, while a hostile 4 MiB
-// manifest of small values (up to 2 million of them) is refused after its first 3 MiB at most.
+// few dozen values, so this is room for tens of thousands of kernels, while a hostile manifest of
+// kMaxManifestBytes of small values (up to 2 million of them) is refused after its first 3 MiB at
+// most.
 inline constexpr std::size_t kMaxManifestValues = std::size_t{1} << 20;
 inline constexpr std::uint64_t kMaxCubinBytes = std::uint64_t{256} << 20;
 // The most public arguments an entry's signature may have.

@@ -66,8 +66,9 @@ struct OpenOptions {
     // checked before open() returns (plan_data()). true: open() reads and checks the header only
     // and keeps the file open; the plan is handed on through a PlanReader (plan_reader.hpp),
     // chunk by chunk, each checked against the digests of the verified header just before, so
-    // the extra memory is one 4 MiB chunk whatever the plan's size (streamed()). An entry saved
-    // before chunk digests existed (engine format version 1) is copied whole either way.
+    // the extra memory is one chunk (kPlanChunkBytes, plan_chunks.hpp) whatever the plan's size
+    // (streamed()). An entry saved before chunk digests existed (engine format version 1) is copied
+    // whole either way.
     bool stream_plan = false;
     // A trust policy file (trust_policy.hpp): the keys, M of which must have signed the
     // manifest that read_manifest(path, options) reads (signed_manifest.hpp). Set this or a

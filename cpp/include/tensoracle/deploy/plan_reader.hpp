@@ -2,9 +2,9 @@
 // pieces (TensorRT's IStreamReaderV2: tensorrt.hpp adapts one to this).
 //
 // A DeployedEngine opened with OpenOptions::stream_plan holds its file open and the digests its
-// verified header records for each 4 MiB chunk of the plan, not the plan. The header itself was
-// bound to the manifest before it was decoded: by the SHA-256 of the preamble and header that
-// the manifest records (header_sha256), by the signed manifest that records it, or by the
+// verified header records for each chunk of the plan (kPlanChunkBytes), not the plan. The header
+// itself was bound to the manifest before it was decoded: by the SHA-256 of the preamble and header
+// that the manifest records (header_sha256), by the signed manifest that records it, or by the
 // entry's own signature under a verify key. The chunk digests checked are the SHA-256 when a
 // signature binds the header, the XXH3-128 otherwise. A PlanReader reads a chunk from that open
 // file, computes its digest, and hands on none of its bytes unless it is the recorded one:

@@ -30,8 +30,8 @@ from tensoracle.errors import (
 SMS_1X = ("sm86", "sm89", "sm120")
 _MAX_MANIFEST_BYTES = _core.MAX_MANIFEST_BYTES
 _MAX_MANIFEST_VALUES = _core.MAX_MANIFEST_VALUES
-# What the core reads of a cubin and of a plugin library (bundle_manifest.hpp, bundle_inspect.cpp).
-_MAX_CUBIN_BYTES = 256 << 20
+# What the core reads of a cubin (bundle_manifest.hpp) and of a plugin library (bundle_inspect.cpp).
+_MAX_CUBIN_BYTES = _core.MAX_CUBIN_BYTES
 _MAX_PLUGIN_BYTES = 2 << 30
 _TARGET = re.compile(r"sm([0-9]{2,3})")
 

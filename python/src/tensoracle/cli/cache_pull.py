@@ -51,7 +51,7 @@ from tensoracle.cli.remote_cache import (
     remote_entries,
     run,
 )
-from tensoracle.cli.transfer_progress import TransferProgress
+from tensoracle.cli.transfer_progress import SHOWN_FROM_BYTES, TransferProgress
 from tensoracle.errors import CorruptEngineError, EngineCacheError
 
 USAGE = (
@@ -231,7 +231,7 @@ def _pull(args: list[str], prog: str) -> int:
         "-q",
         action="store_true",
         help="draw no download progress on stderr (drawn only on a terminal, for objects over "
-        "4 MiB)",
+        f"{SHOWN_FROM_BYTES >> 20} MiB)",
     )
     add_remote_option(made, required_flag=False)
     add_format_option(made, JSON)

@@ -3,27 +3,24 @@
 already saved locally.
 
 The manifest is read once, by the C++ library (``_core.read_trusted_manifest``, the reader
-an application uses), so Python and C++ accept and refuse the same files and compute the same
-identities, each refusal naming the file, the field and the value. A download is judged as it
-arrives (``ManifestReceiver`` wraps the store's streamed receiver): its size against
-``engine_bytes`` (plus the signature trailer) before any of its body is read, its header against
-the entry's conditions, ``plan.size`` and ``plan.xxh3_128`` before the plan arrives, and, where the
-manifest records the object's signature, its trailer against that signature before the object is
-saved. A saved entry is read from its header and judged the same way. Every refusal names the
-object or file and the manifest's field (``deploy.json: entries[0].plan.xxh3_128``).
+an application uses), and each entry is judged by the C++ library's checks
+(``_core.ManifestEntryCheck``), the ones the native pull makes, so that Python and C++ accept and
+refuse the same files with the same messages, each naming the object or file and the manifest's
+field (``deploy.json: entries[0].plan.xxh3_128``). A download is judged as it arrives
+(``ManifestReceiver`` wraps the store's streamed receiver): its size against ``engine_bytes``
+(plus the signature trailer) before any of its body is read, its header against the entry's
+conditions, ``plan.size``, ``plan.xxh3_128`` and ``header_sha256`` before the plan arrives, and,
+where the manifest records the object's signature, its trailer against that signature before the
+object is saved. A saved entry is read from its header and judged the same way.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tensoracle import _core
-from tensoracle.cli import deploy_manifest
-from tensoracle.errors import CorruptEngineError, EngineConditionError, UntrustedEngineError
 
 
 @dataclass(frozen=True)
@@ -33,12 +30,7 @@ class Expected:
     where: str  # "deploy.json: entries[0]", for messages
     file_name: str
     identity: Any  # _core.EngineIdentity of the entry's conditions
-    plan_size: int
-    plan_xxh3_128: str
-    engine_bytes: int
-    signature: bytes | None  # the published object's signature, when the manifest records one
-    header_sha256: str | None  # of the file's preamble and header, when the manifest records it
-    bound: bool  # a verified signed manifest names the file: its digests are the publisher's
+    check: Any  # _core.ManifestEntryCheck: the C++ checks of the entry's object and saved file
 
 
 @dataclass(frozen=True)
@@ -69,78 +61,29 @@ def read(path: Path, trust: Trust | None = None) -> Manifest:
     when it is not a valid deployment manifest, ``UntrustedEngineError`` naming what failed when
     the keys do not accept it, ``OSError`` when it cannot be read."""
     if trust is None:
-        document = _core.read_trusted_manifest(path).document
+        trusted = _core.read_trusted_manifest(path)
     else:
-        document = _core.read_trusted_manifest(
+        trusted = _core.read_trusted_manifest(
             path,
             str(trust.cache_dir),
             None if trust.verify_key is None else str(trust.verify_key),
             trust.verify_key_pem,
             None if trust.trust_policy is None else str(trust.trust_policy),
             trust.minimum_version,
-        ).document
+        )
+    document = trusted.document
     expected = []
     for index, checked in enumerate(document["entries"]):
-        signature = checked["fleet_signature"]
+        where = f"{path}: entries[{index}]"
         expected.append(
             Expected(
-                f"{path}: entries[{index}]",
+                where,
                 checked["file_name"],
                 _core.recorded_identity(checked["conditions_json"]),
-                checked["plan_size"],
-                checked["plan_xxh3_128"],
-                checked["engine_bytes"],
-                None if signature is None else bytes.fromhex(signature),
-                checked["header_sha256"],
-                bool(checked["bound"]),
+                _core.ManifestEntryCheck(trusted, index, where),
             )
         )
     return Manifest(path, document["remote"], expected)
-
-
-def _check_header_digest(expected: Expected, what: str, prefix: bytes) -> None:
-    """Raises ``UntrustedEngineError`` (a signed manifest's file) or ``EngineConditionError`` when
-    the SHA-256 of the preamble and header ``prefix`` of ``what`` is not the manifest's
-    ``header_sha256`` (which binds the digest of every plan chunk)."""
-    if expected.header_sha256 is None:
-        return
-    digest = hashlib.sha256(prefix).hexdigest()
-    if digest != expected.header_sha256:
-        message = (
-            f"{what} is not the entry {expected.where} records: the SHA-256 of its preamble and "
-            f"header is {digest}, {expected.where}.header_sha256 is {expected.header_sha256}"
-        )
-        raise (UntrustedEngineError if expected.bound else EngineConditionError)(message)
-
-
-def _difference(
-    expected: Expected, what: str, conditions_json: str, header: bytes, size: int
-) -> None:
-    """Raises ``EngineConditionError`` naming the first field in which ``what`` (an object or a
-    file, with the canonical ``conditions_json`` and the header ``header``, the bytes after the
-    preamble, of an engine file of ``size`` bytes) differs from ``expected``."""
-    wanted = json.loads(expected.identity.conditions_json)
-    found = json.loads(conditions_json)
-    if found != wanted:
-        keys = sorted(
-            key for key in wanted.keys() | found.keys() if wanted.get(key) != found.get(key)
-        )
-        raise EngineConditionError(
-            f"{what} is not the entry {expected.where} records: its conditions differ in "
-            f"{', '.join(keys)} ({expected.where}.conditions)"
-        )
-    plan = json.loads(header)["plan"]
-    for field, recorded, held in (
-        ("plan.size", expected.plan_size, plan.get("size")),
-        ("plan.xxh3_128", expected.plan_xxh3_128, plan.get("xxh3_128")),
-        ("engine_bytes", expected.engine_bytes, size),
-    ):
-        if recorded != held:
-            raise EngineConditionError(
-                f"{what} is not the entry {expected.where} records: {expected.where}.{field} is "
-                f"{recorded!r}, {'it holds' if field == 'engine_bytes' else 'its header records'} "
-                f"{held!r}"
-            )
 
 
 def check_saved(path: Path, expected: Expected) -> None:
@@ -148,106 +91,38 @@ def check_saved(path: Path, expected: Expected) -> None:
     field that differs from ``expected``, ``CorruptEngineError``/``OSError`` when it cannot be
     read (a link or anything but a regular file is refused, never followed or waited on). The
     file is only read."""
-    header, size = deploy_manifest.saved_prefix(path)
-    conditions_json, _references, _offset = _core.decode_engine_header(header, size, str(path))
-    _difference(
-        expected,
-        f"the saved entry {path}",
-        conditions_json,
-        header[_core.ENGINE_PREAMBLE_BYTES :],
-        size,
-    )
-    _check_header_digest(expected, f"the saved entry {path}", header)
+    expected.check.check_saved(path)
 
 
 class ManifestReceiver:
     """The store's receiver (``_core.RemoteReceiver``) with the manifest's checks of the object
-    at ``url``: its size before the body, its header before the plan, its signature trailer
-    before it is saved. A refusal raises ``EngineConditionError`` (or ``CorruptEngineError``)
-    and the download aborts the receiver, leaving no file."""
+    at ``url`` (``_core.ManifestObjectCheck``): its size before the body, its header before the
+    plan, its signature trailer before it is saved. A refusal raises ``EngineConditionError``
+    (or ``CorruptEngineError``) and the download aborts the receiver, leaving no file."""
 
     def __init__(self, receiver: Any, expected: Expected, url: str) -> None:
         self._receiver = receiver
-        self._expected = expected
-        self._url = url
-        self._prefix = bytearray()
-        self._needed = _core.ENGINE_PREAMBLE_BYTES
-        self._header_checked = False
-        self._tail = b""  # the last SIGNATURE_TRAILER_BYTES bytes received
-        size = receiver.object_size
-        trailer = _core.SIGNATURE_TRAILER_BYTES
-        signed = expected.engine_bytes + trailer
-        if size == expected.engine_bytes and expected.signature is not None:
+        try:
+            self._check = _core.ManifestObjectCheck(expected.check, url, receiver.object_size)
+        except BaseException:
             receiver.abort()
-            raise EngineConditionError(
-                f"the remote engine {url} is not the object {expected.where} records: it is "
-                f"unsigned, and {expected.where}.fleet.signature records a signature"
-            )
-        if size not in (expected.engine_bytes, signed):
-            receiver.abort()
-            raise EngineConditionError(
-                f"the remote engine {url} is not the entry {expected.where} records: "
-                f"{expected.where}.engine_bytes is {expected.engine_bytes}, and the object holds "
-                f"{size} bytes (neither that nor that with a {trailer}-byte signature trailer)"
-            )
+            raise
 
     @property
     def object_size(self) -> int:
         return int(self._receiver.object_size)
 
     def feed(self, chunk: Any) -> None:
-        data = memoryview(chunk).cast("B")  # fed one at a time, in order (get_into)
-        if not self._header_checked:
-            self._collect(data)
-        trailer = _core.SIGNATURE_TRAILER_BYTES
-        self._tail = (self._tail + bytes(data[-trailer:]))[-trailer:]
+        self._check.feed(chunk)  # fed one at a time, in order (get_into)
         self._receiver.feed(chunk)
-
-    def _collect(self, data: memoryview) -> None:
-        used = 0
-        while not self._header_checked and used < len(data):
-            take = min(self._needed - len(self._prefix), len(data) - used)
-            self._prefix += data[used : used + take]
-            used += take
-            if len(self._prefix) < self._needed:
-                return
-            if self._needed == _core.ENGINE_PREAMBLE_BYTES:
-                self._needed = _core.engine_prefix_bytes(bytes(self._prefix))
-                if self._needed > len(self._prefix):
-                    continue
-            prefix = bytes(self._prefix)
-            # Bounded as every header is, and announcing the entry's engine size.
-            conditions_json, _references, _offset = _core.decode_engine_header(
-                prefix, self._expected.engine_bytes, self._url
-            )
-            _difference(
-                self._expected,
-                f"the remote engine {self._url}",
-                conditions_json,
-                prefix[_core.ENGINE_PREAMBLE_BYTES :],
-                self._expected.engine_bytes,
-            )
-            # Then the whole header, which binds every chunk's digest (what the fields above do
-            # not show).
-            _check_header_digest(self._expected, f"the remote engine {self._url}", prefix)
-            self._header_checked = True
-            self._prefix = bytearray()
 
     def abort(self) -> None:
         self._receiver.abort()
 
     def finish(self) -> tuple[Any, Any]:
-        expected = self._expected
-        if expected.signature is not None:
-            trailer = self._tail
-            if trailer[: deploy_manifest.SIGNATURE_BYTES] != expected.signature:
-                self._receiver.abort()
-                raise EngineConditionError(
-                    f"the remote engine {self._url} is not the object {expected.where} records: "
-                    f"its signature is not {expected.where}.fleet.signature (published again "
-                    "since the manifest was written, or signed by another key)"
-                )
-        if not self._header_checked:
+        try:
+            self._check.finish()
+        except BaseException:
             self._receiver.abort()
-            raise CorruptEngineError(f"the remote engine {self._url} ended before its header")
+            raise
         return self._receiver.finish()  # type: ignore[no-any-return]

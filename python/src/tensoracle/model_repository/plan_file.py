@@ -7,9 +7,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-# How much of the plan one read asks for: the reader hands on at most the rest of one 4 MiB
-# chunk, checked.
-READ_BYTES = 4 << 20
+from tensoracle import _core
+
+# How much of the plan one read asks for: the reader hands on at most the rest of one chunk
+# (PLAN_CHUNK_BYTES), checked.
+READ_BYTES = _core.PLAN_CHUNK_BYTES
 
 
 def write_plan(engine: Any, path: Path) -> None:

@@ -33,8 +33,8 @@ namespace tensoracle::deploy::tensorrt {
 struct EngineOptions {
     // The cache folder, the verify key or trust policy (with which open_engine reads the
     // manifest: signed_manifest.hpp); unset: options_from_environment(). The short path
-    // streams the plan whatever its stream_plan says (OpenOptions::stream_plan: each 4 MiB chunk
-    // checked as TensorRT reads it, for entries with chunk digests).
+    // streams the plan whatever its stream_plan says (OpenOptions::stream_plan: each chunk of
+    // kPlanChunkBytes checked as TensorRT reads it, for entries with chunk digests).
     std::optional<OpenOptions> open = std::nullopt;
     // The runtime to deserialize with; null: Runtime::create() (TensorRT's warnings and errors on
     // stderr). Share one among the engines of an application.
