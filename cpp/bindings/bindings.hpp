@@ -22,5 +22,7 @@ void bind_remote(nanobind::module_& module);
 void bind_remote_receiver(nanobind::module_& module);
 // Which GPU a saved engine runs on: the matching rule (see deploy.cpp).
 void bind_deploy(nanobind::module_& module);
+// The one IO comparison, over typed tensor descriptions (see io_difference.cpp).
+void bind_io_difference(nanobind::module_& module);
 
 } // namespace tensoracle::bindings

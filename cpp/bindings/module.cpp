@@ -13,4 +13,5 @@ NB_MODULE(_core, module) {
     bind_remote(module);
     bind_remote_receiver(module);
     bind_deploy(module);
+    bind_io_difference(module);
 }

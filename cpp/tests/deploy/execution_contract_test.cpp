@@ -3,6 +3,7 @@
 // message of each refusal. No TensorRT is involved.
 #include "deploy/json_forms.hpp"
 #include "support/error_message.hpp"
+#include "support/tensor_descriptions.hpp"
 #include "tensoracle/deploy/execution_contract.hpp"
 #include "tensoracle/errors.hpp"
 
@@ -15,23 +16,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-TensorDescription input(std::string name, Shape shape, std::optional<ShapeProfile> profile = {}) {
-    TensorDescription tensor;
-    tensor.name = std::move(name);
-    tensor.is_input = true;
-    tensor.dtype = "FLOAT";
-    tensor.shape = std::move(shape);
-    tensor.profile = std::move(profile);
-    return tensor;
-}
-
-TensorDescription output(std::string name, Shape shape) {
-    TensorDescription tensor;
-    tensor.name = std::move(name);
-    tensor.dtype = "HALF";
-    tensor.shape = std::move(shape);
-    return tensor;
-}
+using test_tensors::input;
+using test_tensors::output;
 
 // An engine of one ranged input "x" (batch 1..8 of 3x4), one fixed input "bias" and one output.
 std::vector<TensorDescription> ranged_engine() {
