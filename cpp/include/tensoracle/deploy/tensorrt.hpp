@@ -452,29 +452,20 @@ public:
     }
 
     bool seek(std::int64_t offset, nvinfer1::SeekPosition where) noexcept override {
-        std::uint64_t base = 0;
+        SeekFrom from = SeekFrom::start;
         if (where == nvinfer1::SeekPosition::kCUR) {
-            base = position_;
+            from = SeekFrom::current;
         } else if (where == nvinfer1::SeekPosition::kEND) {
-            base = reader_.size();
+            from = SeekFrom::end;
         } else if (where != nvinfer1::SeekPosition::kSET) {
             return false;
         }
-        // Only positions inside the plan, or its end; the magnitudes compared unsigned, so that
-        // no offset (INT64_MIN included) overflows.
-        if (offset < 0) {
-            std::uint64_t const back = static_cast<std::uint64_t>(-(offset + 1)) + 1;
-            if (back > base) {
-                return false;
-            }
-            position_ = base - back;
-        } else {
-            auto const ahead = static_cast<std::uint64_t>(offset);
-            if (ahead > reader_.size() - std::min(base, reader_.size())) {
-                return false;
-            }
-            position_ = base + ahead;
+        std::optional<std::uint64_t> const target =
+            seek_target(position_, reader_.size(), from, offset);
+        if (!target) {
+            return false;
         }
+        position_ = *target;
         return true;
     }
 
@@ -1255,12 +1246,12 @@ private:
 inline Engine open_engine_for(Manifest const& manifest, std::string_view recipe,
                               CurrentGpu const& gpu, EngineOptions const& options = {}) {
     RuntimeBackend const backend = options.backend ? *options.backend : runtime_backend();
-    RecipeSelection const found = select_recipe(manifest, recipe, gpu.description, backend);
-    ManifestEntry const& entry = selected_entry(manifest, recipe, found);
     OpenOptions open = options.open ? *options.open : options_from_environment();
     open.stream_plan = true;
-    DeployedEngine const deployed = DeployedEngine::open(entry, open);
-    std::vector<VerifiedPluginLibrary> libraries = verify_plugins(entry, options.plugins);
+    SelectedEngine const selected = open_selected(manifest, recipe, gpu.description, backend, open);
+    DeployedEngine const& deployed = selected.engine;
+    std::vector<VerifiedPluginLibrary> libraries =
+        verify_plugins(*selected.entry, options.plugins);
     std::shared_ptr<Runtime> const runtime = options.runtime ? options.runtime : Runtime::create();
     std::shared_ptr<LoadedPlugins const> plugins;
     if (!libraries.empty()) {
@@ -1268,7 +1259,7 @@ inline Engine open_engine_for(Manifest const& manifest, std::string_view recipe,
     }
     std::shared_ptr<nvinfer1::ICudaEngine> engine =
         deserialize(runtime, deployed, backend, std::move(plugins));
-    return Engine(std::move(engine), deployed, gpu.ordinal, found.selection.why);
+    return Engine(std::move(engine), deployed, gpu.ordinal, selected.why);
 }
 
 // The short path: the manifest at `manifest` read and trusted with the options' keys or policy
