@@ -183,15 +183,15 @@ class CheckedPlanReads:
         return data
 
     def seek(self, offset: int, where: Any) -> bool:
-        size = int(self._opened.plan_size)
-        base = {
-            self._positions.SET: 0,
-            self._positions.CUR: self.position,
-            self._positions.END: size,
+        start = {
+            self._positions.SET: _core.PlanSeekFrom.SET,
+            self._positions.CUR: _core.PlanSeekFrom.CUR,
+            self._positions.END: _core.PlanSeekFrom.END,
         }[where]
-        if not 0 <= base + offset <= size:
+        target = _core.plan_seek_target(self.position, int(self._opened.plan_size), start, offset)
+        if target is None:
             return False
-        self.position = base + offset
+        self.position = target
         return True
 
 
@@ -297,7 +297,7 @@ def open_deployed(
     opened = _core.open_deployed(
         str(manifest),
         recipe,
-        json.dumps(device),
+        device,
         chosen.name,
         chosen.version,
         None if cache_dir is None else str(cache_dir),
