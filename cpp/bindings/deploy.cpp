@@ -2,9 +2,9 @@
 // implementation behind tensoracle.cache.compatibility.cannot_run and target_of), and of the
 // deployment manifest's reader.
 #include "bindings.hpp"
-#include "json_value.hpp"
 #include "deploy/json_forms.hpp"
 #include "deploy/manifest_signing.hpp"
+#include "json_value.hpp"
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
@@ -296,23 +296,23 @@ void bind_deploy(nb::module_& module) {
                      [](deploy::Manifest const& manifest) { return manifest.entries.size(); })
         .def(
             "select",
-            [](deploy::Manifest const& manifest, std::string const& recipe,
-               nb::dict const& device, std::string const& backend,
-               std::string const& backend_version) {
+            [](deploy::Manifest const& manifest, std::string const& recipe, nb::dict const& device,
+               std::string const& backend, std::string const& backend_version) {
                 return deploy::select_for_device(manifest, recipe, device_of(device),
                                                  {backend, backend_version})
                     .file_name;
             },
             nb::arg("recipe"), nb::arg("device"), nb::arg("backend"), nb::arg("backend_version"),
             "The file name of the entry of `recipe` select_for_device chooses for the GPU "
-            "described by `device` (a dict of its properties) and the runtime `backend` `backend_version`. Raises "
+            "described by `device` (a dict of its properties) and the runtime `backend` "
+            "`backend_version`. Raises "
             "EngineTargetError listing every candidate when none can run, ValueError for an "
             "unknown recipe.");
     module.def(
         "open_deployed",
         [](std::filesystem::path const& manifest_path, std::string const& recipe,
-           nb::dict const& device, std::string const& backend,
-           std::string const& backend_version, std::optional<std::filesystem::path> cache_dir,
+           nb::dict const& device, std::string const& backend, std::string const& backend_version,
+           std::optional<std::filesystem::path> cache_dir,
            std::optional<std::filesystem::path> verify_key,
            std::optional<std::string> verify_key_pem, bool skip_signature_verification,
            bool stream_plan, std::optional<std::filesystem::path> trust_policy,
@@ -337,7 +337,8 @@ void bind_deploy(nb::module_& module) {
         "policy file, it must be a signed manifest those keys accept, of a version no lower than "
         "`minimum_version` and than the cache folder accepted before; without them a signed "
         "manifest is refused unless `skip_signature_verification`), selects the entry of "
-        "`recipe` for the GPU described by `device` (a dict of its properties) and the runtime `backend` "
+        "`recipe` for the GPU described by `device` (a dict of its properties) and the runtime "
+        "`backend` "
         "`backend_version`, and opens it from `cache_dir` (the default cache folder when None), "
         "verified as tensoracle::deploy::DeployedEngine::open verifies it. With `stream_plan` only "
         "the header is read and checked, and the plan is read through read_plan, chunk by "

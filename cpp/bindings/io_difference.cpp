@@ -8,7 +8,6 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
-
 #include <tuple>
 
 namespace nb = nanobind;
@@ -40,9 +39,8 @@ void bind_io_difference(nb::module_& module) {
                         deploy::ShapeProfile{std::move(low), std::move(optimum), std::move(high)};
                 }
             },
-            nb::kw_only(), nb::arg("name"), nb::arg("is_input"), nb::arg("dtype"),
-            nb::arg("shape"), nb::arg("location"), nb::arg("format"),
-            nb::arg("profile").none() = nb::none(),
+            nb::kw_only(), nb::arg("name"), nb::arg("is_input"), nb::arg("dtype"), nb::arg("shape"),
+            nb::arg("location"), nb::arg("format"), nb::arg("profile").none() = nb::none(),
             "`location` and `format` empty where not stated; `profile` (min, opt, max) for an "
             "input whose profile 0 is recorded.")
         .def_ro("name", &TensorDescription::name)
@@ -54,8 +52,9 @@ void bind_io_difference(nb::module_& module) {
     nb::class_<deploy::IoDifference>(module, "IoDifference",
                                      "Where two IO descriptions differ first.")
         .def_ro("tensor", &deploy::IoDifference::tensor)
-        .def_ro("field", &deploy::IoDifference::field, "name, mode, dtype, shape, location, "
-                                                        "format or profile")
+        .def_ro("field", &deploy::IoDifference::field,
+                "name, mode, dtype, shape, location, "
+                "format or profile")
         .def_ro("observed", &deploy::IoDifference::observed)
         .def_ro("expected", &deploy::IoDifference::expected);
     module.def(

@@ -1,9 +1,8 @@
 // Python values as JSON values (see json_value.hpp).
 #include "json_value.hpp"
 
-#include <nanobind/stl/string.h>
-
 #include <cstdint>
+#include <nanobind/stl/string.h>
 
 namespace nb = nanobind;
 

@@ -5,7 +5,6 @@
 
 #include <nanobind/nanobind.h>
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 namespace tensoracle::bindings {

@@ -34,8 +34,9 @@ bool dynamic(Shape const& shape) {
 }
 
 TensorDescription const* find(Tensors const& tensors, std::string const& name) {
-    auto const found = std::find_if(tensors.begin(), tensors.end(),
-                                    [&](TensorDescription const& tensor) { return tensor.name == name; });
+    auto const found =
+        std::find_if(tensors.begin(), tensors.end(),
+                     [&](TensorDescription const& tensor) { return tensor.name == name; });
     return found == tensors.end() ? nullptr : &*found;
 }
 
@@ -76,10 +77,9 @@ std::optional<IoDifference> profile_difference(TensorDescription const& seen,
         return std::nullopt;
     }
     // A fixed input's profile is its shape: TensorRT reports one only for dynamic inputs.
-    bool const fixed_and_equal = !seen.profile && !dynamic(seen.shape) &&
-                                 wanted.profile->min == seen.shape &&
-                                 wanted.profile->opt == seen.shape &&
-                                 wanted.profile->max == seen.shape;
+    bool const fixed_and_equal =
+        !seen.profile && !dynamic(seen.shape) && wanted.profile->min == seen.shape &&
+        wanted.profile->opt == seen.shape && wanted.profile->max == seen.shape;
     if (fixed_and_equal) {
         return std::nullopt;
     }

@@ -6,8 +6,8 @@
 
 namespace tensoracle::deploy {
 
-std::optional<std::uint64_t> seek_target(std::uint64_t position, std::uint64_t size,
-                                         SeekFrom from, std::int64_t offset) noexcept {
+std::optional<std::uint64_t> seek_target(std::uint64_t position, std::uint64_t size, SeekFrom from,
+                                         std::int64_t offset) noexcept {
     std::uint64_t base = 0;
     if (from == SeekFrom::current) {
         base = position;

@@ -105,8 +105,7 @@ TEST(IoDifference, AFixedInputsProfileIsItsShape) {
     EXPECT_EQ(found(observed, other), "bias profile: none | min [3] opt [3] max [4]");
     observed = expected;
     observed[0].profile.reset(); // a dynamic input without its profile differs
-    EXPECT_EQ(found(observed, expected),
-              "x profile: none | min [1, 3] opt [4, 3] max [8, 3]");
+    EXPECT_EQ(found(observed, expected), "x profile: none | min [1, 3] opt [4, 3] max [8, 3]");
     // An expected input without a recorded profile is not compared on it.
     other = expected;
     other[0].profile.reset();

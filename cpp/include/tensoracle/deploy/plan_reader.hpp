@@ -81,7 +81,7 @@ enum class SeekFrom { start, current, end };
 // `position`: nothing when that is outside the plan and not its end (the magnitudes compared
 // unsigned, so that no offset, INT64_MIN included, overflows). A stream over a PlanReader
 // (tensorrt.hpp's VerifiedPlanStream, the Python package's) seeks by it.
-std::optional<std::uint64_t> seek_target(std::uint64_t position, std::uint64_t size,
-                                         SeekFrom from, std::int64_t offset) noexcept;
+std::optional<std::uint64_t> seek_target(std::uint64_t position, std::uint64_t size, SeekFrom from,
+                                         std::int64_t offset) noexcept;
 
 } // namespace tensoracle::deploy

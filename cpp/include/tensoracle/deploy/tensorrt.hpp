@@ -1250,8 +1250,7 @@ inline Engine open_engine_for(Manifest const& manifest, std::string_view recipe,
     open.stream_plan = true;
     SelectedEngine const selected = open_selected(manifest, recipe, gpu.description, backend, open);
     DeployedEngine const& deployed = selected.engine;
-    std::vector<VerifiedPluginLibrary> libraries =
-        verify_plugins(*selected.entry, options.plugins);
+    std::vector<VerifiedPluginLibrary> libraries = verify_plugins(*selected.entry, options.plugins);
     std::shared_ptr<Runtime> const runtime = options.runtime ? options.runtime : Runtime::create();
     std::shared_ptr<LoadedPlugins const> plugins;
     if (!libraries.empty()) {

@@ -155,11 +155,14 @@ def _mismatch(
     )
 
 
-def _profile(value: Any) -> tuple[tuple[int, ...], ...] | None:
+Profile = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+
+def _profile(value: Any) -> Profile | None:
     """A recorded profile ``{"min", "opt", "max"}`` as (minimum, optimum, maximum)."""
     if not isinstance(value, Mapping):
         return None
-    return tuple(tuple(value.get(key, ())) for key in ("min", "opt", "max"))
+    return (tuple(value.get("min", ())), tuple(value.get("opt", ())), tuple(value.get("max", ())))
 
 
 def described(
@@ -206,9 +209,7 @@ def _declared(
     return declared, tensors
 
 
-def _profile_range(
-    name: str, spec: TensorSpec, declaration: EngineBuild
-) -> tuple[tuple[int, ...], ...] | None:
+def _profile_range(name: str, spec: TensorSpec, declaration: EngineBuild) -> Profile | None:
     shape = declaration.inputs.get(name)
     if shape is None:
         return None
