@@ -176,15 +176,6 @@ Shape creation_shape(TensorDescription const& tensor) {
     return tensor.profile->min == tensor.profile->max ? tensor.profile->min : tensor.profile->opt;
 }
 
-[[noreturn]] void mismatch(std::filesystem::path const& path, std::string const& tensor,
-                           std::string_view field, std::string const& observed,
-                           std::string const& expected) {
-    throw EngineIOError("engine IO mismatch in " + engine_text(path) + " against its manifest " +
-                            "entry: tensor " + named(tensor) + " field '" + std::string(field) +
-                            "': observed=" + observed + ", expected=" + expected,
-                        path);
-}
-
 } // namespace
 
 std::optional<int> element_bits(std::string_view dtype) {
@@ -252,10 +243,28 @@ std::vector<TensorDescription> io_from_json(Json const& io, std::string const& w
 void check_engine_io(std::vector<TensorDescription> const& engine,
                      std::vector<TensorDescription> const& manifest,
                      std::filesystem::path const& path) {
-    if (auto const difference = first_io_difference(engine, manifest)) {
-        mismatch(path, difference->tensor, difference->field, difference->observed,
-                 difference->expected);
+    auto const difference = first_io_difference(engine, manifest);
+    if (!difference) {
+        return;
     }
+    // The refusal's field: the manifest's tensor and its member ("io.tensors[1].dtype"), or the
+    // manifest's tensor list for a tensor only the engine has.
+    auto const recorded =
+        std::find_if(manifest.begin(), manifest.end(), [&](TensorDescription const& tensor) {
+            return tensor.name == difference->tensor;
+        });
+    std::string field = "io.tensors";
+    if (recorded != manifest.end()) {
+        field += "[" + std::to_string(recorded - manifest.begin()) + "]." + difference->field;
+    }
+    throw EngineIOError("engine IO mismatch in " + engine_text(path) + " against its manifest " +
+                            "entry: tensor " + named(difference->tensor) + " field '" +
+                            difference->field + "': observed=" + difference->observed +
+                            ", expected=" + difference->expected,
+                        Refusal{.subject = path.string(),
+                                .field = field,
+                                .observed = difference->observed,
+                                .expected = difference->expected});
 }
 
 ExecutionContract::ExecutionContract(std::vector<TensorDescription> tensors,

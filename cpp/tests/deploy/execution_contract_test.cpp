@@ -494,6 +494,28 @@ TEST(ExecutionContract, TheEnginesIoIsCheckedAgainstTheManifest) {
               "engine IO mismatch in the engine 'cache/encoder-0123.engine' against its manifest "
               "entry: tensor 'extra' field 'name': observed='extra', expected=only the manifest's "
               "tensors ['x', 'y']");
+    // The refusal's fields, as data.
+    engine = manifest;
+    engine[1].dtype = "FLOAT";
+    try {
+        check_engine_io(engine, manifest, kEngine);
+        ADD_FAILURE() << "no EngineIOError";
+    } catch (EngineIOError const& error) {
+        EXPECT_EQ(error.refusal().subject, kEngine);
+        EXPECT_EQ(error.refusal().field, "io.tensors[1].dtype");
+        EXPECT_EQ(error.refusal().observed, "FLOAT");
+        EXPECT_EQ(error.refusal().expected, "HALF");
+        EXPECT_EQ(error.path(), kEngine);
+    }
+    engine = manifest;
+    engine.push_back(output("extra", {1}));
+    try {
+        check_engine_io(engine, manifest, kEngine);
+        ADD_FAILURE() << "no EngineIOError";
+    } catch (EngineIOError const& error) {
+        EXPECT_EQ(error.refusal().field, "io.tensors");
+        EXPECT_EQ(error.refusal().observed, "'extra'");
+    }
     // The engine's order may differ from the manifest's.
     EXPECT_NO_THROW(check_engine_io({manifest[1], manifest[0]}, manifest, kEngine));
 }
