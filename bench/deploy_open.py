@@ -45,7 +45,7 @@ import xxhash
 from tensoracle import _core
 
 BACKEND, VERSION = "tensorrt_rtx", "1.7.1.116"
-DEVICE = json.dumps({"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"})
+DEVICE = {"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"}
 PIECE = 1 << 20
 LATER = "2099-01-01T00:00:00Z"
 
@@ -111,6 +111,7 @@ def read_and_hash(path: Path, digest: object) -> None:
 # Run in a fresh process: the growth of its peak resident memory over one open (or one read +
 # hash of the same file, the baseline), in bytes.
 PEAK_CHILD = r"""
+import json
 import sys
 import xxhash
 from tensoracle import _core
@@ -122,7 +123,8 @@ def status(field):
                 return int(line.split()[1]) * 1024
     raise RuntimeError(field)
 
-how, manifest, cache, device, backend, version, path = sys.argv[1:]
+how, manifest, cache, device_text, backend, version, path = sys.argv[1:]
+device = json.loads(device_text)
 before = status("VmRSS")
 if how == "open":
     opened = _core.open_deployed(manifest, "bench", device, backend, version, cache, None)
@@ -150,7 +152,7 @@ print(status("VmHWM") - before)
 
 def peak_growth(how: str, manifest: Path, cache: Path, path: Path) -> int:
     done = subprocess.run(
-        [sys.executable, "-c", PEAK_CHILD, how, str(manifest), str(cache), DEVICE,
+        [sys.executable, "-c", PEAK_CHILD, how, str(manifest), str(cache), json.dumps(DEVICE),
          BACKEND, VERSION, str(path)],
         capture_output=True, text=True, check=True,
     )  # fmt: skip

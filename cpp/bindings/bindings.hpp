@@ -25,5 +25,7 @@ void bind_deploy(nanobind::module_& module);
 // A deployment manifest's checks of an entry's object and saved file (see
 // manifest_entry_check.cpp); after bind_deploy, which binds TrustedManifest.
 void bind_manifest_entry_check(nanobind::module_& module);
+// The one IO comparison, over typed tensor descriptions (see io_difference.cpp).
+void bind_io_difference(nanobind::module_& module);
 
 } // namespace tensoracle::bindings

@@ -4,6 +4,7 @@
 #include "bindings.hpp"
 #include "deploy/json_forms.hpp"
 #include "deploy/manifest_signing.hpp"
+#include "json_value.hpp"
 #include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
@@ -31,6 +32,11 @@ namespace nb = nanobind;
 
 namespace tensoracle::bindings {
 namespace {
+
+// The GPU description (a dict of properties, as tensoracle.gpu.properties() returns it).
+deploy::DeviceDescription device_of(nb::dict const& device) {
+    return deploy::device_from_json(json_value(device, "device"), "the GPU description");
+}
 
 nlohmann::json parsed(std::string const& text, char const* argument) {
     try {
@@ -173,6 +179,16 @@ nb::dict manifest_document(deploy::Manifest const& manifest) {
 } // namespace
 
 void bind_deploy(nb::module_& module) {
+    nb::enum_<deploy::SeekFrom>(module, "PlanSeekFrom",
+                                "Where a plan seek is counted from (TensorRT's SeekPosition).")
+        .value("SET", deploy::SeekFrom::start)
+        .value("CUR", deploy::SeekFrom::current)
+        .value("END", deploy::SeekFrom::end);
+    module.def("plan_seek_target", &deploy::seek_target, nb::arg("position"), nb::arg("size"),
+               nb::arg("where"), nb::arg("offset"),
+               "Where a seek of `offset` bytes from `where` lands in a plan of `size` bytes read "
+               "up to `position` (tensoracle::deploy::seek_target, the rule of the C++ "
+               "VerifiedPlanStream), or None when outside the plan and not its end.");
     nb::class_<deploy::VerifiedPluginLibrary>(
         module, "VerifiedPluginLibrary",
         "A plugin library read into this process and checked against a deployed entry's recorded "
@@ -273,26 +289,23 @@ void bind_deploy(nb::module_& module) {
                      [](deploy::Manifest const& manifest) { return manifest.entries.size(); })
         .def(
             "select",
-            [](deploy::Manifest const& manifest, std::string const& recipe,
-               std::string const& device_json, std::string const& backend,
-               std::string const& backend_version) {
-                auto const device = deploy::device_from_json(parsed(device_json, "device_json"),
-                                                             "the GPU description");
-                return deploy::select_for_device(manifest, recipe, device,
+            [](deploy::Manifest const& manifest, std::string const& recipe, nb::dict const& device,
+               std::string const& backend, std::string const& backend_version) {
+                return deploy::select_for_device(manifest, recipe, device_of(device),
                                                  {backend, backend_version})
                     .file_name;
             },
-            nb::arg("recipe"), nb::arg("device_json"), nb::arg("backend"),
-            nb::arg("backend_version"),
+            nb::arg("recipe"), nb::arg("device"), nb::arg("backend"), nb::arg("backend_version"),
             "The file name of the entry of `recipe` select_for_device chooses for the GPU "
-            "described by `device_json` and the runtime `backend` `backend_version`. Raises "
+            "described by `device` (a dict of its properties) and the runtime `backend` "
+            "`backend_version`. Raises "
             "EngineTargetError listing every candidate when none can run, ValueError for an "
             "unknown recipe.");
     module.def(
         "open_deployed",
         [](std::filesystem::path const& manifest_path, std::string const& recipe,
-           std::string const& device_json, std::string const& backend,
-           std::string const& backend_version, std::optional<std::filesystem::path> cache_dir,
+           nb::dict const& device, std::string const& backend, std::string const& backend_version,
+           std::optional<std::filesystem::path> cache_dir,
            std::optional<std::filesystem::path> verify_key,
            std::optional<std::string> verify_key_pem, bool skip_signature_verification,
            bool stream_plan, std::optional<std::filesystem::path> trust_policy,
@@ -302,18 +315,12 @@ void bind_deploy(nb::module_& module) {
                               skip_signature_verification);
             options.stream_plan = stream_plan;
             deploy::Manifest const manifest = deploy::read_manifest(manifest_path, options);
-            auto const device =
-                deploy::device_from_json(parsed(device_json, "device_json"), "the GPU description");
-            deploy::RuntimeBackend const runtime{backend, backend_version};
-            // One selection: its entry, or select_for_device's refusal, and why it was chosen.
-            deploy::RecipeSelection const found =
-                deploy::select_recipe(manifest, recipe, device, runtime);
-            deploy::ManifestEntry const& entry = deploy::selected_entry(manifest, recipe, found);
-            return OpenedDeployment{deploy::DeployedEngine::open(entry, options),
-                                    found.selection.why, std::nullopt,
-                                    std::make_unique<std::mutex>()};
+            deploy::SelectedEngine selected = deploy::open_selected(
+                manifest, recipe, device_of(device), {backend, backend_version}, options);
+            return OpenedDeployment{std::move(selected.engine), std::move(selected.why),
+                                    std::nullopt, std::make_unique<std::mutex>()};
         },
-        nb::arg("manifest_path"), nb::arg("recipe"), nb::arg("device_json"), nb::arg("backend"),
+        nb::arg("manifest_path"), nb::arg("recipe"), nb::arg("device"), nb::arg("backend"),
         nb::arg("backend_version"), nb::arg("cache_dir").none(), nb::arg("verify_key").none(),
         nb::arg("verify_key_pem").none() = nb::none(),
         nb::arg("skip_signature_verification") = false, nb::arg("stream_plan") = false,
@@ -323,7 +330,8 @@ void bind_deploy(nb::module_& module) {
         "policy file, it must be a signed manifest those keys accept, of a version no lower than "
         "`minimum_version` and than the cache folder accepted before; without them a signed "
         "manifest is refused unless `skip_signature_verification`), selects the entry of "
-        "`recipe` for the GPU described by `device_json` and the runtime `backend` "
+        "`recipe` for the GPU described by `device` (a dict of its properties) and the runtime "
+        "`backend` "
         "`backend_version`, and opens it from `cache_dir` (the default cache folder when None), "
         "verified as tensoracle::deploy::DeployedEngine::open verifies it. With `stream_plan` only "
         "the header is read and checked, and the plan is read through read_plan, chunk by "
@@ -334,27 +342,22 @@ void bind_deploy(nb::module_& module) {
         "UntrustedEngineError naming the file and field.");
     module.def(
         "device_target",
-        [](std::string const& device_json) {
-            return deploy::target_of(deploy::device_from_json(parsed(device_json, "device_json"),
-                                                              "the GPU description"));
-        },
-        nb::arg("device_json"),
-        "The build target (\"sm89\") of the GPU described by `device_json` (a JSON object of "
+        [](nb::dict const& device) { return deploy::target_of(device_of(device)); },
+        nb::arg("device"),
+        "The build target (\"sm89\") of the GPU described by `device` (a dict of its "
         "properties). Raises ValueError naming compute_capability when it is not MAJOR.MINOR.");
     module.def(
-        "cannot_run_json",
-        [](std::string const& conditions_json,
-           std::string const& device_json) -> std::optional<std::string> {
-            auto const conditions = deploy::conditions_from_json(
-                parsed(conditions_json, "conditions_json"), "the engine's conditions");
-            auto const device =
-                deploy::device_from_json(parsed(device_json, "device_json"), "the GPU description");
-            return deploy::cannot_run(conditions, device);
+        "cannot_run",
+        [](nb::dict const& conditions, nb::dict const& device) -> std::optional<std::string> {
+            return deploy::cannot_run(
+                deploy::conditions_from_json(json_value(conditions, "conditions"),
+                                             "the engine's conditions"),
+                device_of(device));
         },
-        nb::arg("conditions_json"), nb::arg("device_json"),
-        "Why an engine with the identity conditions `conditions_json` cannot run on the GPU "
-        "described by `device_json`, or None when it can. Raises ValueError naming a mistyped "
-        "field.");
+        nb::arg("conditions"), nb::arg("device"),
+        "Why an engine with the identity conditions `conditions` (a dict) cannot run on the GPU "
+        "described by `device` (a dict of its properties), or None when it can. Raises "
+        "ValueError naming a mistyped field.");
     module.def(
         "read_deploy_manifest",
         [](std::filesystem::path const& path) {

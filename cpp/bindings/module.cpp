@@ -14,4 +14,5 @@ NB_MODULE(_core, module) {
     bind_remote_receiver(module);
     bind_deploy(module);
     bind_manifest_entry_check(module);
+    bind_io_difference(module);
 }

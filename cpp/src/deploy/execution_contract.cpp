@@ -3,6 +3,7 @@
 // tensors. Nothing here calls TensorRT or CUDA.
 #include "tensoracle/deploy/execution_contract.hpp"
 
+#include "deploy/io_difference.hpp"
 #include "deploy/json_forms.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/json_excerpt.hpp"
@@ -35,17 +36,6 @@ std::string named_list(std::vector<std::string> const& names) {
         parts.push_back(named(name));
     }
     return joined(parts, ", ");
-}
-
-std::string shape_text(Shape const& shape) {
-    std::string text = "[";
-    for (std::size_t index = 0; index < shape.size(); ++index) {
-        if (index != 0) {
-            text += ", ";
-        }
-        text += std::to_string(shape[index]);
-    }
-    return text + "]";
 }
 
 std::string address_text(void const* address) {
@@ -186,27 +176,6 @@ Shape creation_shape(TensorDescription const& tensor) {
     return tensor.profile->min == tensor.profile->max ? tensor.profile->min : tensor.profile->opt;
 }
 
-[[noreturn]] void mismatch(std::filesystem::path const& path, std::string const& tensor,
-                           std::string_view field, std::string const& observed,
-                           std::string const& expected) {
-    throw EngineIOError("engine IO mismatch in " + engine_text(path) + " against its manifest " +
-                            "entry: tensor " + named(tensor) + " field '" + std::string(field) +
-                            "': observed=" + observed + ", expected=" + expected,
-                        path);
-}
-
-std::string profile_text(std::optional<ShapeProfile> const& profile) {
-    if (!profile) {
-        return "none";
-    }
-    return "min " + shape_text(profile->min) + " opt " + shape_text(profile->opt) + " max " +
-           shape_text(profile->max);
-}
-
-bool same_profile(ShapeProfile const& one, ShapeProfile const& other) {
-    return one.min == other.min && one.opt == other.opt && one.max == other.max;
-}
-
 } // namespace
 
 std::optional<int> element_bits(std::string_view dtype) {
@@ -274,59 +243,28 @@ std::vector<TensorDescription> io_from_json(Json const& io, std::string const& w
 void check_engine_io(std::vector<TensorDescription> const& engine,
                      std::vector<TensorDescription> const& manifest,
                      std::filesystem::path const& path) {
-    auto const find = [](std::vector<TensorDescription> const& tensors, std::string const& name) {
-        return std::find_if(tensors.begin(), tensors.end(),
-                            [&](TensorDescription const& tensor) { return tensor.name == name; });
-    };
-    auto const names = [](std::vector<TensorDescription> const& tensors) {
-        std::vector<std::string> listed;
-        listed.reserve(tensors.size());
-        for (auto const& tensor : tensors) {
-            listed.push_back(tensor.name);
-        }
-        return "[" + named_list(listed) + "]";
-    };
-    for (auto const& wanted : manifest) {
-        if (find(engine, wanted.name) == engine.end()) {
-            mismatch(path, wanted.name, "name", "no such tensor (engine has " + names(engine) + ")",
-                     named(wanted.name));
-        }
+    auto const difference = first_io_difference(engine, manifest);
+    if (!difference) {
+        return;
     }
-    for (auto const& seen : engine) {
-        if (find(manifest, seen.name) == manifest.end()) {
-            mismatch(path, seen.name, "name", named(seen.name),
-                     "only the manifest's tensors " + names(manifest));
-        }
+    // The refusal's field: the manifest's tensor and its member ("io.tensors[1].dtype"), or the
+    // manifest's tensor list for a tensor only the engine has.
+    auto const recorded =
+        std::find_if(manifest.begin(), manifest.end(), [&](TensorDescription const& tensor) {
+            return tensor.name == difference->tensor;
+        });
+    std::string field = "io.tensors";
+    if (recorded != manifest.end()) {
+        field += "[" + std::to_string(recorded - manifest.begin()) + "]." + difference->field;
     }
-    auto const mode = [](TensorDescription const& tensor) {
-        return std::string(tensor.is_input ? "INPUT" : "OUTPUT");
-    };
-    for (auto const& wanted : manifest) {
-        TensorDescription const& seen = *find(engine, wanted.name);
-        std::array<std::pair<char const*, std::pair<std::string, std::string>>, 5> const fields{{
-            {"mode", {mode(seen), mode(wanted)}},
-            {"dtype", {seen.dtype, wanted.dtype}},
-            {"shape", {shape_text(seen.shape), shape_text(wanted.shape)}},
-            {"location", {seen.location, wanted.location}},
-            {"format", {seen.format, wanted.format}},
-        }};
-        for (auto const& [field, values] : fields) {
-            if (values.first != values.second) {
-                mismatch(path, wanted.name, field, values.first, values.second);
-            }
-        }
-        if (wanted.is_input && wanted.profile &&
-            (!seen.profile || !same_profile(*seen.profile, *wanted.profile))) {
-            // A fixed input's profile is its shape: TensorRT reports one only for dynamic inputs.
-            bool const fixed_and_equal =
-                !seen.profile && !dynamic(seen.shape) && wanted.profile->min == seen.shape &&
-                wanted.profile->opt == seen.shape && wanted.profile->max == seen.shape;
-            if (!fixed_and_equal) {
-                mismatch(path, wanted.name, "profile", profile_text(seen.profile),
-                         profile_text(wanted.profile));
-            }
-        }
-    }
+    throw EngineIOError("engine IO mismatch in " + engine_text(path) + " against its manifest " +
+                            "entry: tensor " + named(difference->tensor) + " field '" +
+                            difference->field + "': observed=" + difference->observed +
+                            ", expected=" + difference->expected,
+                        Refusal{.subject = path.string(),
+                                .field = field,
+                                .observed = difference->observed,
+                                .expected = difference->expected});
 }
 
 ExecutionContract::ExecutionContract(std::vector<TensorDescription> tensors,

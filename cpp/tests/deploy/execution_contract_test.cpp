@@ -3,6 +3,7 @@
 // message of each refusal. No TensorRT is involved.
 #include "deploy/json_forms.hpp"
 #include "support/error_message.hpp"
+#include "support/tensor_descriptions.hpp"
 #include "tensoracle/deploy/execution_contract.hpp"
 #include "tensoracle/errors.hpp"
 
@@ -15,23 +16,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-TensorDescription input(std::string name, Shape shape, std::optional<ShapeProfile> profile = {}) {
-    TensorDescription tensor;
-    tensor.name = std::move(name);
-    tensor.is_input = true;
-    tensor.dtype = "FLOAT";
-    tensor.shape = std::move(shape);
-    tensor.profile = std::move(profile);
-    return tensor;
-}
-
-TensorDescription output(std::string name, Shape shape) {
-    TensorDescription tensor;
-    tensor.name = std::move(name);
-    tensor.dtype = "HALF";
-    tensor.shape = std::move(shape);
-    return tensor;
-}
+using test_tensors::input;
+using test_tensors::output;
 
 // An engine of one ranged input "x" (batch 1..8 of 3x4), one fixed input "bias" and one output.
 std::vector<TensorDescription> ranged_engine() {
@@ -508,6 +494,28 @@ TEST(ExecutionContract, TheEnginesIoIsCheckedAgainstTheManifest) {
               "engine IO mismatch in the engine 'cache/encoder-0123.engine' against its manifest "
               "entry: tensor 'extra' field 'name': observed='extra', expected=only the manifest's "
               "tensors ['x', 'y']");
+    // The refusal's fields, as data.
+    engine = manifest;
+    engine[1].dtype = "FLOAT";
+    try {
+        check_engine_io(engine, manifest, kEngine);
+        ADD_FAILURE() << "no EngineIOError";
+    } catch (EngineIOError const& error) {
+        EXPECT_EQ(error.refusal().subject, kEngine);
+        EXPECT_EQ(error.refusal().field, "io.tensors[1].dtype");
+        EXPECT_EQ(error.refusal().observed, "FLOAT");
+        EXPECT_EQ(error.refusal().expected, "HALF");
+        EXPECT_EQ(error.path(), kEngine);
+    }
+    engine = manifest;
+    engine.push_back(output("extra", {1}));
+    try {
+        check_engine_io(engine, manifest, kEngine);
+        ADD_FAILURE() << "no EngineIOError";
+    } catch (EngineIOError const& error) {
+        EXPECT_EQ(error.refusal().field, "io.tensors");
+        EXPECT_EQ(error.refusal().observed, "'extra'");
+    }
     // The engine's order may differ from the manifest's.
     EXPECT_NO_THROW(check_engine_io({manifest[1], manifest[0]}, manifest, kEngine));
 }

@@ -1,6 +1,7 @@
 # Generated from the installed tensoracle._core by tools/check_stubs.py --write (nanobind.stubgen,
 # then ruff); do not edit. `make lint` checks that it matches the bindings.
 
+import enum
 import os
 from collections.abc import Sequence
 from typing import Annotated
@@ -318,6 +319,20 @@ class RemoteReceiver:
     def temporary_path(self) -> str | None:
         """The temporary file while receiving; None once finished or aborted."""
 
+class PlanSeekFrom(enum.Enum):
+    """Where a plan seek is counted from (TensorRT's SeekPosition)."""
+
+    SET = 0
+
+    CUR = 1
+
+    END = 2
+
+def plan_seek_target(position: int, size: int, where: PlanSeekFrom, offset: int) -> int | None:
+    """
+    Where a seek of `offset` bytes from `where` lands in a plan of `size` bytes read up to `position` (tensoracle::deploy::seek_target, the rule of the C++ VerifiedPlanStream), or None when outside the plan and not its end.
+    """
+
 class VerifiedPluginLibrary:
     """
     A plugin library read into this process and checked against a deployed entry's recorded digests; its sealed in-memory copy lives as long as this object.
@@ -393,15 +408,15 @@ class DeployManifest:
 
     @property
     def size(self) -> int: ...
-    def select(self, recipe: str, device_json: str, backend: str, backend_version: str) -> str:
+    def select(self, recipe: str, device: dict, backend: str, backend_version: str) -> str:
         """
-        The file name of the entry of `recipe` select_for_device chooses for the GPU described by `device_json` and the runtime `backend` `backend_version`. Raises EngineTargetError listing every candidate when none can run, ValueError for an unknown recipe.
+        The file name of the entry of `recipe` select_for_device chooses for the GPU described by `device` (a dict of its properties) and the runtime `backend` `backend_version`. Raises EngineTargetError listing every candidate when none can run, ValueError for an unknown recipe.
         """
 
 def open_deployed(
     manifest_path: str | os.PathLike,
     recipe: str,
-    device_json: str,
+    device: dict,
     backend: str,
     backend_version: str,
     cache_dir: str | os.PathLike | None,
@@ -413,17 +428,17 @@ def open_deployed(
     minimum_version: int = 0,
 ) -> DeployedEngine:
     """
-    Reads the manifest as tensoracle::deploy::read_manifest(path, options) does (with `verify_key`, a PEM public key file, `verify_key_pem`, its text, or `trust_policy`, a policy file, it must be a signed manifest those keys accept, of a version no lower than `minimum_version` and than the cache folder accepted before; without them a signed manifest is refused unless `skip_signature_verification`), selects the entry of `recipe` for the GPU described by `device_json` and the runtime `backend` `backend_version`, and opens it from `cache_dir` (the default cache folder when None), verified as tensoracle::deploy::DeployedEngine::open verifies it. With `stream_plan` only the header is read and checked, and the plan is read through read_plan, chunk by chunk (entries saved before chunk digests existed are read whole either way). Raises EngineTargetError listing every candidate when none can run, ValueError for an unknown recipe or an invalid manifest, FileNotFoundError when the entry is not in the cache folder, CorruptEngineError, EngineConditionError, EngineIOError or UntrustedEngineError naming the file and field.
+    Reads the manifest as tensoracle::deploy::read_manifest(path, options) does (with `verify_key`, a PEM public key file, `verify_key_pem`, its text, or `trust_policy`, a policy file, it must be a signed manifest those keys accept, of a version no lower than `minimum_version` and than the cache folder accepted before; without them a signed manifest is refused unless `skip_signature_verification`), selects the entry of `recipe` for the GPU described by `device` (a dict of its properties) and the runtime `backend` `backend_version`, and opens it from `cache_dir` (the default cache folder when None), verified as tensoracle::deploy::DeployedEngine::open verifies it. With `stream_plan` only the header is read and checked, and the plan is read through read_plan, chunk by chunk (entries saved before chunk digests existed are read whole either way). Raises EngineTargetError listing every candidate when none can run, ValueError for an unknown recipe or an invalid manifest, FileNotFoundError when the entry is not in the cache folder, CorruptEngineError, EngineConditionError, EngineIOError or UntrustedEngineError naming the file and field.
     """
 
-def device_target(device_json: str) -> str:
+def device_target(device: dict) -> str:
     """
-    The build target ("sm89") of the GPU described by `device_json` (a JSON object of properties). Raises ValueError naming compute_capability when it is not MAJOR.MINOR.
+    The build target ("sm89") of the GPU described by `device` (a dict of its properties). Raises ValueError naming compute_capability when it is not MAJOR.MINOR.
     """
 
-def cannot_run_json(conditions_json: str, device_json: str) -> str | None:
+def cannot_run(conditions: dict, device: dict) -> str | None:
     """
-    Why an engine with the identity conditions `conditions_json` cannot run on the GPU described by `device_json`, or None when it can. Raises ValueError naming a mistyped field.
+    Why an engine with the identity conditions `conditions` (a dict) cannot run on the GPU described by `device` (a dict of its properties), or None when it can. Raises ValueError naming a mistyped field.
     """
 
 def read_deploy_manifest(path: str | os.PathLike) -> list:
@@ -505,3 +520,61 @@ class ManifestObjectCheck:
         """
         After the last byte. Raises EngineConditionError when the signature trailer is not the manifest's, CorruptEngineError when the object ended before its header.
         """
+
+class TensorDescription:
+    """
+    One IO tensor as an engine or a recorded IO signature describes it (TensorRT's enum names as texts).
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        is_input: bool,
+        dtype: str,
+        shape: Sequence[int],
+        location: str,
+        format: str,
+        profile: tuple[Sequence[int], Sequence[int], Sequence[int]] | None = None,
+    ) -> None:
+        """
+        `location` and `format` empty where not stated; `profile` (min, opt, max) for an input whose profile 0 is recorded.
+        """
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def is_input(self) -> bool: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def shape(self) -> list[int]: ...
+    @property
+    def location(self) -> str: ...
+    @property
+    def format(self) -> str: ...
+
+class IoDifference:
+    """Where two IO descriptions differ first."""
+
+    @property
+    def tensor(self) -> str: ...
+    @property
+    def field(self) -> str:
+        """name, mode, dtype, shape, location, format or profile"""
+
+    @property
+    def observed(self) -> str: ...
+    @property
+    def expected(self) -> str: ...
+
+def first_io_difference(
+    observed: Sequence[TensorDescription],
+    expected: Sequence[TensorDescription],
+    *,
+    placement_where_stated: bool = False,
+    profiles_last: bool = False,
+) -> IoDifference | None:
+    """
+    The first difference of `observed` from `expected` (tensoracle::deploy::first_io_difference: names, then each expected tensor's mode, dtype, shape, location, format and input profile; location and format only where `expected` states them when `placement_where_stated`; profiles after all other fields when `profiles_last`; a fixed input without a reported profile matches a profile equal to its shape), or None.
+    """

@@ -49,7 +49,7 @@ def pull(request: pytest.FixtureRequest) -> Pull:
     return python_pull
 
 
-RTX_4090 = json.dumps({"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"})
+RTX_4090 = {"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"}
 
 # Next to tinymodel (test_build_command): its first recipe alone.
 ENCODER_ONLY = "from tinymodel import RECIPES\n\nENCODER = RECIPES[0]\n"

@@ -28,7 +28,7 @@ from tensoracle import _core
 
 pytestmark = pytest.mark.slow
 
-RTX_4090 = json.dumps({"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"})
+RTX_4090 = {"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"}
 
 Pull = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -19,7 +19,7 @@ from tensoracle import _core
 from tensoracle.engine.deployed import CheckedPlanReads
 
 CHUNK = 4 << 20
-DEVICE = json.dumps({"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"})
+DEVICE = {"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"}
 BACKEND, VERSION = "tensorrt_rtx", "1.7.1.116"
 
 

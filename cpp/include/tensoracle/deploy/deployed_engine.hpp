@@ -38,6 +38,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace tensoracle::deploy {
 
@@ -168,5 +169,20 @@ private:
                             std::string const& name, EngineFileOptions const& options);
     std::unique_ptr<State> state_;
 };
+
+// A deployed engine opened for a GPU, with what chose it.
+struct SelectedEngine {
+    DeployedEngine engine;
+    ManifestEntry const* entry = nullptr; // the manifest's entry chosen (lives with the manifest)
+    std::string why;                      // the selection's reason for choosing it
+};
+
+// The entry of `recipe` that select_recipe chooses for `device` and `backend`, opened and
+// verified (DeployedEngine::open with `options`); nothing of TensorRT is called. Throws
+// selected_entry's refusals when no entry can run (EngineTargetError listing every candidate,
+// InvalidArgument for an unknown recipe), then DeployedEngine::open's.
+SelectedEngine open_selected(Manifest const& manifest, std::string_view recipe,
+                             DeviceDescription const& device, RuntimeBackend const& backend,
+                             OpenOptions const& options);
 
 } // namespace tensoracle::deploy

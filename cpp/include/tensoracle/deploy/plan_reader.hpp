@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace tensoracle::deploy {
@@ -71,5 +72,16 @@ private:
     struct State;
     std::unique_ptr<State> state_;
 };
+
+// Where a seek is counted from: the plan's start, the position read up to, or the plan's end
+// (TensorRT's SeekPosition kSET, kCUR and kEND).
+enum class SeekFrom { start, current, end };
+
+// Where a seek of `offset` bytes from `from` lands in a plan of `size` bytes read up to
+// `position`: nothing when that is outside the plan and not its end (the magnitudes compared
+// unsigned, so that no offset, INT64_MIN included, overflows). A stream over a PlanReader
+// (tensorrt.hpp's VerifiedPlanStream, the Python package's) seeks by it.
+std::optional<std::uint64_t> seek_target(std::uint64_t position, std::uint64_t size, SeekFrom from,
+                                         std::int64_t offset) noexcept;
 
 } // namespace tensoracle::deploy

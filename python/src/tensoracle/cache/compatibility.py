@@ -21,7 +21,6 @@ GPU before building or reading.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,11 +38,7 @@ def target_of(device: Mapping[str, Any]) -> str:
     """A device's compute capability as a build target: ``"8.9"`` → ``"sm89"``.
 
     ValueError naming the value when it is not written ``MAJOR.MINOR``."""
-    return _core.device_target(_json(device))
-
-
-def _json(value: Mapping[str, Any]) -> str:
-    return json.dumps(dict(value))
+    return _core.device_target(dict(device))
 
 
 def hardware(
@@ -85,4 +80,4 @@ def cannot_run(conditions: Mapping[str, Any], device: Mapping[str, Any]) -> str 
     selecting a deployed engine apply too. Entries saved before identities were portable are
     judged by what their header records: an RTX entry by its targets (its ``gpu`` is ignored), a
     TensorRT entry by its GPU properties. ValueError naming a mistyped condition or property."""
-    return _core.cannot_run_json(_json(conditions), _json(device))
+    return _core.cannot_run(dict(conditions), dict(device))

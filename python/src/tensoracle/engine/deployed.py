@@ -25,7 +25,7 @@ from tensoracle.cache.remote.config import manifest_trust
 from tensoracle.engine import log
 from tensoracle.engine.backends import Backend, backend
 from tensoracle.engine.handle import EngineHandle
-from tensoracle.engine.io import signature_from_engine
+from tensoracle.engine.io import described, signature_from_engine
 from tensoracle.engine.plugins import load_verified_plugins, plugin_paths
 from tensoracle.errors import CorruptEngineError, EngineIOError, EngineTargetError
 
@@ -183,15 +183,15 @@ class CheckedPlanReads:
         return data
 
     def seek(self, offset: int, where: Any) -> bool:
-        size = int(self._opened.plan_size)
-        base = {
-            self._positions.SET: 0,
-            self._positions.CUR: self.position,
-            self._positions.END: size,
+        start = {
+            self._positions.SET: _core.PlanSeekFrom.SET,
+            self._positions.CUR: _core.PlanSeekFrom.CUR,
+            self._positions.END: _core.PlanSeekFrom.END,
         }[where]
-        if not 0 <= base + offset <= size:
+        target = _core.plan_seek_target(self.position, int(self._opened.plan_size), start, offset)
+        if target is None:
             return False
-        self.position = base + offset
+        self.position = target
         return True
 
 
@@ -209,22 +209,28 @@ def verified_plan_stream(module: Any, opened: Any) -> Any:
 
 def check_deployed_io(observed: dict[str, Any], expected: dict[str, Any], path: str) -> None:
     """EngineIOError naming the tensor, the field and both values where the deserialized
-    engine's IO (``observed``) differs from the manifest's (``expected``)."""
+    engine's IO (``observed``) differs from the manifest's (``expected``), by the core's rule
+    (first_io_difference, as the C++ deploy library checks an engine: a fixed input without a
+    reported profile matches a recorded profile equal to its shape)."""
+    difference = _core.first_io_difference(
+        described(observed, default_location="DEVICE", default_format="LINEAR"),
+        described(expected, default_location="DEVICE", default_format="LINEAR"),
+    )
+    if difference is None:
+        return
     found = {entry["name"]: entry for entry in observed.get("tensors", [])}
     recorded = {entry["name"]: entry for entry in expected.get("tensors", [])}
-    for name in sorted(set(found) | set(recorded)):
-        if name not in found or name not in recorded:
-            where = "the manifest" if name in recorded else "the deserialized engine"
-            raise EngineIOError(
-                f"deployed engine '{path}': tensor {name!r} is only in {where}: "
-                f"observed={sorted(found)}, expected={sorted(recorded)}"
-            )
-        for field in sorted(set(found[name]) | set(recorded[name])):
-            if found[name].get(field) != recorded[name].get(field):
-                raise EngineIOError(
-                    f"deployed engine '{path}': tensor {name!r} field {field!r}: "
-                    f"observed={found[name].get(field)}, expected={recorded[name].get(field)}"
-                )
+    name, field = difference.tensor, difference.field
+    if field == "name":
+        where = "the manifest" if name in recorded else "the deserialized engine"
+        raise EngineIOError(
+            f"deployed engine '{path}': tensor {name!r} is only in {where}: "
+            f"observed={sorted(found)}, expected={sorted(recorded)}"
+        )
+    raise EngineIOError(
+        f"deployed engine '{path}': tensor {name!r} field {field!r}: "
+        f"observed={found[name].get(field)}, expected={recorded[name].get(field)}"
+    )
 
 
 def open_deployed(
@@ -291,7 +297,7 @@ def open_deployed(
     opened = _core.open_deployed(
         str(manifest),
         recipe,
-        json.dumps(device),
+        device,
         chosen.name,
         chosen.version,
         None if cache_dir is None else str(cache_dir),

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tensoracle import _core
 from tensoracle.engine.declaration import EngineBuild
 from tensoracle.engine.field_checks import check_int64, check_text
 from tensoracle.errors import EngineIOError
@@ -154,11 +155,67 @@ def _mismatch(
     )
 
 
-def _profile(value: Any) -> tuple[tuple[int, ...], ...] | None:
+Profile = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+
+def _profile(value: Any) -> Profile | None:
     """A recorded profile ``{"min", "opt", "max"}`` as (minimum, optimum, maximum)."""
     if not isinstance(value, Mapping):
         return None
-    return tuple(tuple(value.get(key, ())) for key in ("min", "opt", "max"))
+    return (tuple(value.get("min", ())), tuple(value.get("opt", ())), tuple(value.get("max", ())))
+
+
+def described(
+    signature: Mapping[str, Any], *, default_location: str = "", default_format: str = ""
+) -> list[_core.TensorDescription]:
+    """The tensors of an IO signature as the core's comparison takes them (first_io_difference);
+    the defaults stand where a tensor records no location or format."""
+    tensors: list[_core.TensorDescription] = []
+    for entry in signature.get("tensors", []):
+        tensors.append(
+            _core.TensorDescription(
+                name=entry["name"],
+                is_input=entry["mode"] == "INPUT",
+                dtype=entry["dtype"],
+                shape=list(entry["shape"]),
+                location=entry.get("location") or default_location,
+                format=entry.get("format") or default_format,
+                profile=_profile(entry.get("profile")),
+            )
+        )
+    return tensors
+
+
+def _declared(
+    io: EngineIO, declaration: EngineBuild
+) -> tuple[dict[str, tuple[str, TensorSpec]], list[_core.TensorDescription]]:
+    """The declared tensors by name (mode, spec), and as the core's comparison takes them: the
+    inputs, then the outputs; each build input's profile range (its shape thrice when fixed)."""
+    declared: dict[str, tuple[str, TensorSpec]] = {}
+    declared.update({name: ("INPUT", spec) for name, spec in io.inputs.items()})
+    declared.update({name: ("OUTPUT", spec) for name, spec in io.outputs.items()})
+    tensors = [
+        _core.TensorDescription(
+            name=name,
+            is_input=mode == "INPUT",
+            dtype=spec.dtype.name,
+            shape=list(spec.shape),
+            location="" if spec.location is None else spec.location.name,
+            format="" if spec.format is None else spec.format.name,
+            profile=_profile_range(name, spec, declaration) if mode == "INPUT" else None,
+        )
+        for name, (mode, spec) in declared.items()
+    ]
+    return declared, tensors
+
+
+def _profile_range(name: str, spec: TensorSpec, declaration: EngineBuild) -> Profile | None:
+    shape = declaration.inputs.get(name)
+    if shape is None:
+        return None
+    if -1 not in spec.shape:
+        return (spec.shape, spec.shape, spec.shape)
+    return (shape.minimum, shape.optimum, shape.maximum)
 
 
 def check_io(
@@ -166,16 +223,18 @@ def check_io(
 ) -> None:
     """Raises EngineIOError naming tensor, field, observed and expected values and the path when
     ``signature`` (from the saved header or the engine: ``source`` says which) differs from
-    ``io`` and the declared input profiles. The checks come in tensoracle 1.x's order: names;
-    for each declared input, then output, its mode, dtype and shape, then location and format
-    where declared; the build inputs against the declared inputs; each build input's profile
-    range."""
+    ``io`` and the declared input profiles. The core compares (first_io_difference), in
+    tensoracle 1.x's order: names; for each declared input, then output, its mode, dtype and
+    shape, then location and format where declared; the build inputs against the declared inputs
+    (checked here); each build input's profile range."""
     observed = {entry["name"]: entry for entry in signature.get("tensors", [])}
-    declared: dict[str, tuple[str, TensorSpec]] = {}
-    declared.update({name: ("INPUT", spec) for name, spec in io.inputs.items()})
-    declared.update({name: ("OUTPUT", spec) for name, spec in io.outputs.items()})
-    for name in declared:
-        if name not in observed:
+    declared, expected = _declared(io, declaration)
+    difference = _core.first_io_difference(
+        described(signature), expected, placement_where_stated=True, profiles_last=True
+    )
+    name = "" if difference is None else difference.tensor
+    if difference is not None and difference.field == "name":
+        if name in declared:
             _mismatch(
                 path,
                 source,
@@ -184,40 +243,30 @@ def check_io(
                 f"no such tensor (engine has {sorted(observed)})",
                 repr(name),
             )
-    for name in observed:
-        if name not in declared:
-            _mismatch(
-                path,
-                source,
-                name,
-                "name",
-                repr(name),
-                f"only the declared tensors {sorted(declared)}",
-            )
-    for name, (mode, spec) in declared.items():
-        entry = observed[name]
-        checks: list[tuple[str, Any, Any]] = [
-            ("mode", entry["mode"], mode),
-            ("dtype", entry["dtype"], spec.dtype.name),
-            ("shape", tuple(entry["shape"]), spec.shape),
-        ]
-        if spec.location is not None:
-            checks.append(("location", entry.get("location"), spec.location.name))
-        if spec.format is not None:
-            checks.append(("format", entry.get("format"), spec.format.name))
-        for field, seen, wanted in checks:
-            if seen != wanted:
-                _mismatch(path, source, name, field, seen, wanted)
-    for name in sorted(set(declaration.inputs) ^ set(io.inputs)):
-        side = "declaration.inputs" if name in declaration.inputs else "io.inputs"
-        _mismatch(path, source, name, "name (build input)", f"only in {side}", "in both")
-    for name, shape in declaration.inputs.items():
-        spec = io.inputs[name]
-        wanted = (
-            (shape.minimum, shape.optimum, shape.maximum)
-            if -1 in spec.shape
-            else (spec.shape, spec.shape, spec.shape)
+        _mismatch(
+            path, source, name, "name", repr(name), f"only the declared tensors {sorted(declared)}"
         )
-        seen = _profile(observed[name].get("profile"))
-        if seen is not None and seen != wanted:
-            _mismatch(path, source, name, "profile range", seen, wanted)
+    if difference is not None and difference.field != "profile":
+        entry = observed[name]
+        mode, spec = declared[name]
+        wanted: Any = {
+            "mode": mode,
+            "dtype": spec.dtype.name,
+            "shape": spec.shape,
+            "location": getattr(spec.location, "name", None),
+            "format": getattr(spec.format, "name", None),
+        }[difference.field]
+        seen = tuple(entry["shape"]) if difference.field == "shape" else entry.get(difference.field)
+        _mismatch(path, source, name, difference.field, seen, wanted)
+    for build_input in sorted(set(declaration.inputs) ^ set(io.inputs)):
+        side = "declaration.inputs" if build_input in declaration.inputs else "io.inputs"
+        _mismatch(path, source, build_input, "name (build input)", f"only in {side}", "in both")
+    if difference is not None:
+        _mismatch(
+            path,
+            source,
+            name,
+            "profile range",
+            _profile(observed[name].get("profile")),
+            _profile_range(name, io.inputs[name], declaration),
+        )

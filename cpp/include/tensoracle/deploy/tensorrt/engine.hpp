@@ -119,12 +119,11 @@ private:
 inline Engine open_engine_for(Manifest const& manifest, std::string_view recipe,
                               CurrentGpu const& gpu, EngineOptions const& options = {}) {
     RuntimeBackend const backend = options.backend ? *options.backend : runtime_backend();
-    RecipeSelection const found = select_recipe(manifest, recipe, gpu.description, backend);
-    ManifestEntry const& entry = selected_entry(manifest, recipe, found);
     OpenOptions open = options.open ? *options.open : options_from_environment();
     open.stream_plan = true;
-    DeployedEngine const deployed = DeployedEngine::open(entry, open);
-    std::vector<VerifiedPluginLibrary> libraries = verify_plugins(entry, options.plugins);
+    SelectedEngine const selected = open_selected(manifest, recipe, gpu.description, backend, open);
+    DeployedEngine const& deployed = selected.engine;
+    std::vector<VerifiedPluginLibrary> libraries = verify_plugins(*selected.entry, options.plugins);
     std::shared_ptr<Runtime> const runtime = options.runtime ? options.runtime : Runtime::create();
     std::shared_ptr<LoadedPlugins const> plugins;
     if (!libraries.empty()) {
@@ -132,7 +131,7 @@ inline Engine open_engine_for(Manifest const& manifest, std::string_view recipe,
     }
     std::shared_ptr<nvinfer1::ICudaEngine> engine =
         deserialize(runtime, deployed, backend, std::move(plugins));
-    return Engine(std::move(engine), deployed, gpu.ordinal, found.selection.why);
+    return Engine(std::move(engine), deployed, gpu.ordinal, selected.why);
 }
 
 // The short path: the manifest at `manifest` read and trusted with the options' keys or policy

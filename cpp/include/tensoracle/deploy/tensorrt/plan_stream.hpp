@@ -82,29 +82,20 @@ public:
     }
 
     bool seek(std::int64_t offset, nvinfer1::SeekPosition where) noexcept override {
-        std::uint64_t base = 0;
+        SeekFrom from = SeekFrom::start;
         if (where == nvinfer1::SeekPosition::kCUR) {
-            base = position_;
+            from = SeekFrom::current;
         } else if (where == nvinfer1::SeekPosition::kEND) {
-            base = reader_.size();
+            from = SeekFrom::end;
         } else if (where != nvinfer1::SeekPosition::kSET) {
             return false;
         }
-        // Only positions inside the plan, or its end; the magnitudes compared unsigned, so that
-        // no offset (INT64_MIN included) overflows.
-        if (offset < 0) {
-            std::uint64_t const back = static_cast<std::uint64_t>(-(offset + 1)) + 1;
-            if (back > base) {
-                return false;
-            }
-            position_ = base - back;
-        } else {
-            auto const ahead = static_cast<std::uint64_t>(offset);
-            if (ahead > reader_.size() - std::min(base, reader_.size())) {
-                return false;
-            }
-            position_ = base + ahead;
+        std::optional<std::uint64_t> const target =
+            seek_target(position_, reader_.size(), from, offset);
+        if (!target) {
+            return false;
         }
+        position_ = *target;
         return true;
     }
 
