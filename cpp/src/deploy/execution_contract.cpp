@@ -186,13 +186,17 @@ Shape creation_shape(TensorDescription const& tensor) {
     return tensor.profile->min == tensor.profile->max ? tensor.profile->min : tensor.profile->opt;
 }
 
+// `field` is the tensor's member the message names; `at` is the refusal's field: where in the
+// entry's IO signature, "io.tensors[<index>].<member>" for a tensor of the manifest's, "io.tensors"
+// for one that only the engine has.
 [[noreturn]] void mismatch(std::filesystem::path const& path, std::string const& tensor,
-                           std::string_view field, std::string const& observed,
-                           std::string const& expected) {
-    throw EngineIOError("engine IO mismatch in " + engine_text(path) + " against its manifest " +
-                            "entry: tensor " + named(tensor) + " field '" + std::string(field) +
-                            "': observed=" + observed + ", expected=" + expected,
-                        path);
+                           std::string_view field, std::string const& at,
+                           std::string const& observed, std::string const& expected) {
+    throw EngineIOError(
+        "engine IO mismatch in " + engine_text(path) + " against its manifest " + "entry: tensor " +
+            named(tensor) + " field '" + std::string(field) + "': observed=" + observed +
+            ", expected=" + expected,
+        Refusal{.subject = path.string(), .field = at, .observed = observed, .expected = expected});
 }
 
 std::string profile_text(std::optional<ShapeProfile> const& profile) {
@@ -286,15 +290,21 @@ void check_engine_io(std::vector<TensorDescription> const& engine,
         }
         return "[" + named_list(listed) + "]";
     };
+    // Where a member of a tensor of the manifest's is in the entry: "io.tensors[<index>].<member>".
+    auto const at = [&manifest](TensorDescription const& wanted, std::string_view member) {
+        return "io.tensors[" + std::to_string(std::distance(manifest.data(), &wanted)) + "]." +
+               std::string(member);
+    };
     for (auto const& wanted : manifest) {
         if (find(engine, wanted.name) == engine.end()) {
-            mismatch(path, wanted.name, "name", "no such tensor (engine has " + names(engine) + ")",
-                     named(wanted.name));
+            mismatch(path, wanted.name, "name", at(wanted, "name"),
+                     "no such tensor (engine has " + names(engine) + ")", named(wanted.name));
         }
     }
     for (auto const& seen : engine) {
         if (find(manifest, seen.name) == manifest.end()) {
-            mismatch(path, seen.name, "name", named(seen.name),
+            // The refusal's field is the entry's list of tensors, which lacks this one.
+            mismatch(path, seen.name, "name", "io.tensors", named(seen.name),
                      "only the manifest's tensors " + names(manifest));
         }
     }
@@ -312,7 +322,7 @@ void check_engine_io(std::vector<TensorDescription> const& engine,
         }};
         for (auto const& [field, values] : fields) {
             if (values.first != values.second) {
-                mismatch(path, wanted.name, field, values.first, values.second);
+                mismatch(path, wanted.name, field, at(wanted, field), values.first, values.second);
             }
         }
         if (wanted.is_input && wanted.profile &&
@@ -322,8 +332,8 @@ void check_engine_io(std::vector<TensorDescription> const& engine,
                 !seen.profile && !dynamic(seen.shape) && wanted.profile->min == seen.shape &&
                 wanted.profile->opt == seen.shape && wanted.profile->max == seen.shape;
             if (!fixed_and_equal) {
-                mismatch(path, wanted.name, "profile", profile_text(seen.profile),
-                         profile_text(wanted.profile));
+                mismatch(path, wanted.name, "profile", at(wanted, "profile"),
+                         profile_text(seen.profile), profile_text(wanted.profile));
             }
         }
     }
@@ -340,7 +350,10 @@ ExecutionContract::ExecutionContract(std::vector<TensorDescription> tensors,
         if (!names.insert(tensor.name).second) {
             throw EngineIOError(engine_text(engine_) + " lists the tensor name " +
                                     named(tensor.name) + " twice",
-                                engine_);
+                                Refusal{.subject = engine_.string(),
+                                        .field = "tensors",
+                                        .observed = named(tensor.name) + " twice",
+                                        .expected = "a name no other tensor has"});
         }
         std::string const kind = tensor.is_input ? "input " : "output ";
         if (tensor.location == "HOST") {
@@ -398,7 +411,10 @@ ExecutionContract::ExecutionContract(std::vector<TensorDescription> tensors,
     if (!problems.empty()) {
         throw EngineIOError(engine_text(engine_) +
                                 " cannot be run by an execution unit: " + joined(problems, "; "),
-                            engine_);
+                            Refusal{.subject = engine_.string(),
+                                    .field = "tensors",
+                                    .observed = joined(problems, "; "),
+                                    .expected = "tensors an execution unit can run"});
     }
     // Inputs first, as the Python unit orders its names: tensors_ is kept in that order too, so
     // that bind_addresses's result lists inputs, then outputs.
@@ -498,12 +514,17 @@ void ExecutionContract::check_creation_output_shapes(std::vector<ReportedShape> 
         dependent_names.push_back(tensor.name);
     }
     if (!dependent.empty() && !allow_value_dependent_) {
-        throw EngineIOError(engine_text(engine_) +
-                                ": outputs with data-dependent sizes need an allocator for "
-                                "their memory, and this execution unit has none "
-                                "(ExecutionOptions::output_memory): " +
-                                joined(dependent, ", "),
-                            engine_);
+        throw EngineIOError(
+            engine_text(engine_) +
+                ": outputs with data-dependent sizes need an allocator for "
+                "their memory, and this execution unit has none "
+                "(ExecutionOptions::output_memory): " +
+                joined(dependent, ", "),
+            Refusal{.subject = engine_.string(),
+                    .field = "tensors",
+                    .observed = "outputs with data-dependent sizes: " + joined(dependent, ", "),
+                    .expected = "an allocator for their memory",
+                    .remedy = "set ExecutionOptions::output_memory"});
     }
     value_dependent_ = std::move(dependent_names);
     shapes_ = std::move(resolved);

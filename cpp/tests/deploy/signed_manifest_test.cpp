@@ -263,6 +263,14 @@ TEST(SignedManifest, AnExpiredManifestIsRefusedNamingWhen) {
                            "2026-01-01T00:00:00Z)"),
               std::string::npos)
         << message;
+    Refusal const refusal = testing::refusal_of<UntrustedEngineError>([&] {
+        (void)verify_signed_manifest(text, "deploy.json", policy,
+                                     parse_utc_time("2026-01-01T00:00:01Z", "now"));
+    });
+    EXPECT_EQ(testing::fields_of(refusal),
+              "subject=deploy.json | field=predicate.expires | observed=2026-01-01T00:00:00Z | "
+              "expected=a time after 2026-01-01T00:00:01Z | remedy=ask its publisher for a "
+              "current one");
 }
 
 TEST(SignedManifest, AnUnsignedManifestIsRefusedWhenAKeyIsGivenAndReadAsBeforeWithoutOne) {
@@ -272,6 +280,11 @@ TEST(SignedManifest, AnUnsignedManifestIsRefusedWhenAKeyIsGivenAndReadAsBeforeWi
     EXPECT_NE(message.find("is not signed, and a verify key or trust policy is set"),
               std::string::npos)
         << message;
+    Refusal const refusal = testing::refusal_of<UntrustedEngineError>(
+        [&] { (void)read_manifest(p->plain, p->options()); });
+    EXPECT_EQ(refusal.subject, p->plain.string());
+    EXPECT_EQ(refusal.observed, "a manifest that is not signed");
+    EXPECT_EQ(refusal.expected, "a signed manifest");
     OpenOptions none;
     none.cache_directory = p->cache;
     Manifest const manifest = read_manifest(p->plain, none);
