@@ -125,10 +125,29 @@ Json entry_json(ManifestEntry const& entry, std::string const& text, char const*
     throw CorruptEngineError("deployed engine '" + path.string() + "' is unusable: " + what, path);
 }
 
+// The same refusal, with its fields; `refusal`'s subject is set to `path`.
+[[noreturn]] void corrupt(std::filesystem::path const& path, std::string const& what,
+                          Refusal refusal) {
+    refusal.subject = path.string();
+    throw CorruptEngineError("deployed engine '" + path.string() + "' is unusable: " + what,
+                             std::move(refusal));
+}
+
+// The entry's member `field` records `recorded`, the file holds `found`.
+[[noreturn]] void corrupt_member(std::filesystem::path const& path, char const* field,
+                                 std::string const& found, std::string const& recorded) {
+    corrupt(path, std::string(field) + " is " + found + ", the manifest records " + recorded,
+            Refusal{.field = field, .observed = found, .expected = recorded});
+}
+
 [[noreturn]] void corrupt_size(std::filesystem::path const& path, std::uint64_t size,
                                std::uint64_t engine_bytes) {
-    corrupt(path, "the file is " + std::to_string(size) +
-                      " bytes, the manifest records engine_bytes " + std::to_string(engine_bytes));
+    corrupt(path,
+            "the file is " + std::to_string(size) + " bytes, the manifest records engine_bytes " +
+                std::to_string(engine_bytes),
+            Refusal{.field = "engine_bytes",
+                    .observed = std::to_string(size),
+                    .expected = std::to_string(engine_bytes)});
 }
 
 // The entry's file, opened as Store::read opens an entry: without following a link, a regular
@@ -292,8 +311,7 @@ void check_header(DecodedHeader const& decoded, ManifestEntry const& entry,
                   std::filesystem::path const& path, ManifestEntry& opened) {
     EngineHeader const& header = decoded.header;
     if (header.plan_xxh3_128 != entry.plan_xxh3_128) {
-        corrupt(path, "plan.xxh3_128 is " + header.plan_xxh3_128 + ", the manifest records " +
-                          entry.plan_xxh3_128);
+        corrupt_member(path, "plan.xxh3_128", header.plan_xxh3_128, entry.plan_xxh3_128);
     }
     check_conditions(header.conditions, entry_json(entry, entry.conditions_json, "conditions_json"),
                      path);
@@ -528,8 +546,8 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
             // manifest's plan size.
             decoded = decode_engine_header(prefix, entry.engine_bytes, path);
             if (decoded->header.plan_size != entry.plan_size) {
-                corrupt(path, "plan.size is " + std::to_string(decoded->header.plan_size) +
-                                  ", the manifest records " + std::to_string(entry.plan_size));
+                corrupt_member(path, "plan.size", std::to_string(decoded->header.plan_size),
+                               std::to_string(entry.plan_size));
             }
             bool const sha256 = bound || trusted.has_value();
             state->chunks.sha256 = sha256;
@@ -587,8 +605,8 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
             // A header that announces another plan length than the manifest's leaves the plan's
             // checksum computed over other bytes: report what the header itself says.
             if (decoded->header.plan_size != entry.plan_size) {
-                corrupt(path, "plan.size is " + std::to_string(decoded->header.plan_size) +
-                                  ", the manifest records " + std::to_string(entry.plan_size));
+                corrupt_member(path, "plan.size", std::to_string(decoded->header.plan_size),
+                               std::to_string(entry.plan_size));
             }
             corrupt(path, "the plan's XXH3-128 checksum is " + *plan_xxh3_128 +
                               " but the header records " + decoded->header.plan_xxh3_128);

@@ -153,6 +153,12 @@ TEST(DeployedEngine, ATruncatedFileIsRefusedByItsSize) {
                            std::to_string(deployment.entry.engine_bytes)),
               std::string::npos)
         << message;
+    Refusal const refusal = testing::refusal_of<CorruptEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
+    EXPECT_EQ(testing::fields_of(refusal),
+              "subject=" + deployment.path.string() +
+                  " | field=engine_bytes | observed=" + std::to_string(bytes.size()) +
+                  " | expected=" + std::to_string(deployment.entry.engine_bytes) + " | remedy=");
 }
 
 TEST(DeployedEngine, AnotherPlanOfTheSameSizeIsNotTheManifestsEntry) {
@@ -167,6 +173,12 @@ TEST(DeployedEngine, AnotherPlanOfTheSameSizeIsNotTheManifestsEntry) {
     EXPECT_NE(message.find("the manifest records " + deployment.entry.plan_xxh3_128),
               std::string::npos)
         << message;
+    Refusal const refusal = testing::refusal_of<CorruptEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
+    EXPECT_EQ(refusal.field, "plan.xxh3_128");
+    EXPECT_EQ(refusal.expected, deployment.entry.plan_xxh3_128);
+    EXPECT_EQ(refusal.observed.size(), 32U) << refusal.observed;
+    EXPECT_NE(refusal.observed, refusal.expected);
 }
 
 TEST(DeployedEngine, OtherConditionsUnderTheEntrysNameAreRefused) {
