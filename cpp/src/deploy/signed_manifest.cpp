@@ -88,14 +88,18 @@ Manifest statement_manifest(std::span<std::byte const> payload, std::string cons
     std::set<std::string> named;
     for (std::size_t i = 0; i < manifest.entries.size(); ++i) {
         ManifestEntry const& entry = manifest.entries[i];
-        std::string const field = "predicate.entries[" + std::to_string(i) + "]";
-        std::string const at = where + ": " + field;
+        std::string field = "predicate.entries[";
+        field += std::to_string(i);
+        field += ']';
+        std::string at = where;
+        at += ": ";
+        at += field;
         if (!entry.sha256 || !entry.header_sha256) {
-            std::string const digest = entry.sha256 ? "header_sha256" : "sha256";
+            char const* const digest = entry.sha256 ? "header_sha256" : "sha256";
             throw InvalidArgument(
                 at + " records no " + digest + ": a signed manifest binds every entry's file",
                 Refusal{.subject = name,
-                        .field = field + "." + digest,
+                        .field = field + '.' + digest,
                         .observed = "none",
                         .expected = "the digest of the entry's file (a signed manifest binds "
                                     "every entry's file)"});
