@@ -224,6 +224,13 @@ TEST(SignedManifest, ALowerVersionThanTheCacheFolderAcceptedIsRefusedNamingBoth)
                            " is lower than version 8, which this cache folder accepted before"),
               std::string::npos)
         << message;
+    Refusal const refusal =
+        testing::refusal_of<UntrustedEngineError>([&] { (void)p->read(older, p->options()); });
+    EXPECT_EQ(refusal.field, "predicate.version");
+    EXPECT_EQ(refusal.observed, "7");
+    EXPECT_EQ(refusal.expected.rfind("at least 8, which this cache folder accepted before (", 0),
+              0U)
+        << refusal.expected;
     // The same version again, and a later one, are accepted; the record keeps the highest.
     (void)p->read(p->signed_text(p->current, 8, {&p->publisher}), p->options());
     (void)p->read(p->signed_text(p->current, 9, {&p->publisher}), p->options());
