@@ -15,8 +15,8 @@ namespace tensoracle {
 struct Refusal {
     // The file or object refused: a path, a URL or an object key.
     std::string subject{};
-    // Where inside the subject, in one syntax: members joined by '.', indexes in brackets, as
-    // `entries[0].io.tensors[1].shape`; empty when the subject as a whole is refused.
+    // Where, members joined by '.', indexes in brackets (`entries[0].io.tensors[1].shape`); for an
+    // engine or cubin file, in its manifest entry (`io.tensors[1].dtype`); empty for all of it.
     std::string field{};
     // What was found there, as text.
     std::string observed{};

@@ -80,7 +80,10 @@ void check_conditions(nlohmann::json const& saved, nlohmann::json const& request
     throw EngineConditionError(
         "saved engine '" + path.string() +
             "' was built under other conditions; differing keys: " + differences,
-        path);
+        Refusal{.subject = path.string(),
+                .field = "conditions",
+                .observed = "other conditions; differing keys: " + differences,
+                .expected = "the requested conditions"});
 }
 
 namespace {

@@ -33,22 +33,34 @@ void check_cubin_bytes(std::filesystem::path const& directory, ManifestEntry con
     std::string const where = "cubin '" + path.string() + "' of entry " +
                               std::to_string(entry.index) + " (field /entries/" +
                               std::to_string(entry.index);
+    // The refusal's field: the entry's member in bundle.json.
+    std::string const field = "entries[" + std::to_string(entry.index) + "].";
     if (bytes.size() != entry.bytes) {
         throw CorruptCubinError(where + "/bytes) is " + std::to_string(bytes.size()) +
                                     " bytes long, expected " + std::to_string(entry.bytes),
-                                path);
+                                Refusal{.subject = path.string(),
+                                        .field = field + "bytes",
+                                        .observed = std::to_string(bytes.size()),
+                                        .expected = std::to_string(entry.bytes)});
     }
     std::span<std::byte const> const view = std::as_bytes(std::span{bytes});
     std::string const digest = sha256_hex(view);
     if (digest != entry.sha256) {
-        throw CorruptCubinError(
-            where + "/sha256) has SHA-256 " + digest + ", expected " + entry.sha256, path);
+        throw CorruptCubinError(where + "/sha256) has SHA-256 " + digest + ", expected " +
+                                    entry.sha256,
+                                Refusal{.subject = path.string(),
+                                        .field = field + "sha256",
+                                        .observed = digest,
+                                        .expected = entry.sha256});
     }
     std::uint32_t const sm = cubin_sm(view, kSmsInspected, path.string());
     if (sm != entry.sm) {
         throw CubinArchitectureError(where + "/target_sm) is built for sm" + std::to_string(sm) +
                                          ", expected " + entry.target_sm,
-                                     path);
+                                     Refusal{.subject = path.string(),
+                                             .field = field + "target_sm",
+                                             .observed = "sm" + std::to_string(sm),
+                                             .expected = entry.target_sm});
     }
 }
 
@@ -60,11 +72,14 @@ std::size_t check_cubin_kernel(std::filesystem::path const& directory, ManifestE
     CubinElf const elf = read_cubin_elf(std::as_bytes(std::span{bytes}), shown);
     CubinFunction const* function = elf.function(entry.entry_symbol);
     if (function == nullptr) {
-        throw CorruptCubinError("cubin '" + shown + "' of entry " + std::to_string(entry.index) +
-                                    " has no kernel function '" + entry.entry_symbol +
-                                    "' (field /entries/" + std::to_string(entry.index) +
-                                    "/entry_symbol)",
-                                path);
+        throw CorruptCubinError(
+            "cubin '" + shown + "' of entry " + std::to_string(entry.index) +
+                " has no kernel function '" + entry.entry_symbol + "' (field /entries/" +
+                std::to_string(entry.index) + "/entry_symbol)",
+            Refusal{.subject = path.string(),
+                    .field = "entries[" + std::to_string(entry.index) + "].entry_symbol",
+                    .observed = "no kernel function '" + entry.entry_symbol + "'",
+                    .expected = "a kernel function '" + entry.entry_symbol + "'"});
     }
     std::size_t const expected = entry.signature.size() + 2;
     if (function->params.size() != expected) {

@@ -30,7 +30,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -55,40 +57,56 @@ std::string member(std::string const& at, std::string const& key) {
     return path;
 }
 
-// The first place where `observed` differs from `expected`, as "tensors[1].shape: <observed>,
-// the manifest records <expected>", or empty when they are equal.
-std::string first_difference(Json const& observed, Json const& expected, std::string const& at) {
+// The first place where `observed` differs from `expected`: its field ("io.tensors[1].shape"),
+// the two values as shown, and the text messages give, "<field>: <observed>, the manifest records
+// <expected>".
+struct Difference {
+    std::string field;
+    std::string observed;
+    std::string expected;
+    std::string text;
+};
+
+Difference difference_at(std::string const& at, std::string observed, std::string expected) {
+    std::string text = (at.empty() ? std::string("the value") : at) + ": " + observed +
+                       ", the manifest records " + expected;
+    return {at, std::move(observed), std::move(expected), std::move(text)};
+}
+
+// The first difference, or nothing when the values are equal.
+std::optional<Difference> first_difference(Json const& observed, Json const& expected,
+                                           std::string const& at) {
     if (observed == expected) {
-        return {};
+        return std::nullopt;
     }
     if (observed.is_object() && expected.is_object()) {
         for (auto const& [key, value] : expected.items()) {
             std::string const inner = member(at, key);
             auto const found = observed.find(key);
             if (found == observed.end()) {
-                return inner + ": absent, the manifest records " + shown(value);
+                return difference_at(inner, "absent", shown(value));
             }
-            if (auto difference = first_difference(*found, value, inner); !difference.empty()) {
+            if (auto difference = first_difference(*found, value, inner)) {
                 return difference;
             }
         }
         for (auto const& [key, value] : observed.items()) {
             if (!expected.contains(key)) {
-                return member(at, key) + ": " + shown(value) + ", absent from the manifest";
+                std::string const inner = member(at, key);
+                return Difference{inner, shown(value), "absent",
+                                  inner + ": " + shown(value) + ", absent from the manifest"};
             }
         }
     }
     if (observed.is_array() && expected.is_array() && observed.size() == expected.size()) {
         for (std::size_t i = 0; i < observed.size(); ++i) {
             std::string const inner = at + "[" + std::to_string(i) + "]";
-            if (auto difference = first_difference(observed[i], expected[i], inner);
-                !difference.empty()) {
+            if (auto difference = first_difference(observed[i], expected[i], inner)) {
                 return difference;
             }
         }
     }
-    return (at.empty() ? std::string("the value") : at) + ": " + shown(observed) +
-           ", the manifest records " + shown(expected);
+    return difference_at(at, shown(observed), shown(expected));
 }
 
 // One of an entry's JSON texts (conditions_json, io_json) read back, for comparing with the
@@ -106,10 +124,29 @@ Json entry_json(ManifestEntry const& entry, std::string const& text, char const*
     throw CorruptEngineError("deployed engine '" + path.string() + "' is unusable: " + what, path);
 }
 
+// The same refusal, with its fields; `refusal`'s subject is set to `path`.
+[[noreturn]] void corrupt(std::filesystem::path const& path, std::string const& what,
+                          Refusal refusal) {
+    refusal.subject = path.string();
+    throw CorruptEngineError("deployed engine '" + path.string() + "' is unusable: " + what,
+                             std::move(refusal));
+}
+
+// The entry's member `field` records `recorded`, the file holds `found`.
+[[noreturn]] void corrupt_member(std::filesystem::path const& path, char const* field,
+                                 std::string const& found, std::string const& recorded) {
+    corrupt(path, std::string(field) + " is " + found + ", the manifest records " + recorded,
+            Refusal{.field = field, .observed = found, .expected = recorded});
+}
+
 [[noreturn]] void corrupt_size(std::filesystem::path const& path, std::uint64_t size,
                                std::uint64_t engine_bytes) {
-    corrupt(path, "the file is " + std::to_string(size) +
-                      " bytes, the manifest records engine_bytes " + std::to_string(engine_bytes));
+    corrupt(path,
+            "the file is " + std::to_string(size) + " bytes, the manifest records engine_bytes " +
+                std::to_string(engine_bytes),
+            Refusal{.field = "engine_bytes",
+                    .observed = std::to_string(size),
+                    .expected = std::to_string(engine_bytes)});
 }
 
 // The entry's file, opened as Store::read opens an entry (open_regular_entry): without following
@@ -140,12 +177,15 @@ Signature signature_of(std::string const& hex) {
 std::string check_signature(ManifestEntry const& entry, VerifyKey const& trusted,
                             std::string const& statement, std::filesystem::path const& path) {
     if (!entry.fleet || !entry.fleet->signature) {
-        throw UntrustedEngineError("deployed engine '" + path.string() +
-                                       "' has no signature in the manifest (fleet.signature "
-                                       "is null), and the verify key " +
-                                       trusted.fingerprint() +
-                                       " is set: only signed engines are opened",
-                                   path);
+        throw UntrustedEngineError(
+            "deployed engine '" + path.string() +
+                "' has no signature in the manifest (fleet.signature "
+                "is null), and the verify key " +
+                trusted.fingerprint() + " is set: only signed engines are opened",
+            Refusal{.subject = path.string(),
+                    .field = "fleet.signature",
+                    .observed = "null",
+                    .expected = "a signature by the verify key " + trusted.fingerprint()});
     }
     Signature const signature = signature_of(*entry.fleet->signature);
     if (!trusted.verify(std::as_bytes(std::span(statement)), signature)) {
@@ -155,7 +195,11 @@ std::string check_signature(ManifestEntry const& entry, VerifyKey const& trusted
                 "the verify key " +
                 trusted.fingerprint() +
                 " does not accept: signed by another key, or the file changed after signing",
-            path);
+            Refusal{.subject = path.string(),
+                    .field = "fleet.signature",
+                    .observed = *entry.fleet->signature,
+                    .expected =
+                        "a signature of this file by the verify key " + trusted.fingerprint()});
     }
     return trusted.fingerprint();
 }
@@ -177,7 +221,10 @@ void check_recorded_digest(ManifestEntry const& entry, bool header, std::string 
         throw UntrustedEngineError("deployed engine '" + path.string() +
                                        "': the manifest records no " + field +
                                        " for it, which its signature must bind",
-                                   path);
+                                   Refusal{.subject = path.string(),
+                                           .field = field,
+                                           .observed = "null",
+                                           .expected = "the SHA-256 its signature binds"});
     }
     if (observed == *recorded) {
         return;
@@ -185,12 +232,15 @@ void check_recorded_digest(ManifestEntry const& entry, bool header, std::string 
     std::string const what = std::string("the SHA-256 of its ") +
                              (header ? "preamble and header" : "whole file") + " is " + observed +
                              ", the manifest records " + field + " " + *recorded;
+    Refusal refusal{
+        .subject = path.string(), .field = field, .observed = observed, .expected = *recorded};
     if (!entry.manifest_signers.empty()) {
         throw UntrustedEngineError("deployed engine '" + path.string() +
                                        "' is not the file the signed manifest names: " + what,
-                                   path);
+                                   std::move(refusal));
     }
-    corrupt(path, what);
+    throw CorruptEngineError("deployed engine '" + path.string() + "' is unusable: " + what,
+                             std::move(refusal));
 }
 
 // The preamble and header `prefix` of a format 2 file judged before any of it is decoded, as
@@ -220,21 +270,22 @@ void check_header(DecodedHeader const& decoded, ManifestEntry const& entry,
                   std::filesystem::path const& path, ManifestEntry& opened) {
     EngineHeader const& header = decoded.header;
     if (header.plan_xxh3_128 != entry.plan_xxh3_128) {
-        corrupt(path, "plan.xxh3_128 is " + header.plan_xxh3_128 + ", the manifest records " +
-                          entry.plan_xxh3_128);
+        corrupt_member(path, "plan.xxh3_128", header.plan_xxh3_128, entry.plan_xxh3_128);
     }
     check_conditions(header.conditions, entry_json(entry, entry.conditions_json, "conditions_json"),
                      path);
     Json const observed_io =
         header.references.contains("io") ? header.references.at("io") : Json(nullptr);
-    if (std::string const difference =
-            first_difference(observed_io, entry_json(entry, entry.io_json, "io_json"), "io");
-        !difference.empty()) {
+    if (auto const difference =
+            first_difference(observed_io, entry_json(entry, entry.io_json, "io_json"), "io")) {
         throw EngineIOError("deployed engine '" + path.string() +
                                 "': the saved header's IO signature differs from the "
                                 "manifest's at " +
-                                difference,
-                            path);
+                                difference->text,
+                            Refusal{.subject = path.string(),
+                                    .field = difference->field,
+                                    .observed = difference->observed,
+                                    .expected = difference->expected});
     }
     // What the engine is run by from here on is what the verified header records, whatever an
     // application that built the entry itself put in its typed members.
@@ -454,8 +505,8 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
             // manifest's plan size.
             decoded = decode_engine_header(prefix, entry.engine_bytes, path);
             if (decoded->header.plan_size != entry.plan_size) {
-                corrupt(path, "plan.size is " + std::to_string(decoded->header.plan_size) +
-                                  ", the manifest records " + std::to_string(entry.plan_size));
+                corrupt_member(path, "plan.size", std::to_string(decoded->header.plan_size),
+                               std::to_string(entry.plan_size));
             }
             bool const sha256 = bound || trusted.has_value();
             state->chunks.sha256 = sha256;
@@ -513,8 +564,8 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
             // A header that announces another plan length than the manifest's leaves the plan's
             // checksum computed over other bytes: report what the header itself says.
             if (decoded->header.plan_size != entry.plan_size) {
-                corrupt(path, "plan.size is " + std::to_string(decoded->header.plan_size) +
-                                  ", the manifest records " + std::to_string(entry.plan_size));
+                corrupt_member(path, "plan.size", std::to_string(decoded->header.plan_size),
+                               std::to_string(entry.plan_size));
             }
             corrupt(path, "the plan's XXH3-128 checksum is " + *plan_xxh3_128 +
                               " but the header records " + decoded->header.plan_xxh3_128);

@@ -278,7 +278,10 @@ ExecutionContract::ExecutionContract(std::vector<TensorDescription> tensors,
         if (!names.insert(tensor.name).second) {
             throw EngineIOError(engine_text(engine_) + " lists the tensor name " +
                                     named(tensor.name) + " twice",
-                                engine_);
+                                Refusal{.subject = engine_.string(),
+                                        .field = "tensors",
+                                        .observed = named(tensor.name) + " twice",
+                                        .expected = "a name no other tensor has"});
         }
         std::string const kind = tensor.is_input ? "input " : "output ";
         if (tensor.location == "HOST") {
@@ -336,7 +339,10 @@ ExecutionContract::ExecutionContract(std::vector<TensorDescription> tensors,
     if (!problems.empty()) {
         throw EngineIOError(engine_text(engine_) +
                                 " cannot be run by an execution unit: " + joined(problems, "; "),
-                            engine_);
+                            Refusal{.subject = engine_.string(),
+                                    .field = "tensors",
+                                    .observed = joined(problems, "; "),
+                                    .expected = "tensors an execution unit can run"});
     }
     // Inputs first, as the Python unit orders its names: tensors_ is kept in that order too, so
     // that bind_addresses's result lists inputs, then outputs.
@@ -436,12 +442,17 @@ void ExecutionContract::check_creation_output_shapes(std::vector<ReportedShape> 
         dependent_names.push_back(tensor.name);
     }
     if (!dependent.empty() && !allow_value_dependent_) {
-        throw EngineIOError(engine_text(engine_) +
-                                ": outputs with data-dependent sizes need an allocator for "
-                                "their memory, and this execution unit has none "
-                                "(ExecutionOptions::output_memory): " +
-                                joined(dependent, ", "),
-                            engine_);
+        throw EngineIOError(
+            engine_text(engine_) +
+                ": outputs with data-dependent sizes need an allocator for "
+                "their memory, and this execution unit has none "
+                "(ExecutionOptions::output_memory): " +
+                joined(dependent, ", "),
+            Refusal{.subject = engine_.string(),
+                    .field = "tensors",
+                    .observed = "outputs with data-dependent sizes: " + joined(dependent, ", "),
+                    .expected = "an allocator for their memory",
+                    .remedy = "set ExecutionOptions::output_memory"});
     }
     value_dependent_ = std::move(dependent_names);
     shapes_ = std::move(resolved);

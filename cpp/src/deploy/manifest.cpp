@@ -60,21 +60,29 @@ constexpr std::array kRepeated{
 // Each member an entry repeats from its conditions must be the conditions' own (null where they
 // have none): the conditions are what the file name and the saved header vouch for, so an edited
 // manifest cannot route a recipe to another engine, an older graph version or other targets.
-void check_repeated(Fields const& fields, Json const& conditions) {
+// `subject` is the manifest's name, `entry` the entry's field ("entries[0]").
+void check_repeated(Fields const& fields, Json const& conditions, std::string const& subject,
+                    std::string const& entry) {
     for (Repeated const& repeated : kRepeated) {
         Json const& stated = fields.any(repeated.field);
         auto const found = conditions.find(repeated.condition);
         Json const recorded = found == conditions.end() ? Json(nullptr) : *found;
         if (stated != recorded) {
             throw InvalidArgument(fields.at(repeated.field) + " is " + shown(stated) +
-                                  ", but its conditions record " + repeated.condition + " " +
-                                  shown(recorded));
+                                      ", but its conditions record " + repeated.condition + " " +
+                                      shown(recorded),
+                                  Refusal{.subject = subject,
+                                          .field = entry + "." + repeated.field,
+                                          .observed = shown(stated),
+                                          .expected = shown(recorded) + " (the conditions' " +
+                                                      repeated.condition + ")"});
         }
     }
 }
 
-ManifestEntry entry_of(Json const& value, std::string const& where) {
-    Fields const fields(value, where);
+// The entry `field` ("entries[0]") of the manifest `subject`.
+ManifestEntry entry_of(Json const& value, std::string const& subject, std::string const& field) {
+    Fields const fields(value, subject + ": " + field);
     ManifestEntry entry;
     entry.recipe = fields.text("recipe");
     entry.graph_version = fields.text("graph_version");
@@ -86,13 +94,22 @@ ManifestEntry entry_of(Json const& value, std::string const& where) {
         identity_name = recorded_file_name(conditions);
     } catch (InvalidArgument const& error) {
         throw InvalidArgument(fields.at("conditions") +
-                              " are not an engine's identity: " + error.what());
+                                  " are not an engine's identity: " + error.what(),
+                              Refusal{.subject = subject,
+                                      .field = field + ".conditions",
+                                      .observed = error.what(),
+                                      .expected = "an engine's identity"});
     }
     if (identity_name != entry.file_name) {
-        throw InvalidArgument(fields.at("file_name") + " is " + shown(entry.file_name) +
-                              ", but the identity of its conditions is " + shown(identity_name));
+        throw InvalidArgument(
+            fields.at("file_name") + " is " + shown(entry.file_name) +
+                ", but the identity of its conditions is " + shown(identity_name),
+            Refusal{.subject = subject,
+                    .field = field + ".file_name",
+                    .observed = shown(entry.file_name),
+                    .expected = shown(identity_name) + " (the identity of its conditions)"});
     }
-    check_repeated(fields, conditions);
+    check_repeated(fields, conditions, subject, field);
     entry.conditions_json = canonical_json(conditions);
     if (Json const& io = fields.any("io"); !io.is_null()) {
         entry.io = io_from_json(io, fields.at("io"));
@@ -155,7 +172,7 @@ Manifest manifest_of_document(Json const& document, std::string const& name) {
     }
     for (std::size_t i = 0; i < entries.size(); ++i) {
         manifest.entries.push_back(
-            entry_of(entries[i], fields.at("entries") + "[" + std::to_string(i) + "]"));
+            entry_of(entries[i], name, "entries[" + std::to_string(i) + "]"));
     }
     return manifest;
 }
@@ -166,7 +183,11 @@ Manifest parse_manifest(std::string_view text, std::string const& name) {
         throw UntrustedEngineError(
             name + " is a signed deployment manifest (a DSSE envelope): read it with its trust "
                    "(read_manifest(path, options) with a verify key or trust policy)",
-            name);
+            Refusal{.subject = name,
+                    .observed = "a signed deployment manifest (a DSSE envelope)",
+                    .expected = "a plain deployment manifest",
+                    .remedy = "read it with its trust (read_manifest(path, options) with a "
+                              "verify key or trust policy)"});
     }
     return manifest_of_document(document, name);
 }

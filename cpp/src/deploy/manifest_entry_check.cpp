@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <set>
+#include <utility>
 
 namespace tensoracle::deploy::detail {
 
@@ -51,26 +52,39 @@ void check_difference(ExpectedEntry const& expected, std::string const& what,
             not_the_entry + "its conditions differ in " +
                 joined(std::vector<std::string>(keys.begin(), keys.end()), ", ") + " (" +
                 expected.where + ".conditions)",
-            path);
+            Refusal{.subject = path.string(),
+                    .field = "conditions",
+                    .observed = "conditions that differ in " +
+                                joined(std::vector<std::string>(keys.begin(), keys.end()), ", "),
+                    .expected = "the conditions " + expected.where + " records"});
     }
     ManifestEntry const& entry = *expected.entry;
     if (decoded.header.plan_size != entry.plan_size) {
         throw EngineConditionError(not_the_entry + expected.where + ".plan.size is " +
                                        std::to_string(entry.plan_size) + ", its header records " +
                                        std::to_string(decoded.header.plan_size),
-                                   path);
+                                   Refusal{.subject = path.string(),
+                                           .field = "plan.size",
+                                           .observed = std::to_string(decoded.header.plan_size),
+                                           .expected = std::to_string(entry.plan_size)});
     }
     if (decoded.header.plan_xxh3_128 != entry.plan_xxh3_128) {
         throw EngineConditionError(not_the_entry + expected.where + ".plan.xxh3_128 is " +
                                        shown(entry.plan_xxh3_128) + ", its header records " +
                                        shown(decoded.header.plan_xxh3_128),
-                                   path);
+                                   Refusal{.subject = path.string(),
+                                           .field = "plan.xxh3_128",
+                                           .observed = shown(decoded.header.plan_xxh3_128),
+                                           .expected = shown(entry.plan_xxh3_128)});
     }
     if (size != entry.engine_bytes) {
         throw EngineConditionError(not_the_entry + expected.where + ".engine_bytes is " +
                                        std::to_string(entry.engine_bytes) + ", it holds " +
                                        std::to_string(size),
-                                   path);
+                                   Refusal{.subject = path.string(),
+                                           .field = "engine_bytes",
+                                           .observed = std::to_string(size),
+                                           .expected = std::to_string(entry.engine_bytes)});
     }
 }
 
@@ -89,10 +103,14 @@ void check_header_digest(ExpectedEntry const& expected, std::string const& what,
     std::string const message = what + " is not the entry " + expected.where +
                                 " records: the SHA-256 of its preamble and header is " + digest +
                                 ", " + expected.where + ".header_sha256 is " + *recorded;
+    Refusal refusal{.subject = path.string(),
+                    .field = "header_sha256",
+                    .observed = digest,
+                    .expected = *recorded};
     if (expected.bound) {
-        throw UntrustedEngineError(message, path);
+        throw UntrustedEngineError(message, std::move(refusal));
     }
-    throw EngineConditionError(message, path);
+    throw EngineConditionError(message, std::move(refusal));
 }
 
 // Judges the complete preamble and header `prefix` of `what`, an engine file of `size` bytes.
@@ -137,7 +155,10 @@ ObjectCheck::ObjectCheck(ExpectedEntry const& expected, std::string url, std::ui
         throw EngineConditionError("the remote engine " + url_ + " is not the object " +
                                        expected.where + " records: it is unsigned, and " +
                                        expected.where + ".fleet.signature records a signature",
-                                   url_);
+                                   Refusal{.subject = url_,
+                                           .field = "fleet.signature",
+                                           .observed = "an unsigned object",
+                                           .expected = "an object signed as the entry records"});
     }
     if (object_size != engine_bytes && object_size != engine_bytes + kSignatureTrailerBytes) {
         throw EngineConditionError(
@@ -146,7 +167,12 @@ ObjectCheck::ObjectCheck(ExpectedEntry const& expected, std::string url, std::ui
                 ", and the object holds " + std::to_string(object_size) +
                 " bytes (neither that nor that with a " + std::to_string(kSignatureTrailerBytes) +
                 "-byte signature trailer)",
-            url_);
+            Refusal{.subject = url_,
+                    .field = "engine_bytes",
+                    .observed = std::to_string(object_size) + " bytes",
+                    .expected = std::to_string(engine_bytes) + " bytes, or that with a " +
+                                std::to_string(kSignatureTrailerBytes) +
+                                "-byte signature trailer"});
     }
 }
 
@@ -191,7 +217,10 @@ void ObjectCheck::finish() const {
                                        expected_.where +
                                        ".fleet.signature (published again since the manifest "
                                        "was written, or signed by another key)",
-                                   url_);
+                                   Refusal{.subject = url_,
+                                           .field = "fleet.signature",
+                                           .observed = "another signature",
+                                           .expected = "the signature the entry records"});
     }
     if (!header_checked_) {
         throw CorruptEngineError("the remote engine " + url_ + " ended before its header", url_);

@@ -70,11 +70,15 @@ std::optional<std::uint64_t> recorded_version(Json const& record, std::string co
 
 void refuse_rollback(std::string const& name, std::string const& spec, std::uint64_t version,
                      std::uint64_t accepted, std::filesystem::path const& path) {
-    throw UntrustedEngineError(name + ": version " + std::to_string(version) + " of " + spec +
-                                   " is lower than version " + std::to_string(accepted) +
-                                   ", which this cache folder accepted before (" + path.string() +
-                                   "): an older signed manifest is not accepted again",
-                               name);
+    throw UntrustedEngineError(
+        name + ": version " + std::to_string(version) + " of " + spec + " is lower than version " +
+            std::to_string(accepted) + ", which this cache folder accepted before (" +
+            path.string() + "): an older signed manifest is not accepted again",
+        Refusal{.subject = name,
+                .field = "predicate.version",
+                .observed = std::to_string(version),
+                .expected = "at least " + std::to_string(accepted) +
+                            ", which this cache folder accepted before (" + path.string() + ")"});
 }
 
 } // namespace

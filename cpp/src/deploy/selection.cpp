@@ -114,7 +114,11 @@ std::pair<std::string, std::string> capability_parts(DeviceDescription const& de
     if (dot == std::string::npos || !all_digits(whole.substr(0, dot)) ||
         !all_digits(whole.substr(dot + 1))) {
         throw InvalidArgument("the GPU description holds compute_capability=" +
-                              python_quoted(capability) + "; expected 'MAJOR.MINOR'");
+                                  python_quoted(capability) + "; expected 'MAJOR.MINOR'",
+                              Refusal{.subject = "the GPU description",
+                                      .field = "compute_capability",
+                                      .observed = python_quoted(capability),
+                                      .expected = "'MAJOR.MINOR'"});
     }
     return {std::string(without_leading_zeros(whole.substr(0, dot))),
             std::string(without_leading_zeros(whole.substr(dot + 1)))};

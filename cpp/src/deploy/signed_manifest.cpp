@@ -88,11 +88,21 @@ Manifest statement_manifest(std::span<std::byte const> payload, std::string cons
     std::set<std::string> named;
     for (std::size_t i = 0; i < manifest.entries.size(); ++i) {
         ManifestEntry const& entry = manifest.entries[i];
-        std::string const at = where + ": predicate.entries[" + std::to_string(i) + "]";
+        std::string field = "predicate.entries[";
+        field += std::to_string(i);
+        field += ']';
+        std::string at = where;
+        at += ": ";
+        at += field;
         if (!entry.sha256 || !entry.header_sha256) {
-            throw InvalidArgument(at + " records no " +
-                                  (entry.sha256 ? "header_sha256" : "sha256") +
-                                  ": a signed manifest binds every entry's file");
+            char const* const digest = entry.sha256 ? "header_sha256" : "sha256";
+            throw InvalidArgument(
+                at + " records no " + digest + ": a signed manifest binds every entry's file",
+                Refusal{.subject = name,
+                        .field = field + '.' + digest,
+                        .observed = "none",
+                        .expected = "the digest of the entry's file (a signed manifest binds "
+                                    "every entry's file)"});
         }
         auto const subject = subject_digests.find(entry.file_name);
         if (subject == subject_digests.end() || subject->second != *entry.sha256) {
@@ -101,7 +111,12 @@ Manifest statement_manifest(std::span<std::byte const> payload, std::string cons
                     (subject == subject_digests.end()
                          ? std::string("of the statement")
                          : "(its subject's sha256 is " + subject->second + ")"),
-                name);
+                Refusal{.subject = name,
+                        .field = field + ".sha256",
+                        .observed = *entry.sha256,
+                        .expected = subject == subject_digests.end()
+                                        ? "a subject of the statement named " + entry.file_name
+                                        : subject->second + " (its subject's sha256)"});
         }
         named.insert(entry.file_name);
     }
@@ -112,7 +127,11 @@ Manifest statement_manifest(std::span<std::byte const> payload, std::string cons
                 message += ": subject ";
                 message += file_name;
                 message += " is no entry of the manifest";
-                throw UntrustedEngineError(message, name);
+                throw UntrustedEngineError(message,
+                                           Refusal{.subject = name,
+                                                   .field = "subject",
+                                                   .observed = file_name,
+                                                   .expected = "an entry of the manifest"});
             }
         }
     }
@@ -143,7 +162,12 @@ Manifest verified_manifest(Json const& document, std::string const& name, TrustP
                 std::to_string(policy.threshold) + " of " + std::to_string(policy.keys.size()) +
                 "; the envelope has " + std::to_string(envelope.signatures.size()) +
                 " signatures, by key ids " + listed(claimed),
-            name);
+            Refusal{.subject = name,
+                    .field = "signatures",
+                    .observed = std::to_string(signers.size()) + " of the trust policy's keys (" +
+                                listed(signers) + ")",
+                    .expected = std::to_string(policy.threshold) + " of " +
+                                std::to_string(policy.keys.size())});
     }
     Manifest manifest = statement_manifest(envelope.payload, name);
     std::int64_t const expires = parse_utc_time(manifest.release->expires, "expires");
@@ -151,13 +175,21 @@ Manifest verified_manifest(Json const& document, std::string const& name, TrustP
         throw UntrustedEngineError(
             name + ": the signed manifest expired at " + manifest.release->expires +
                 " (it is now " + format_utc_time(now) + "): ask its publisher for a current one",
-            name);
+            Refusal{.subject = name,
+                    .field = "predicate.expires",
+                    .observed = manifest.release->expires,
+                    .expected = "a time after " + format_utc_time(now),
+                    .remedy = "ask its publisher for a current one"});
     }
     if (manifest.release->version < policy.minimum_version) {
-        throw UntrustedEngineError(name + ": version " + std::to_string(manifest.release->version) +
-                                       " is lower than the minimum version " +
-                                       std::to_string(policy.minimum_version) + " required",
-                                   name);
+        throw UntrustedEngineError(
+            name + ": version " + std::to_string(manifest.release->version) +
+                " is lower than the minimum version " + std::to_string(policy.minimum_version) +
+                " required",
+            Refusal{.subject = name,
+                    .field = "predicate.version",
+                    .observed = std::to_string(manifest.release->version),
+                    .expected = "at least " + std::to_string(policy.minimum_version)});
     }
     manifest.signers = signers;
     for (ManifestEntry& entry : manifest.entries) {
@@ -203,7 +235,11 @@ Manifest read_manifest(std::filesystem::path const& path, OpenOptions const& opt
                                          : std::string("a verify key or trust policy")) +
                     " is set: only a signed manifest (tensoracle manifest sign, or tensoracle "
                     "build --manifest --sign-key) is accepted",
-                name);
+                Refusal{.subject = name,
+                        .observed = "a manifest that is not signed",
+                        .expected = "a signed manifest",
+                        .remedy = "sign it (tensoracle manifest sign, or tensoracle build "
+                                  "--manifest --sign-key)"});
         }
         return manifest_of_document(document, name);
     }
@@ -217,7 +253,13 @@ Manifest read_manifest(std::filesystem::path const& path, OpenOptions const& opt
                     ", open_deployed(verify_key=...)) or a trust policy (OpenOptions::"
                     "trust_policy, open_deployed(trust_policy=...)), or skip the check "
                     "explicitly (skip_signature_verification)",
-                name);
+                Refusal{.subject = name,
+                        .observed = "a signed manifest",
+                        .expected = "a verify key or trust policy to verify it with",
+                        .remedy = "pass the key (OpenOptions::verify_key, " +
+                                  std::string(kVerifyKeyVariable) +
+                                  ", open_deployed(verify_key=...)) or a trust policy, or skip "
+                                  "the check explicitly (skip_signature_verification)"});
         }
         return statement_manifest(read_envelope(document, name).payload, name);
     }

@@ -39,16 +39,24 @@ TrustPolicy parse_trust_policy(std::string_view text, std::string const& name) {
         }
         VerifyKey const key = VerifyKey::from_pem(pem.get<std::string>(), where);
         if (key.fingerprint() != keyid) {
-            throw InvalidArgument(where + ": the key id is not this key's fingerprint, " +
-                                  key.fingerprint());
+            throw InvalidArgument(
+                where + ": the key id is not this key's fingerprint, " + key.fingerprint(),
+                Refusal{.subject = name,
+                        .field = "keys[\"" + keyid + "\"]",
+                        .observed = keyid,
+                        .expected = key.fingerprint() + " (the key's fingerprint)"});
         }
         policy.keys.push_back({keyid, pem.get<std::string>()});
     }
     policy.threshold = fields.count("threshold");
     if (policy.threshold == 0 || policy.threshold > policy.keys.size()) {
-        throw InvalidArgument(fields.at("threshold") + " is " + std::to_string(policy.threshold) +
-                              ", expected 1 to the number of keys, " +
-                              std::to_string(policy.keys.size()));
+        throw InvalidArgument(
+            fields.at("threshold") + " is " + std::to_string(policy.threshold) +
+                ", expected 1 to the number of keys, " + std::to_string(policy.keys.size()),
+            Refusal{.subject = name,
+                    .field = "threshold",
+                    .observed = std::to_string(policy.threshold),
+                    .expected = "1 to the number of keys, " + std::to_string(policy.keys.size())});
     }
     if (Json const* minimum = fields.find("minimum_version"); minimum != nullptr) {
         policy.minimum_version = fields.count("minimum_version");

@@ -112,11 +112,15 @@ std::string check_statement_signature(std::span<std::byte const> trailer,
                                       VerifyKey const& trusted) {
     std::filesystem::path const label{std::string(object_name)};
     if (trailer.empty()) {
-        throw UntrustedEngineError("remote engine '" + std::string(object_name) +
-                                       "' is not signed, and this node trusts only engines "
-                                       "signed by the key " +
-                                       trusted.fingerprint(),
-                                   label);
+        throw UntrustedEngineError(
+            "remote engine '" + std::string(object_name) +
+                "' is not signed, and this node trusts only engines "
+                "signed by the key " +
+                trusted.fingerprint(),
+            Refusal{.subject = label.string(),
+                    .field = "signature",
+                    .observed = "none",
+                    .expected = "a signature by the key " + trusted.fingerprint()});
     }
     if (trailer.size() != kSignatureTrailerBytes) {
         throw InvalidArgument("check_remote_signature: a trailer of " +
@@ -126,12 +130,15 @@ std::string check_statement_signature(std::span<std::byte const> trailer,
     Signature signature{};
     std::memcpy(signature.data(), trailer.data(), signature.size());
     if (!trusted.verify(std::as_bytes(std::span(statement)), signature)) {
-        throw UntrustedEngineError("remote engine '" + std::string(object_name) +
-                                       "' has a signature that the trusted key " +
-                                       trusted.fingerprint() +
-                                       " does not accept (signed by another key, or changed "
-                                       "after signing)",
-                                   label);
+        throw UntrustedEngineError(
+            "remote engine '" + std::string(object_name) +
+                "' has a signature that the trusted key " + trusted.fingerprint() +
+                " does not accept (signed by another key, or changed "
+                "after signing)",
+            Refusal{.subject = label.string(),
+                    .field = "signature",
+                    .observed = "a signature the key does not accept",
+                    .expected = "a signature by the key " + trusted.fingerprint()});
     }
     return trusted.fingerprint();
 }
@@ -154,12 +161,15 @@ EngineIdentity remote_entry_identity(EngineHeader const& header, EngineIdentity 
         }
     }
     if (identity.file_name != file_name) {
-        throw EngineConditionError("remote engine '" + std::string(object_name) +
-                                       "' is unusable: its header's conditions belong to the "
-                                       "entry '" +
-                                       identity.file_name + "', not '" + std::string(file_name) +
-                                       "'",
-                                   label);
+        throw EngineConditionError(
+            "remote engine '" + std::string(object_name) +
+                "' is unusable: its header's conditions belong to the "
+                "entry '" +
+                identity.file_name + "', not '" + std::string(file_name) + "'",
+            Refusal{.subject = label.string(),
+                    .field = "conditions",
+                    .observed = "the conditions of '" + identity.file_name + "'",
+                    .expected = "the conditions of '" + std::string(file_name) + "'"});
     }
     return identity;
 }

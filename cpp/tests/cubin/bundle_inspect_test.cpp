@@ -3,6 +3,7 @@
 // intact pair passes, each damage raises its own error in the documented order, and the dynsym
 // reader finds the exported bytes.
 #include "support/bundle_fixture.hpp"
+#include "support/error_message.hpp"
 #include "tensoracle/cubin/bundle_inspect.hpp"
 #include "tensoracle/cubin/library_exports.hpp"
 #include "tensoracle/errors.hpp"
@@ -133,6 +134,11 @@ TEST_F(BundleInspect, CubinFilesAreCheckedForPresenceLengthDigestAndSmInThatOrde
     manifest_["entries"][1]["sha256"] = sha256_hex(same_length);
     rewrite();
     EXPECT_HAS(refusal<CubinArchitectureError>(), "is built for sm86, expected sm89");
+    Refusal const fields = tensoracle::testing::refusal_of<CubinArchitectureError>(
+        [&] { (void)cubin::inspect_bundle(bundle()); });
+    EXPECT_EQ(tensoracle::testing::fields_of(fields),
+              "subject=" + (bundle() / "cubins/sm89/probe.cubin").string() +
+                  " | field=entries[1].target_sm | observed=sm86 | expected=sm89 | remedy=");
 }
 
 TEST_F(BundleInspect, AnEarlierEntrysCubinErrorWinsOverALaterEntrysManifestError) {

@@ -153,6 +153,12 @@ TEST(DeployedEngine, ATruncatedFileIsRefusedByItsSize) {
                            std::to_string(deployment.entry.engine_bytes)),
               std::string::npos)
         << message;
+    Refusal const refusal = testing::refusal_of<CorruptEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
+    EXPECT_EQ(testing::fields_of(refusal),
+              "subject=" + deployment.path.string() +
+                  " | field=engine_bytes | observed=" + std::to_string(bytes.size()) +
+                  " | expected=" + std::to_string(deployment.entry.engine_bytes) + " | remedy=");
 }
 
 TEST(DeployedEngine, AnotherPlanOfTheSameSizeIsNotTheManifestsEntry) {
@@ -167,6 +173,12 @@ TEST(DeployedEngine, AnotherPlanOfTheSameSizeIsNotTheManifestsEntry) {
     EXPECT_NE(message.find("the manifest records " + deployment.entry.plan_xxh3_128),
               std::string::npos)
         << message;
+    Refusal const refusal = testing::refusal_of<CorruptEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
+    EXPECT_EQ(refusal.field, "plan.xxh3_128");
+    EXPECT_EQ(refusal.expected, deployment.entry.plan_xxh3_128);
+    EXPECT_EQ(refusal.observed.size(), 32U) << refusal.observed;
+    EXPECT_NE(refusal.observed, refusal.expected);
 }
 
 TEST(DeployedEngine, OtherConditionsUnderTheEntrysNameAreRefused) {
@@ -189,6 +201,11 @@ TEST(DeployedEngine, AnotherIOSignatureIsRefusedNamingTheTensorField) {
         [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
     EXPECT_NE(message.find("io.tensors[0].shape[0]: -1, the manifest records 2"), std::string::npos)
         << message;
+    Refusal const refusal = testing::refusal_of<EngineIOError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
+    EXPECT_EQ(testing::fields_of(refusal), "subject=" + deployment.path.string() +
+                                               " | field=io.tensors[0].shape[0] | observed=-1 | "
+                                               "expected=2 | remedy=");
 }
 
 // An application may build the entry itself: what the opened engine is run by (its IO, where
@@ -225,6 +242,12 @@ TEST(DeployedEngine, WithAVerifyKeyOnlyTheKeysSignatureOpens) {
     message = message_of<UntrustedEngineError>(
         [&] { (void)DeployedEngine::open(deployment.entry, options); });
     EXPECT_NE(message.find("does not accept"), std::string::npos) << message;
+    Refusal const refusal = testing::refusal_of<UntrustedEngineError>(
+        [&] { (void)DeployedEngine::open(deployment.entry, options); });
+    EXPECT_EQ(refusal.subject, deployment.path.string());
+    EXPECT_EQ(refusal.field, "fleet.signature");
+    EXPECT_EQ(refusal.observed, *deployment.entry.fleet->signature);
+    EXPECT_EQ(refusal.expected, "a signature of this file by the verify key " + keys.fingerprint());
 
     // Signed by the key: opened, and the signer is named.
     deployment.sign(keys.signing);

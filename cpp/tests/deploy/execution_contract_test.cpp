@@ -34,7 +34,9 @@ ExecutionContract created(std::vector<TensorDescription> tensors, Shape creation
     return contract;
 }
 
+using testing::fields_of;
 using testing::message_of;
+using testing::refusal_of;
 
 std::string creation_refusal(std::vector<TensorDescription> tensors) {
     return message_of<EngineIOError>(
@@ -518,6 +520,34 @@ TEST(ExecutionContract, TheEnginesIoIsCheckedAgainstTheManifest) {
     }
     // The engine's order may differ from the manifest's.
     EXPECT_NO_THROW(check_engine_io({manifest[1], manifest[0]}, manifest, kEngine));
+}
+
+// The refusal carries what its message tells as fields: the engine file, where in the entry's IO
+// signature, the engine's value and the manifest's.
+TEST(ExecutionContract, AnIoMismatchCarriesItsFields) {
+    auto const manifest = io_from_json(signature(), "io");
+    auto const fields = [&](std::vector<TensorDescription> const& engine) {
+        return fields_of(
+            refusal_of<EngineIOError>([&] { check_engine_io(engine, manifest, kEngine); }));
+    };
+    auto engine = manifest;
+    engine[1].dtype = "FLOAT";
+    EXPECT_EQ(fields(engine), "subject=cache/encoder-0123.engine | field=io.tensors[1].dtype | "
+                              "observed=FLOAT | expected=HALF | remedy=");
+    engine = manifest;
+    engine[0].shape = {-1, 3, -1};
+    EXPECT_EQ(fields(engine), "subject=cache/encoder-0123.engine | field=io.tensors[0].shape | "
+                              "observed=[-1, 3, -1] | expected=[-1, 3, 4] | remedy=");
+    engine = manifest;
+    engine[1].name = "out";
+    EXPECT_EQ(fields(engine), "subject=cache/encoder-0123.engine | field=io.tensors[1].name | "
+                              "observed=no such tensor (engine has ['x', 'out']) | expected='y' | "
+                              "remedy=");
+    engine = manifest;
+    engine.push_back(output("extra", {1}));
+    EXPECT_EQ(fields(engine), "subject=cache/encoder-0123.engine | field=io.tensors | "
+                              "observed='extra' | expected=only the manifest's tensors ['x', 'y'] "
+                              "| remedy=");
 }
 
 TEST(ExecutionContract, TensorBytes) {

@@ -1,5 +1,6 @@
 // Reading the deployment manifest: a manifest as tensoracle build writes it is read whole, and
 // each wrong field is refused with the file, the field and the value.
+#include "support/error_message.hpp"
 #include "tensoracle/cache/identity.hpp"
 #include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/errors.hpp"
@@ -225,6 +226,15 @@ TEST(DeployManifest, EveryMemberThatRepeatsAConditionMustAgreeWithIt) {
         EXPECT_EQ(refusal(document),
                   std::string("deploy.json: entries[0] has no member \"") + edit.field + "\"");
     }
+}
+
+TEST(DeployManifest, ARepeatedMemberThatDisagreesCarriesTheRefusalsFields) {
+    Json document = manifest();
+    document["entries"][0]["targets"] = Json::array({"sm90"});
+    EXPECT_EQ(testing::fields_of(testing::refusal_of<InvalidArgument>(
+                  [&] { (void)parse_manifest(document.dump(), "deploy.json"); })),
+              "subject=deploy.json | field=entries[0].targets | observed=[\"sm90\"] | "
+              "expected=[\"sm86\",\"sm89\",\"sm120\"] (the conditions' targets) | remedy=");
 }
 
 TEST(DeployManifest, AFileNameThatIsNotTheIdentityOfItsConditionsIsRefused) {

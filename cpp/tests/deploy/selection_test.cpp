@@ -128,6 +128,9 @@ TEST(DeviceSelection, AMalformedComputeCapabilityIsNamed) {
         } catch (InvalidArgument const& error) {
             EXPECT_EQ(std::string(error.what()), "the GPU description holds compute_capability=" +
                                                      shown + "; expected 'MAJOR.MINOR'");
+            EXPECT_EQ(error.refusal().field, "compute_capability");
+            EXPECT_EQ(error.refusal().observed, shown);
+            EXPECT_EQ(error.refusal().expected, "'MAJOR.MINOR'");
         }
     }
     EXPECT_THROW((void)target_of(DeviceDescription{}), InvalidArgument);

@@ -224,6 +224,13 @@ TEST(SignedManifest, ALowerVersionThanTheCacheFolderAcceptedIsRefusedNamingBoth)
                            " is lower than version 8, which this cache folder accepted before"),
               std::string::npos)
         << message;
+    Refusal const refusal =
+        testing::refusal_of<UntrustedEngineError>([&] { (void)p->read(older, p->options()); });
+    EXPECT_EQ(refusal.field, "predicate.version");
+    EXPECT_EQ(refusal.observed, "7");
+    EXPECT_EQ(refusal.expected.rfind("at least 8, which this cache folder accepted before (", 0),
+              0U)
+        << refusal.expected;
     // The same version again, and a later one, are accepted; the record keeps the highest.
     (void)p->read(p->signed_text(p->current, 8, {&p->publisher}), p->options());
     (void)p->read(p->signed_text(p->current, 9, {&p->publisher}), p->options());
@@ -263,6 +270,14 @@ TEST(SignedManifest, AnExpiredManifestIsRefusedNamingWhen) {
                            "2026-01-01T00:00:00Z)"),
               std::string::npos)
         << message;
+    Refusal const refusal = testing::refusal_of<UntrustedEngineError>([&] {
+        (void)verify_signed_manifest(text, "deploy.json", policy,
+                                     parse_utc_time("2026-01-01T00:00:01Z", "now"));
+    });
+    EXPECT_EQ(testing::fields_of(refusal),
+              "subject=deploy.json | field=predicate.expires | observed=2026-01-01T00:00:00Z | "
+              "expected=a time after 2026-01-01T00:00:01Z | remedy=ask its publisher for a "
+              "current one");
 }
 
 TEST(SignedManifest, AnUnsignedManifestIsRefusedWhenAKeyIsGivenAndReadAsBeforeWithoutOne) {
@@ -272,6 +287,11 @@ TEST(SignedManifest, AnUnsignedManifestIsRefusedWhenAKeyIsGivenAndReadAsBeforeWi
     EXPECT_NE(message.find("is not signed, and a verify key or trust policy is set"),
               std::string::npos)
         << message;
+    Refusal const refusal = testing::refusal_of<UntrustedEngineError>(
+        [&] { (void)read_manifest(p->plain, p->options()); });
+    EXPECT_EQ(refusal.subject, p->plain.string());
+    EXPECT_EQ(refusal.observed, "a manifest that is not signed");
+    EXPECT_EQ(refusal.expected, "a signed manifest");
     OpenOptions none;
     none.cache_directory = p->cache;
     Manifest const manifest = read_manifest(p->plain, none);

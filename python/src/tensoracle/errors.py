@@ -10,6 +10,15 @@ from collections.abc import Sequence
 class EngineCacheError(ValueError):
     """A saved engine cannot be used as it is; the caller decides whether to rebuild."""
 
+    #: The refusal's fields, set where the library knows them (None otherwise): the file or
+    #: object refused, the place inside it (``entries[0].io``), what was found there, what was
+    #: required, and what to do about it.
+    path: str | None = None
+    field: str | None = None
+    observed: str | None = None
+    expected: str | None = None
+    remedy: str | None = None
+
 
 class CorruptEngineError(EngineCacheError):
     """A saved engine file is incomplete or damaged, or the runtime cannot deserialize its plan."""
@@ -30,6 +39,15 @@ class UntrustedEngineError(EngineCacheError):
 class EngineTargetError(ValueError):
     """The engine declared for ``open_engine`` could not run on this machine's GPU (its build
     targets or hardware compatibility level leave the GPU out); nothing is built or read."""
+
+    #: The refusal's fields, set where the library knows them (None otherwise): the file or
+    #: object refused, the place inside it (``entries[0].io``), what was found there, what was
+    #: required, and what to do about it.
+    path: str | None = None
+    field: str | None = None
+    observed: str | None = None
+    expected: str | None = None
+    remedy: str | None = None
 
 
 class PluginLibraryError(ValueError):
@@ -64,6 +82,15 @@ class CheckpointConversionError(ValueError):
 
 class BundleError(ValueError):
     """A cubin bundle's manifest, one of its entries or paths breaks a rule of the format."""
+
+    #: The refusal's fields, set where the library knows them (None otherwise): the file or
+    #: object refused, the place inside it (``entries[0].io``), what was found there, what was
+    #: required, and what to do about it.
+    path: str | None = None
+    field: str | None = None
+    observed: str | None = None
+    expected: str | None = None
+    remedy: str | None = None
 
 
 class MissingCubinError(BundleError):
