@@ -12,20 +12,11 @@ using Json = nlohmann::json;
 using Problem = std::optional<std::string>;
 
 Problem mistyped(Json const& value, JsonPlace const& at, std::string_view expected) {
-    std::string text = at.text();
-    text += " is a JSON ";
-    text += value.type_name();
-    text += ", expected ";
-    text += expected;
-    return text;
+    return refused_text(at, "is " + shown(value), expected);
 }
 
 Problem lacks(JsonPlace const& at, std::string_view name) {
-    std::string text = at.text();
-    text += " lacks the member \"";
-    text += name;
-    text += '"';
-    return text;
+    return missing_text(at.member(name), "");
 }
 
 Problem check_string(Json const& value, JsonPlace const& at) {

@@ -24,32 +24,11 @@ using nlohmann::json;
 
 constexpr std::uint64_t kMaxDivisor = std::uint64_t{1} << 30;
 
-// The bundle manifest's wording: "bundle manifest 'F': field /entries/0/bytes is -1, expected
-// ...", the field as its JSON pointer.
-std::string bundle_told(JsonPlace const& at, std::string_view found, std::string_view expected) {
-    return "bundle manifest '" + at.subject() + "': field " +
-           (at.pointer().empty() ? std::string{"(the document)"} : at.pointer()) + " " +
-           std::string(found) + ", expected " + std::string(expected);
-}
-
-constexpr JsonVoice kBundleVoice{
-    [](JsonPlace const& object, std::string_view name, std::string_view expected) {
-        return bundle_told(object.member(name), "is missing", expected);
-    },
-    &bundle_told, 120, true};
-
-// A value as it appears in this file's messages.
-std::string shown_value(json const& value) {
-    return shown(value, kBundleVoice.excerpt, kBundleVoice.ascii);
-}
-
-// Typed access to one JSON object of bundle.json (the one reader of typed JSON members, with the
-// bundle manifest's wording); every failure names the file, the field, the value found and what
-// was expected.
+// Typed access to one JSON object of bundle.json (the one reader of typed JSON members); every
+// failure names the file, the field, the value found and what was expected.
 class Fields : public JsonMembers<BundleError> {
 public:
-    Fields(json const& object, JsonPlace place)
-        : JsonMembers(object, std::move(place), kBundleVoice) {}
+    Fields(json const& object, JsonPlace place) : JsonMembers(object, std::move(place)) {}
 
     JsonPlace where(std::string_view key) const { return place(key); }
     json const& at(std::string_view key, std::string const& expected) const {
@@ -119,7 +98,7 @@ std::uint32_t check_target_sm(Fields const& entry) {
 void check_hidden_parameters(Fields const& entry) {
     static json const expected = json::parse(R"([{"name":"global_scratch","parameter_bytes":8},)"
                                              R"({"name":"profile_scratch","parameter_bytes":8}])");
-    json const& value = entry.at("hidden_trailing_parameters", shown_value(expected));
+    json const& value = entry.at("hidden_trailing_parameters", shown(expected));
     // Exact: 8 written as 8.0 or true is not the same parameter list.
     bool exact = value.is_array() && value.size() == expected.size();
     for (std::size_t i = 0; exact && i < value.size(); ++i) {
@@ -130,7 +109,7 @@ void check_hidden_parameters(Fields const& entry) {
     }
     if (!exact) {
         entry.fail_value<BundleAbiError>(entry.where("hidden_trailing_parameters"), value,
-                                         shown_value(expected));
+                                         shown(expected));
     }
 }
 
@@ -143,7 +122,7 @@ ManifestResources check_resources(Fields const& entry) {
     for (char const* scratch : {"global_scratch_bytes", "profile_scratch_bytes"}) {
         json const* size = resources.find(scratch);
         if (size == nullptr || !size->is_number_integer() || *size != 0) {
-            std::string const observed = size == nullptr ? "missing" : shown_value(*size);
+            std::string const observed = size == nullptr ? "missing" : shown(*size);
             resources.fail<BundleAbiError>(resources.where(scratch), "is " + observed, observed,
                                            "0: kernels that need scratch memory are not supported");
         }
@@ -341,7 +320,7 @@ bool is_safe_relative_path(std::string_view path) noexcept {
 
 std::string bundle_sha256(nlohmann::json const& manifest, std::filesystem::path const& file) {
     if (!manifest.is_object()) {
-        throw BundleError("bundle manifest '" + file.string() + "' is " + shown_value(manifest) +
+        throw BundleError("bundle manifest '" + file.string() + "' is " + shown(manifest) +
                               ", expected an object",
                           file);
     }
@@ -424,8 +403,8 @@ std::vector<char> read_bundle_cubin(std::filesystem::path const& directory,
                                     ManifestEntry const& entry) {
     std::filesystem::path const path = directory / entry.file;
     std::string const where = "cubin '" + path.string() + "' of entry " +
-                              std::to_string(entry.index) + " (field /entries/" +
-                              std::to_string(entry.index) + "/file)";
+                              std::to_string(entry.index) + " (field entries[" +
+                              std::to_string(entry.index) + "].file)";
     if (!std::filesystem::is_regular_file(path)) {
         throw MissingCubinError(where + " does not exist", path);
     }

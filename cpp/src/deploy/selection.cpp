@@ -202,11 +202,8 @@ std::optional<std::string> unusable(EntryConditions const& conditions,
     return cannot_run(conditions, device);
 }
 
-// The selection's readers show a value in 80 characters.
-constexpr JsonVoice kSelectionVoice{kDeployVoice.missing, kDeployVoice.refused, 80};
-
 [[noreturn]] void mistyped(JsonPlace const& at, Json const& value, std::string_view expected) {
-    refuse_json<InvalidArgument>(at, value, expected, kSelectionVoice);
+    refuse_json<InvalidArgument>(at, value, expected);
 }
 
 // The string member `name`, or "" where it is absent or null.

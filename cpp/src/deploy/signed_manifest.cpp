@@ -66,7 +66,7 @@ Manifest statement_manifest(std::span<std::byte const> payload, std::string cons
                       (std::string("\"") + kManifestPredicateType + "\"").c_str());
     }
     Json const& predicate = fields.any("predicate");
-    Manifest manifest = manifest_of_document(predicate, where + ": predicate");
+    Manifest manifest = manifest_of_document(predicate, fields.place("predicate"));
     Fields const release(predicate, fields.place("predicate"));
     manifest.release = ManifestRelease{release.count("version"), release.text("expires")};
     (void)parse_utc_time(manifest.release->expires, release.at("expires"));

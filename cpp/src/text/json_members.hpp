@@ -2,7 +2,9 @@
 // bundle manifest, a trust policy, a saved header's IO or conditions), each read with its type
 // checked. A refusal names the document (the Refusal's subject), the member's path in one syntax
 // (`entries[0].io.tensors[1].shape`, the Refusal's field), the value found and what was expected;
-// the caller chooses the exception class (the template parameter) and the wording (a JsonVoice).
+// the caller chooses the exception class (the template parameter). One wording for every reader:
+// "<place> is missing[, expected <expected>]" and "<place> is <value>, expected <expected>", the
+// value cut at kJsonExcerptCharacters.
 // Private to the project's sources.
 #pragma once
 
@@ -84,47 +86,42 @@ private:
     bool within_ = false;
 };
 
-// How a reader words its refusals: the message of a member that is absent, and of a value that is
-// not what was expected (`found` says what is there: "is 3", "holds 9 arguments").
-struct JsonVoice {
-    std::string (*missing)(JsonPlace const& object, std::string_view name,
-                           std::string_view expected);
-    std::string (*refused)(JsonPlace const& at, std::string_view found, std::string_view expected);
-    // How many characters of a value a message shows, and whether non-ASCII characters are
-    // written as \u escapes.
-    std::size_t excerpt = kJsonExcerptCharacters;
-    bool ascii = false;
-};
+// The message of a member that is absent: "deploy.json: entries[0].plan is missing", followed by
+// ", expected <expected>" where the reader says what it expected.
+inline std::string missing_text(JsonPlace const& at, std::string_view expected) {
+    std::string text = at.text() + " is missing";
+    if (!expected.empty()) {
+        text += ", expected ";
+        text += expected;
+    }
+    return text;
+}
 
-// The deploy library's wording: `deploy.json: entries[0] has no member "plan"`,
-// `deploy.json: entries[0].plan.size is "9", expected a whole number >= 0`.
-inline constexpr JsonVoice kDeployVoice{
-    [](JsonPlace const& object, std::string_view name, std::string_view /*expected*/) {
-        return object.text() + " has no member \"" + std::string(name) + "\"";
-    },
-    [](JsonPlace const& at, std::string_view found, std::string_view expected) {
-        return at.text() + " " + std::string(found) + ", expected " + std::string(expected);
-    }};
+// The message of a value that is not what was expected, `found` saying what is there ("is 3",
+// "holds 9 arguments"): "deploy.json: entries[0].plan.size is "9", expected a whole number >= 0".
+inline std::string refused_text(JsonPlace const& at, std::string_view found,
+                                std::string_view expected) {
+    return at.text() + " " + std::string(found) + ", expected " + std::string(expected);
+}
 
 // Refuses the value at `at`, found there as `found` ("is 3", "holds 9 arguments"), which shows
-// `observed`: throws ErrorType with the voice's message and the Refusal.
+// `observed`: throws ErrorType with its message and the Refusal.
 template <typename ErrorType>
 [[noreturn]] void refuse_json_found(JsonPlace const& at, std::string_view found,
-                                    std::string observed, std::string_view expected,
-                                    JsonVoice const& voice = kDeployVoice) {
-    throw ErrorType(voice.refused(at, found, expected), Refusal{.subject = at.subject(),
-                                                                .field = at.field(),
-                                                                .observed = std::move(observed),
-                                                                .expected = std::string(expected)});
+                                    std::string observed, std::string_view expected) {
+    throw ErrorType(refused_text(at, found, expected), Refusal{.subject = at.subject(),
+                                                               .field = at.field(),
+                                                               .observed = std::move(observed),
+                                                               .expected = std::string(expected)});
 }
 
 // Refuses `value`, found at `at`, for not being `expected`.
 template <typename ErrorType>
 [[noreturn]] void refuse_json(JsonPlace const& at, nlohmann::json const& value,
-                              std::string_view expected, JsonVoice const& voice = kDeployVoice) {
-    std::string observed = json_excerpt(value, voice.excerpt, voice.ascii);
+                              std::string_view expected) {
+    std::string observed = shown(value);
     std::string const found = "is " + observed;
-    refuse_json_found<ErrorType>(at, found, std::move(observed), expected, voice);
+    refuse_json_found<ErrorType>(at, found, std::move(observed), expected);
 }
 
 // The members of one JSON object, each read with its type checked; a refusal throws ErrorType
@@ -134,8 +131,7 @@ class JsonMembers {
 public:
     using Json = nlohmann::json;
 
-    JsonMembers(Json const& object, JsonPlace place, JsonVoice const& voice = kDeployVoice)
-        : object_(object), place_(std::move(place)), voice_(voice) {}
+    JsonMembers(Json const& object, JsonPlace place) : object_(object), place_(std::move(place)) {}
 
     JsonPlace const& place() const noexcept { return place_; }
     JsonPlace place(std::string_view name) const { return place_.member(name); }
@@ -152,7 +148,7 @@ public:
         return found == object_.end() ? nullptr : &*found;
     }
     // The member, refused when absent; `expected` says what it should have been.
-    Json const& any(std::string_view name, std::string_view expected = "a value") const {
+    Json const& any(std::string_view name, std::string_view expected = "") const {
         Json const* found = find(name);
         if (found == nullptr) {
             missing(name, expected);
@@ -207,30 +203,28 @@ public:
     template <typename As = ErrorType>
     [[noreturn]] void refuse_at(JsonPlace const& at, Json const& value,
                                 std::string_view expected) const {
-        refuse_json<As>(at, value, expected, voice_);
+        refuse_json<As>(at, value, expected);
     }
     // Refuses what is at `at`, found there as `found` ("holds 9 arguments"), which shows
     // `observed`.
     template <typename As = ErrorType>
     [[noreturn]] void refuse_found(JsonPlace const& at, std::string_view found,
                                    std::string observed, std::string_view expected) const {
-        refuse_json_found<As>(at, found, std::move(observed), expected, voice_);
+        refuse_json_found<As>(at, found, std::move(observed), expected);
     }
     // Refuses the object for lacking the member `name`.
     template <typename As = ErrorType>
     [[noreturn]] void missing(std::string_view name, std::string_view expected) const {
         JsonPlace const at = place(name);
-        throw As(voice_.missing(place_, name, expected),
-                 Refusal{.subject = at.subject(),
-                         .field = at.field(),
-                         .observed = "no such member",
-                         .expected = std::string(expected)});
+        throw As(missing_text(at, expected), Refusal{.subject = at.subject(),
+                                                     .field = at.field(),
+                                                     .observed = "missing",
+                                                     .expected = std::string(expected)});
     }
 
 private:
     Json const& object_;
     JsonPlace place_;
-    JsonVoice const& voice_;
 };
 
 } // namespace tensoracle

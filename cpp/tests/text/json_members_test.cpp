@@ -46,14 +46,14 @@ TEST(JsonPlace, TheDocumentAsAWholeHasNoField) {
     EXPECT_EQ(place.index(2).field(), "[2]");
 }
 
-TEST(JsonMembers, MissingMemberNamesTheObjectAndFillsTheRefusal) {
+TEST(JsonMembers, MissingMemberNamesItsPathAndFillsTheRefusal) {
     Json const object = {{"recipe", "resnet"}};
     JsonMembers<InvalidArgument> const members(object, entry_place());
     auto const error = refused<InvalidArgument>([&] { (void)members.text("plan"); });
-    EXPECT_STREQ(error.what(), "deploy.json: entries[0] has no member \"plan\"");
+    EXPECT_STREQ(error.what(), "deploy.json: entries[0].plan is missing, expected a string");
     EXPECT_EQ(error.refusal().subject, "deploy.json");
     EXPECT_EQ(error.refusal().field, "entries[0].plan");
-    EXPECT_EQ(error.refusal().observed, "no such member");
+    EXPECT_EQ(error.refusal().observed, "missing");
     EXPECT_EQ(error.refusal().expected, "a string");
 }
 
