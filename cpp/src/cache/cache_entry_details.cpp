@@ -7,6 +7,7 @@
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/size_text.hpp"
 #include "tensoracle/text/utf8_text.hpp"
+#include "text/message_text.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -155,9 +156,11 @@ std::filesystem::path resolve_entry(std::filesystem::path const& directory,
                               std::to_string(candidates.size()) +
                               " entries in the cache directory " + directory.string() +
                               " (by a prefix of their file names or their recipe's name): ";
-        for (std::size_t i = 0; i < candidates.size() && i < kListedCandidates; ++i) {
-            message += (i == 0 ? "" : ", ") + candidates[i];
-        }
+        std::size_t const listed = std::min(candidates.size(), kListedCandidates);
+        message += joined(
+            std::vector<std::string>(candidates.begin(),
+                                     candidates.begin() + static_cast<std::ptrdiff_t>(listed)),
+            ", ");
         if (candidates.size() > kListedCandidates) {
             message += " and " + std::to_string(candidates.size() - kListedCandidates) + " more";
         }

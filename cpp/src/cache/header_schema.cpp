@@ -1,6 +1,8 @@
 // Type checks of the known members of a saved header (see header_schema.hpp).
 #include "tensoracle/cache/header_schema.hpp"
 
+#include "text/json_members.hpp"
+
 #include <string_view>
 
 namespace tensoracle {
@@ -9,54 +11,30 @@ namespace {
 using Json = nlohmann::json;
 using Problem = std::optional<std::string>;
 
-Problem mistyped(Json const& value, std::string const& at, std::string_view expected) {
-    std::string text = at;
-    text += " is a JSON ";
-    text += value.type_name();
-    text += ", expected ";
-    text += expected;
-    return text;
+Problem mistyped(Json const& value, JsonPlace const& at, std::string_view expected) {
+    return refused_text(at, "is " + shown(value), expected);
 }
 
-Problem lacks(std::string const& at, std::string_view name) {
-    std::string text = at;
-    text += " lacks the member \"";
-    text += name;
-    text += '"';
-    return text;
+Problem lacks(JsonPlace const& at, std::string_view name) {
+    return missing_text(at.member(name), "");
 }
 
-std::string member_path(std::string const& at, std::string_view name) {
-    std::string text = at;
-    text += '.';
-    text += name;
-    return text;
-}
-
-std::string index_path(std::string const& at, std::size_t index) {
-    std::string text = at;
-    text += '[';
-    text += std::to_string(index);
-    text += ']';
-    return text;
-}
-
-Problem check_string(Json const& value, std::string const& at) {
+Problem check_string(Json const& value, JsonPlace const& at) {
     return value.is_string() ? Problem{} : mistyped(value, at, "a string");
 }
 
-Problem check_integer(Json const& value, std::string const& at) {
+Problem check_integer(Json const& value, JsonPlace const& at) {
     return value.is_number_integer() ? Problem{} : mistyped(value, at, "an integer");
 }
 
 // An array whose items are all strings (`strings`) or all integers.
-Problem check_array(Json const& value, std::string const& at, bool strings) {
+Problem check_array(Json const& value, JsonPlace const& at, bool strings) {
     if (!value.is_array()) {
         return mistyped(value, at, strings ? "an array of strings" : "an array of integers");
     }
     for (std::size_t i = 0; i < value.size(); ++i) {
-        Problem found = strings ? check_string(value[i], index_path(at, i))
-                                : check_integer(value[i], index_path(at, i));
+        Problem found =
+            strings ? check_string(value[i], at.index(i)) : check_integer(value[i], at.index(i));
         if (found) {
             return found;
         }
@@ -67,29 +45,27 @@ Problem check_array(Json const& value, std::string const& at, bool strings) {
 // Calls `check(member, path)` for the member `name` of `object` when present; when it is absent,
 // a problem only if `required`.
 template <typename Check>
-Problem member(Json const& object, std::string const& at, char const* name, bool required,
+Problem member(Json const& object, JsonPlace const& at, char const* name, bool required,
                Check const& check) {
     auto const found = object.find(name);
     if (found == object.end()) {
         return required ? lacks(at, name) : Problem{};
     }
-    return check(*found, member_path(at, name));
+    return check(*found, at.member(name));
 }
 
-auto const kString = [](Json const& value, std::string const& at) {
-    return check_string(value, at);
-};
-auto const kInteger = [](Json const& value, std::string const& at) {
+auto const kString = [](Json const& value, JsonPlace const& at) { return check_string(value, at); };
+auto const kInteger = [](Json const& value, JsonPlace const& at) {
     return check_integer(value, at);
 };
-auto const kStrings = [](Json const& value, std::string const& at) {
+auto const kStrings = [](Json const& value, JsonPlace const& at) {
     return check_array(value, at, true);
 };
-auto const kIntegers = [](Json const& value, std::string const& at) {
+auto const kIntegers = [](Json const& value, JsonPlace const& at) {
     return check_array(value, at, false);
 };
 
-Problem check_profile(Json const& value, std::string const& at) {
+Problem check_profile(Json const& value, JsonPlace const& at) {
     if (!value.is_object()) {
         return mistyped(value, at, "an object");
     }
@@ -102,7 +78,7 @@ Problem check_profile(Json const& value, std::string const& at) {
 }
 
 Problem check_conditions(Json const& conditions) {
-    std::string const at = "conditions";
+    JsonPlace const at = JsonPlace("").member("conditions");
     for (char const* name :
          {"graph_version", "backend", "backend_version", "os", "arch", "hardware_compatibility"}) {
         if (Problem found = member(conditions, at, name, false, kString)) {
@@ -132,11 +108,7 @@ Problem check_conditions(Json const& conditions) {
                 return mistyped(value, path, "an object of input profiles");
             }
             for (auto const& [name, profile] : value.items()) {
-                std::string inner = path;
-                inner += "[\"";
-                inner += name;
-                inner += "\"]";
-                if (Problem problem = check_profile(profile, inner)) {
+                if (Problem problem = check_profile(profile, path.key(name))) {
                     return problem;
                 }
             }
@@ -157,7 +129,7 @@ Problem check_conditions(Json const& conditions) {
     return found;
 }
 
-Problem check_tensor(Json const& tensor, std::string const& at) {
+Problem check_tensor(Json const& tensor, JsonPlace const& at) {
     if (!tensor.is_object()) {
         return mistyped(tensor, at, "a tensor object");
     }
@@ -178,7 +150,7 @@ Problem check_tensor(Json const& tensor, std::string const& at) {
                   [](Json const& value, auto const& path) { return check_profile(value, path); });
 }
 
-Problem check_io(Json const& io, std::string const& at) {
+Problem check_io(Json const& io, JsonPlace const& at) {
     if (!io.is_object()) {
         return mistyped(io, at, "an object");
     }
@@ -187,7 +159,7 @@ Problem check_io(Json const& io, std::string const& at) {
             return mistyped(value, path, "an array of tensor objects");
         }
         for (std::size_t i = 0; i < value.size(); ++i) {
-            if (Problem found = check_tensor(value[i], index_path(path, i))) {
+            if (Problem found = check_tensor(value[i], path.index(i))) {
                 return found;
             }
         }
@@ -195,7 +167,7 @@ Problem check_io(Json const& io, std::string const& at) {
     });
 }
 
-Problem check_rebuild_reason(Json const& reason, std::string const& at) {
+Problem check_rebuild_reason(Json const& reason, JsonPlace const& at) {
     if (!reason.is_object()) {
         return mistyped(reason, at, "an object");
     }
@@ -210,7 +182,7 @@ Problem check_rebuild_reason(Json const& reason, std::string const& at) {
             return mistyped(value, path, "an array of difference objects");
         }
         for (std::size_t i = 0; i < value.size(); ++i) {
-            std::string const item = index_path(path, i);
+            JsonPlace const item = path.index(i);
             if (!value[i].is_object()) {
                 return mistyped(value[i], item, "a difference object");
             }
@@ -227,7 +199,7 @@ Problem check_rebuild_reason(Json const& reason, std::string const& at) {
 }
 
 Problem check_references(Json const& references) {
-    std::string const at = "references";
+    JsonPlace const at = JsonPlace("").member("references");
     for (char const* name : {"tensoracle_version", "built_at"}) {
         if (Problem found = member(references, at, name, false, kString)) {
             return found;
@@ -263,10 +235,10 @@ Problem check_references(Json const& references) {
 
 std::optional<std::string> header_schema_violation(Json const& conditions, Json const& references) {
     if (!conditions.is_object()) {
-        return mistyped(conditions, "conditions", "an object");
+        return mistyped(conditions, JsonPlace("").member("conditions"), "an object");
     }
     if (!references.is_object()) {
-        return mistyped(references, "references", "an object");
+        return mistyped(references, JsonPlace("").member("references"), "an object");
     }
     if (Problem found = check_conditions(conditions)) {
         return found;

@@ -31,12 +31,12 @@ void check_cubin_bytes(std::filesystem::path const& directory, ManifestEntry con
                        std::vector<char> const& bytes) {
     std::filesystem::path const path = directory / entry.file;
     std::string const where = "cubin '" + path.string() + "' of entry " +
-                              std::to_string(entry.index) + " (field /entries/" +
-                              std::to_string(entry.index);
+                              std::to_string(entry.index) + " (field entries[" +
+                              std::to_string(entry.index) + "]";
     // The refusal's field: the entry's member in bundle.json.
     std::string const field = "entries[" + std::to_string(entry.index) + "].";
     if (bytes.size() != entry.bytes) {
-        throw CorruptCubinError(where + "/bytes) is " + std::to_string(bytes.size()) +
+        throw CorruptCubinError(where + ".bytes) is " + std::to_string(bytes.size()) +
                                     " bytes long, expected " + std::to_string(entry.bytes),
                                 Refusal{.subject = path.string(),
                                         .field = field + "bytes",
@@ -46,7 +46,7 @@ void check_cubin_bytes(std::filesystem::path const& directory, ManifestEntry con
     std::span<std::byte const> const view = std::as_bytes(std::span{bytes});
     std::string const digest = sha256_hex(view);
     if (digest != entry.sha256) {
-        throw CorruptCubinError(where + "/sha256) has SHA-256 " + digest + ", expected " +
+        throw CorruptCubinError(where + ".sha256) has SHA-256 " + digest + ", expected " +
                                     entry.sha256,
                                 Refusal{.subject = path.string(),
                                         .field = field + "sha256",
@@ -55,7 +55,7 @@ void check_cubin_bytes(std::filesystem::path const& directory, ManifestEntry con
     }
     std::uint32_t const sm = cubin_sm(view, kSmsInspected, path.string());
     if (sm != entry.sm) {
-        throw CubinArchitectureError(where + "/target_sm) is built for sm" + std::to_string(sm) +
+        throw CubinArchitectureError(where + ".target_sm) is built for sm" + std::to_string(sm) +
                                          ", expected " + entry.target_sm,
                                      Refusal{.subject = path.string(),
                                              .field = field + "target_sm",
@@ -74,8 +74,8 @@ std::size_t check_cubin_kernel(std::filesystem::path const& directory, ManifestE
     if (function == nullptr) {
         throw CorruptCubinError(
             "cubin '" + shown + "' of entry " + std::to_string(entry.index) +
-                " has no kernel function '" + entry.entry_symbol + "' (field /entries/" +
-                std::to_string(entry.index) + "/entry_symbol)",
+                " has no kernel function '" + entry.entry_symbol + "' (field entries[" +
+                std::to_string(entry.index) + "].entry_symbol)",
             Refusal{.subject = path.string(),
                     .field = "entries[" + std::to_string(entry.index) + "].entry_symbol",
                     .observed = "no kernel function '" + entry.entry_symbol + "'",
@@ -170,8 +170,8 @@ void check_plugin(BundleInspection& result, std::vector<std::vector<char>> const
         std::string const label =
             "the embedded cubin '" + *entry.embedded_symbol + "' of " + entry_label(entry);
         if (found == symbols.end()) {
-            mismatch(plugin, "does not export " + label + " (field /entries/" +
-                                 std::to_string(entry.index) + "/embedded_symbol)");
+            mismatch(plugin, "does not export " + label + " (field entries[" +
+                                 std::to_string(entry.index) + "].embedded_symbol)");
         }
         if (found->second.size != cubin.size()) {
             mismatch(plugin, "exports " + label + " with " + std::to_string(found->second.size) +

@@ -9,7 +9,8 @@
 #include "tensoracle/io/hash.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
-#include "tensoracle/text/json_excerpt.hpp"
+#include "text/json_members.hpp"
+#include "text/message_text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -23,79 +24,40 @@ using nlohmann::json;
 
 constexpr std::uint64_t kMaxDivisor = std::uint64_t{1} << 30;
 
-// A value as it appears in a message: compact JSON, long values cut short.
-std::string shown(json const& value) {
-    constexpr std::size_t kLimit = 120;
-    return json_excerpt(value, kLimit, true);
-}
-
-// Typed access to one JSON object; every failure names the file, the field's JSON pointer, the
-// value found and what was expected.
-class Fields {
+// Typed access to one JSON object of bundle.json (the one reader of typed JSON members); every
+// failure names the file, the field, the value found and what was expected.
+class Fields : public JsonMembers<BundleError> {
 public:
-    Fields(json const& object, std::string pointer, std::filesystem::path const& file)
-        : object_(object), pointer_(std::move(pointer)), file_(file) {}
+    Fields(json const& object, JsonPlace place) : JsonMembers(object, std::move(place)) {}
 
-    std::string where(std::string_view key) const { return pointer_ + "/" + std::string{key}; }
-
-    json const* find(std::string_view key) const {
-        auto found = object_.find(std::string{key});
-        return found == object_.end() ? nullptr : &*found;
-    }
+    JsonPlace where(std::string_view key) const { return place(key); }
     json const& at(std::string_view key, std::string const& expected) const {
-        json const* value = find(key);
-        if (value == nullptr) {
-            fail<BundleError>(where(key), "is missing", expected);
-        }
-        return *value;
+        return any(key, expected);
     }
-    std::string text(std::string_view key, std::string const& expected) const {
-        json const& value = at(key, expected);
-        if (!value.is_string()) {
-            fail_value<BundleError>(where(key), value, expected);
-        }
-        return value.get<std::string>();
-    }
+    // A string, or nothing where the member is absent.
     std::optional<std::string> optional_text(std::string_view key) const {
         json const* value = find(key);
         if (value == nullptr) {
             return std::nullopt;
         }
-        if (!value->is_string()) {
-            fail_value<BundleError>(where(key), *value, "a string");
-        }
-        return value->get<std::string>();
+        return text(key, "a string");
     }
     // An exact JSON integer (never a boolean) of at least `minimum`.
     std::uint64_t integer(std::string_view key, std::uint64_t minimum,
                           std::string const& expected) const {
-        json const& value = at(key, expected);
-        bool const fits = value.is_number_unsigned() ||
-                          (value.is_number_integer() && value.get<std::int64_t>() >= 0);
-        if (!fits || value.get<std::uint64_t>() < minimum) {
-            fail_value<BundleError>(where(key), value, expected);
-        }
-        return value.get<std::uint64_t>();
+        return count(key, expected, minimum);
     }
 
     template <typename ErrorType>
-    [[noreturn]] void fail_value(std::string const& at_pointer, json const& value,
+    [[noreturn]] void fail_value(JsonPlace const& at, json const& value,
                                  std::string const& expected) const {
-        fail<ErrorType>(at_pointer, "is " + shown(value), expected);
+        refuse_at<ErrorType>(at, value, expected);
     }
     template <typename ErrorType>
-    [[noreturn]] void fail(std::string const& at_pointer, std::string const& found,
+    [[noreturn]] void fail(JsonPlace const& at, std::string const& found, std::string observed,
                            std::string const& expected) const {
-        throw ErrorType("bundle manifest '" + file_.string() + "': field " +
-                            (at_pointer.empty() ? std::string{"(the document)"} : at_pointer) +
-                            " " + found + ", expected " + expected,
-                        file_);
+        refuse_found<ErrorType>(at, found, std::move(observed), expected);
     }
-
-private:
-    json const& object_;
-    std::string pointer_;
-    std::filesystem::path const& file_;
 };
 
 std::string sm_names(std::span<std::uint32_t const> sms) {
@@ -151,17 +113,17 @@ void check_hidden_parameters(Fields const& entry) {
     }
 }
 
-ManifestResources check_resources(Fields const& entry, std::filesystem::path const& file) {
+ManifestResources check_resources(Fields const& entry) {
     json const& value = entry.at("resources", "an object");
     if (!value.is_object()) {
         entry.fail_value<BundleError>(entry.where("resources"), value, "an object");
     }
-    Fields const resources(value, entry.where("resources"), file);
+    Fields const resources(value, entry.where("resources"));
     for (char const* scratch : {"global_scratch_bytes", "profile_scratch_bytes"}) {
         json const* size = resources.find(scratch);
         if (size == nullptr || !size->is_number_integer() || *size != 0) {
-            std::string const found = size == nullptr ? "is missing" : "is " + shown(*size);
-            resources.fail<BundleAbiError>(resources.where(scratch), found,
+            std::string const observed = size == nullptr ? "missing" : shown(*size);
+            resources.fail<BundleAbiError>(resources.where(scratch), "is " + observed, observed,
                                            "0: kernels that need scratch memory are not supported");
         }
     }
@@ -180,13 +142,13 @@ ManifestResources check_resources(Fields const& entry, std::filesystem::path con
           std::pair{"registers_per_thread", result.registers_per_thread}}) {
         if (size > u32_max) {
             resources.fail<BundleError>(resources.where(key), "is " + std::to_string(size),
-                                        "at most " + std::to_string(u32_max));
+                                        std::to_string(size), "at most " + std::to_string(u32_max));
         }
     }
     return result;
 }
 
-std::vector<ManifestArg> check_signature(Fields const& entry, std::filesystem::path const& file) {
+std::vector<ManifestArg> check_signature(Fields const& entry) {
     json const& value = entry.at("signature", "an array of {name, type} arguments");
     if (!value.is_array()) {
         entry.fail_value<BundleError>(entry.where("signature"), value,
@@ -195,16 +157,17 @@ std::vector<ManifestArg> check_signature(Fields const& entry, std::filesystem::p
     if (value.empty() || value.size() > kMaxSignatureArgs) {
         entry.fail<BundleAbiError>(entry.where("signature"),
                                    "holds " + std::to_string(value.size()) + " arguments",
+                                   std::to_string(value.size()) + " arguments",
                                    "1 to " + std::to_string(kMaxSignatureArgs) + " arguments");
     }
     std::vector<ManifestArg> args;
     std::set<std::string> names;
     for (std::size_t i = 0; i < value.size(); ++i) {
-        std::string const pointer = entry.where("signature") + "/" + std::to_string(i);
+        JsonPlace const pointer = entry.where("signature").index(i);
         if (!value[i].is_object()) {
             entry.fail_value<BundleAbiError>(pointer, value[i], "an argument {name, type}");
         }
-        Fields const arg(value[i], pointer, file);
+        Fields const arg(value[i], pointer);
         json const& name = arg.at("name", "the argument's name (a string)");
         if (!name.is_string() || name.get_ref<std::string const&>().empty()) {
             arg.fail_value<BundleAbiError>(arg.where("name"), name,
@@ -234,7 +197,7 @@ void check_specialization(Fields const& entry, std::vector<ManifestArg>& args) {
                                       expected + " (the specialization)");
     }
     json const& divisors = value["divisible_by"];
-    std::string const pointer = entry.where("specialization") + "/divisible_by";
+    JsonPlace const pointer = entry.where("specialization").member("divisible_by");
     if (!divisors.is_object()) {
         entry.fail_value<BundleError>(pointer, divisors,
                                       "an object {argument: divisor} (the specialization)");
@@ -242,13 +205,11 @@ void check_specialization(Fields const& entry, std::vector<ManifestArg>& args) {
     for (auto const& item : divisors.items()) {
         std::string const& name = item.key();
         json const& divisor = item.value();
-        std::string at_name = pointer;
-        at_name += "/";
-        at_name += name;
+        JsonPlace const at_name = pointer.member(name);
         auto arg = std::find_if(args.begin(), args.end(),
                                 [&](ManifestArg const& each) { return each.name == name; });
         if (arg == args.end()) {
-            entry.fail<BundleError>(pointer, "names '" + name + "'",
+            entry.fail<BundleError>(pointer, "names '" + name + "'", name,
                                     "argument names of the signature (the specialization)");
         }
         bool const power_of_two =
@@ -285,8 +246,8 @@ std::string check_file(Fields const& entry, std::set<std::string>& files) {
 
 ManifestEntry check_entry(json const& value, std::size_t index, std::filesystem::path const& file,
                           std::set<std::string>& files) {
-    std::string const pointer = "/entries/" + std::to_string(index);
-    Fields const entry(value, pointer, file);
+    JsonPlace const pointer = JsonPlace(file.string()).member("entries").index(index);
+    Fields const entry(value, pointer);
     if (!value.is_object()) {
         entry.fail_value<BundleError>(pointer, value, "an entry object");
     }
@@ -295,14 +256,14 @@ ManifestEntry check_entry(json const& value, std::size_t index, std::filesystem:
     result.sm = check_target_sm(entry);
     result.target_sm = "sm" + std::to_string(result.sm);
     check_hidden_parameters(entry);
-    result.resources = check_resources(entry, file);
+    result.resources = check_resources(entry);
     json const& symbol = entry.at("entry_symbol", "the kernel's symbol (a non-empty string)");
     if (!symbol.is_string() || symbol.get_ref<std::string const&>().empty()) {
         entry.fail_value<BundleError>(entry.where("entry_symbol"), symbol,
                                       "the kernel's symbol (a non-empty string)");
     }
     result.entry_symbol = symbol.get<std::string>();
-    result.signature = check_signature(entry, file);
+    result.signature = check_signature(entry);
     check_specialization(entry, result.signature);
     result.file = check_file(entry, files);
     result.sha256 = entry.text("sha256", "the cubin's SHA-256 (64 lowercase hex digits)");
@@ -384,29 +345,30 @@ BundleManifest parse_bundle_manifest(std::span<char const> bytes, std::filesyste
         throw BundleError("bundle manifest '" + file.string() + "' is not JSON: " + error.what(),
                           file);
     }
-    Fields const root(document, "", file);
+    Fields const root(document, file.string());
     if (!document.is_object()) {
-        root.fail_value<BundleError>("", document, "an object with schema_version 1");
+        root.fail_value<BundleError>(root.place(), document, "an object with schema_version 1");
     }
     json const& version = root.at("schema_version", "the integer 1");
     if (!version.is_number_integer() || version != 1) {
-        root.fail_value<BundleError>("/schema_version", version, "the integer 1");
+        root.fail_value<BundleError>(root.where("schema_version"), version, "the integer 1");
     }
     json const& entries = root.at("entries", "a non-empty array of entries");
     if (!entries.is_array() || entries.empty()) {
-        root.fail_value<BundleError>("/entries", entries, "a non-empty array of entries");
+        root.fail_value<BundleError>(root.where("entries"), entries,
+                                     "a non-empty array of entries");
     }
     BundleManifest manifest;
     manifest.digest = bundle_sha256(document, file);
     if (json const* recorded = root.find("bundle_sha256"); recorded != nullptr) {
         if (!recorded->is_string() || *recorded != manifest.digest) {
-            root.fail_value<BundleError>("/bundle_sha256", *recorded,
+            root.fail_value<BundleError>(root.where("bundle_sha256"), *recorded,
                                          "the manifest's digest " + manifest.digest);
         }
     }
     if (json const* producer = root.find("producer");
         producer != nullptr && producer->is_object()) {
-        Fields const fields(*producer, "/producer", file);
+        Fields const fields(*producer, root.where("producer"));
         manifest.triton_version = fields.optional_text("triton");
         manifest.ptxas_version = fields.optional_text("ptxas");
     }
@@ -441,8 +403,8 @@ std::vector<char> read_bundle_cubin(std::filesystem::path const& directory,
                                     ManifestEntry const& entry) {
     std::filesystem::path const path = directory / entry.file;
     std::string const where = "cubin '" + path.string() + "' of entry " +
-                              std::to_string(entry.index) + " (field /entries/" +
-                              std::to_string(entry.index) + "/file)";
+                              std::to_string(entry.index) + " (field entries[" +
+                              std::to_string(entry.index) + "].file)";
     if (!std::filesystem::is_regular_file(path)) {
         throw MissingCubinError(where + " does not exist", path);
     }

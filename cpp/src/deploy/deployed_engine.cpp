@@ -22,8 +22,7 @@
 #include "tensoracle/remote/signature.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/canonical_json.hpp"
-#include "tensoracle/text/json_excerpt.hpp"
-#include "text/joined_text.hpp"
+#include "text/message_text.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -41,10 +40,6 @@ namespace tensoracle::deploy {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string shown(Json const& value) {
-    return json_excerpt(value);
-}
 
 // "at.key", or "key" at the top.
 std::string member(std::string const& at, std::string const& key) {
@@ -289,10 +284,12 @@ void check_header(DecodedHeader const& decoded, ManifestEntry const& entry,
     }
     // What the engine is run by from here on is what the verified header records, whatever an
     // application that built the entry itself put in its typed members.
-    opened.runs_on = conditions_from_json(header.conditions, path.string() + ": conditions");
+    opened.runs_on =
+        conditions_from_json(header.conditions, JsonPlace(path.string()).member("conditions"));
     opened.io = std::nullopt;
     if (!observed_io.is_null()) {
-        opened.io = io_from_json(observed_io, path.string() + ": references.io");
+        opened.io =
+            io_from_json(observed_io, JsonPlace(path.string()).member("references").member("io"));
     }
 }
 

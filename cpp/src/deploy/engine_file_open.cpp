@@ -92,10 +92,10 @@ void DeployedEngine::verify_held(State& state, std::byte const* held, std::size_
     entry.graph_version = string_or_empty(header.conditions, "graph_version");
     entry.file_name = file_name;
     entry.conditions_json = verified.decoded.conditions_json;
-    entry.runs_on = conditions_from_json(header.conditions, name + ": conditions");
+    entry.runs_on = conditions_from_json(header.conditions, JsonPlace(name).member("conditions"));
     if (auto const io = header.references.find("io");
         io != header.references.end() && !io->is_null()) {
-        entry.io = io_from_json(*io, name + ": references.io");
+        entry.io = io_from_json(*io, JsonPlace(name).member("references").member("io"));
         entry.io_json = canonical_json(*io);
     }
     entry.plan_size = header.plan_size;

@@ -6,8 +6,8 @@
 #include "deploy/io_difference.hpp"
 #include "deploy/json_forms.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/json_excerpt.hpp"
-#include "text/joined_text.hpp"
+#include "text/json_members.hpp"
+#include "text/message_text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -53,33 +53,14 @@ std::string engine_text(std::filesystem::path const& engine) {
     return engine.empty() ? std::string("the engine") : "the engine '" + engine.string() + "'";
 }
 
-// A JSON value as messages show it: its text, cut short when long.
-std::string shown(Json const& value) {
-    return json_excerpt(value);
-}
+using Members = JsonMembers<InvalidArgument>;
 
-[[noreturn]] void refuse(std::string const& field, Json const& value, std::string_view expected) {
-    throw InvalidArgument(field + " is " + shown(value) + ", expected " + std::string(expected));
-}
-
-Json const& member(Json const& object, std::string const& where, char const* name) {
-    auto const found = object.find(name);
-    if (found == object.end()) {
-        throw InvalidArgument(where + " has no member \"" + name + "\"");
-    }
-    return *found;
-}
-
-std::string text_member(Json const& object, std::string const& where, char const* name) {
-    Json const& value = member(object, where, name);
-    if (!value.is_string()) {
-        refuse(where + "." + name, value, "a string");
-    }
-    return value.get<std::string>();
+[[noreturn]] void refuse(JsonPlace const& field, Json const& value, std::string_view expected) {
+    refuse_json<InvalidArgument>(field, value, expected);
 }
 
 // A shape: whole numbers, each >= `lowest` (-1 for a build-time shape, 0 for a profile's).
-Shape shape_of(Json const& value, std::string const& field, std::int64_t lowest) {
+Shape shape_of(Json const& value, JsonPlace const& field, std::int64_t lowest) {
     std::string const expected =
         lowest < 0 ? "an array of whole numbers >= -1" : "an array of whole numbers >= 0";
     if (!value.is_array()) {
@@ -100,16 +81,17 @@ Shape shape_of(Json const& value, std::string const& field, std::int64_t lowest)
     return shape;
 }
 
-ShapeProfile profile_of(Json const& value, std::string const& field, std::size_t rank) {
+ShapeProfile profile_of(Json const& value, JsonPlace const& field, std::size_t rank) {
     if (!value.is_object()) {
         refuse(field, value, "an object with min, opt and max");
     }
+    Members const members(value, field);
     ShapeProfile profile;
     std::array<std::pair<char const*, Shape*>, 3> const parts{
         {{"min", &profile.min}, {"opt", &profile.opt}, {"max", &profile.max}}};
     for (auto const& [key, shape] : parts) {
-        std::string const at = field + "." + key;
-        *shape = shape_of(member(value, field, key), at, 0);
+        JsonPlace const at = field.member(key);
+        *shape = shape_of(members.any(key), at, 0);
         if (shape->size() != rank) {
             refuse(at, value.at(key),
                    "a shape of rank " + std::to_string(rank) + " (the tensor's)");
@@ -118,40 +100,41 @@ ShapeProfile profile_of(Json const& value, std::string const& field, std::size_t
     return profile;
 }
 
-TensorDescription tensor_of(Json const& value, std::string const& where) {
+TensorDescription tensor_of(Json const& value, JsonPlace const& where) {
     if (!value.is_object()) {
         refuse(where, value, "an object");
     }
+    Members const members(value, where);
     TensorDescription tensor;
-    tensor.name = text_member(value, where, "name");
+    tensor.name = members.text("name");
     if (tensor.name.empty()) {
-        refuse(where + ".name", tensor.name, "a tensor name");
+        refuse(where.member("name"), tensor.name, "a tensor name");
     }
-    std::string const mode = text_member(value, where, "mode");
+    std::string const mode = members.text("mode");
     if (mode != "INPUT" && mode != "OUTPUT") {
-        refuse(where + ".mode", mode, R"("INPUT" or "OUTPUT")");
+        refuse(where.member("mode"), mode, R"("INPUT" or "OUTPUT")");
     }
     tensor.is_input = mode == "INPUT";
-    tensor.dtype = text_member(value, where, "dtype");
+    tensor.dtype = members.text("dtype");
     if (!element_bits(tensor.dtype)) {
-        refuse(where + ".dtype", tensor.dtype, "a TensorRT DataType name (FLOAT, HALF, ...)");
+        refuse(where.member("dtype"), tensor.dtype, "a TensorRT DataType name (FLOAT, HALF, ...)");
     }
-    tensor.shape = shape_of(member(value, where, "shape"), where + ".shape", -1);
+    tensor.shape = shape_of(members.any("shape"), where.member("shape"), -1);
     // A header may leave out location and format (its schema does): TensorRT's defaults then,
     // which the engine's own report is checked against before anything runs.
     if (value.contains("location")) {
-        tensor.location = text_member(value, where, "location");
+        tensor.location = members.text("location");
     }
     if (tensor.location != "DEVICE" && tensor.location != "HOST") {
-        refuse(where + ".location", tensor.location, R"("DEVICE" or "HOST")");
+        refuse(where.member("location"), tensor.location, R"("DEVICE" or "HOST")");
     }
     if (value.contains("format")) {
-        tensor.format = text_member(value, where, "format");
+        tensor.format = members.text("format");
     }
     if (tensor.is_input) {
         auto const found = value.find("profile");
         if (found != value.end() && !found->is_null()) {
-            tensor.profile = profile_of(*found, where + ".profile", tensor.shape.size());
+            tensor.profile = profile_of(*found, where.member("profile"), tensor.shape.size());
         }
     }
     return tensor;
@@ -214,15 +197,19 @@ std::uint64_t tensor_bytes(std::string_view dtype, Shape const& shape) {
     return (elements * element + 7) / 8;
 }
 
-std::vector<TensorDescription> io_from_json(Json const& io, std::string const& where) {
+std::vector<TensorDescription> io_from_json(Json const& io, JsonPlace const& where) {
     if (io.is_null()) {
-        throw InvalidArgument(where + " is null: the entry records no IO signature");
+        throw InvalidArgument(where.text() + " is null: the entry records no IO signature",
+                              Refusal{.subject = where.subject(),
+                                      .field = where.field(),
+                                      .observed = "null",
+                                      .expected = "an IO signature"});
     }
     if (!io.is_object()) {
         refuse(where, io, "an object");
     }
-    Json const& tensors = member(io, where, "tensors");
-    std::string const field = where + ".tensors";
+    Json const& tensors = Members(io, where).any("tensors");
+    JsonPlace const field = where.member("tensors");
     if (!tensors.is_array()) {
         refuse(field, tensors, "an array");
     }
@@ -230,10 +217,10 @@ std::vector<TensorDescription> io_from_json(Json const& io, std::string const& w
     described.reserve(tensors.size());
     std::set<std::string> names;
     for (std::size_t index = 0; index < tensors.size(); ++index) {
-        std::string const at = field + "[" + std::to_string(index) + "]";
+        JsonPlace const at = field.index(index);
         TensorDescription tensor = tensor_of(tensors[index], at);
         if (!names.insert(tensor.name).second) {
-            refuse(at + ".name", tensor.name, "a name no other tensor has");
+            refuse(at.member("name"), tensor.name, "a name no other tensor has");
         }
         described.push_back(std::move(tensor));
     }

@@ -6,6 +6,7 @@
 
 #include "tensoracle/deploy/execution_contract.hpp"
 #include "tensoracle/deploy/selection.hpp"
+#include "text/json_members.hpp"
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -15,14 +16,28 @@ namespace tensoracle::deploy {
 
 // `where` names the value in messages, such as "deploy.json: entries[0].conditions". Each throws
 // InvalidArgument naming the field and its value when a field the library reads is mistyped.
-EntryConditions conditions_from_json(nlohmann::json const& conditions, std::string const& where);
-DeviceDescription device_from_json(nlohmann::json const& device, std::string const& where);
+EntryConditions conditions_from_json(nlohmann::json const& conditions, JsonPlace const& where);
+DeviceDescription device_from_json(nlohmann::json const& device, JsonPlace const& where);
 
 // The tensors of an IO signature as the saved header (and the manifest's entries[].io) records
 // it: {"tensors": [{"name", "mode": "INPUT"|"OUTPUT", "dtype", "shape", "location", "format",
 // "profile": {"min", "opt", "max"} (inputs)}, ...]}; a tensor without location or format has
 // TensorRT's defaults, "DEVICE" and "LINEAR". Throws InvalidArgument naming the field
 // (such as "deploy.json: entries[0].io.tensors[1].shape"), its value and what was expected.
-std::vector<TensorDescription> io_from_json(nlohmann::json const& io, std::string const& where);
+std::vector<TensorDescription> io_from_json(nlohmann::json const& io, JsonPlace const& where);
+
+// The same, the value named by a text that already holds its path ("deploy.json: entries[0].io",
+// "the GPU description"): its members are written after it with '.'.
+inline EntryConditions conditions_from_json(nlohmann::json const& conditions,
+                                            std::string const& where) {
+    return conditions_from_json(conditions, JsonPlace::within(where));
+}
+inline DeviceDescription device_from_json(nlohmann::json const& device, std::string const& where) {
+    return device_from_json(device, JsonPlace::within(where));
+}
+inline std::vector<TensorDescription> io_from_json(nlohmann::json const& io,
+                                                   std::string const& where) {
+    return io_from_json(io, JsonPlace::within(where));
+}
 
 } // namespace tensoracle::deploy

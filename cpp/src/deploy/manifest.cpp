@@ -33,8 +33,8 @@ bool is_signature_hex(std::string const& text) {
            });
 }
 
-FleetObject fleet_of(Json const& value, std::string const& where) {
-    Fields const fields(value, where);
+FleetObject fleet_of(Json const& value, JsonPlace const& place) {
+    Fields const fields(value, place);
     FleetObject fleet{fields.text("key"), fields.text("url"), fields.optional_flag("signed"),
                       std::nullopt};
     if (auto const signature = fields.optional_text("signature")) {
@@ -80,15 +80,16 @@ void check_repeated(Fields const& fields, Json const& conditions, std::string co
     }
 }
 
-// The entry `field` ("entries[0]") of the manifest `subject`.
-ManifestEntry entry_of(Json const& value, std::string const& subject, std::string const& field) {
-    Fields const fields(value, subject + ": " + field);
+ManifestEntry entry_of(Json const& value, JsonPlace const& place) {
+    Fields const fields(value, place);
+    std::string const& subject = place.subject();
+    std::string const& field = place.field();
     ManifestEntry entry;
     entry.recipe = fields.text("recipe");
     entry.graph_version = fields.text("graph_version");
     entry.file_name = fields.text("file_name");
     Json const& conditions = fields.any("conditions");
-    entry.runs_on = conditions_from_json(conditions, fields.at("conditions"));
+    entry.runs_on = conditions_from_json(conditions, fields.place("conditions"));
     std::string identity_name;
     try {
         identity_name = recorded_file_name(conditions);
@@ -112,10 +113,10 @@ ManifestEntry entry_of(Json const& value, std::string const& subject, std::strin
     check_repeated(fields, conditions, subject, field);
     entry.conditions_json = canonical_json(conditions);
     if (Json const& io = fields.any("io"); !io.is_null()) {
-        entry.io = io_from_json(io, fields.at("io"));
+        entry.io = io_from_json(io, fields.place("io"));
         entry.io_json = canonical_json(io);
     }
-    Fields const plan(fields.any("plan"), fields.at("plan"));
+    Fields const plan(fields.any("plan"), fields.place("plan"));
     entry.plan_size = plan.count("size");
     entry.plan_xxh3_128 = plan.text("xxh3_128");
     if (!is_plan_checksum_hex(entry.plan_xxh3_128)) {
@@ -133,7 +134,7 @@ ManifestEntry entry_of(Json const& value, std::string const& subject, std::strin
         }
     }
     if (Json const& fleet = fields.any("fleet"); !fleet.is_null()) {
-        entry.fleet = fleet_of(fleet, fields.at("fleet"));
+        entry.fleet = fleet_of(fleet, fields.place("fleet"));
     }
     return entry;
 }
@@ -160,8 +161,8 @@ bool is_envelope(Json const& document) {
     return document.is_object() && document.contains("payloadType");
 }
 
-Manifest manifest_of_document(Json const& document, std::string const& name) {
-    Fields const fields(document, name, true);
+Manifest manifest_of_document(Json const& document, JsonPlace const& place) {
+    Fields const fields(document, place);
     fields.schema_version(kManifestSchemaVersion);
     Manifest manifest;
     manifest.spec = fields.text("spec");
@@ -171,8 +172,7 @@ Manifest manifest_of_document(Json const& document, std::string const& name) {
         fields.refuse("entries", entries, "an array");
     }
     for (std::size_t i = 0; i < entries.size(); ++i) {
-        manifest.entries.push_back(
-            entry_of(entries[i], name, "entries[" + std::to_string(i) + "]"));
+        manifest.entries.push_back(entry_of(entries[i], fields.place("entries").index(i)));
     }
     return manifest;
 }

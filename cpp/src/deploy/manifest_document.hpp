@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tensoracle/deploy/manifest.hpp"
+#include "text/json_members.hpp"
 
 #include <cstddef>
 #include <filesystem>
@@ -25,7 +26,7 @@ nlohmann::json manifest_json(std::string_view text, std::string const& name);
 bool is_envelope(nlohmann::json const& document);
 
 // The manifest a plain manifest's document holds (parse_manifest's checks).
-Manifest manifest_of_document(nlohmann::json const& document, std::string const& name);
+Manifest manifest_of_document(nlohmann::json const& document, JsonPlace const& place);
 
 // The manifest in the in-toto Statement `payload` of a signed manifest (verified, or read
 // unverified), with its release, each entry checked to be a subject of the statement with the

@@ -8,7 +8,7 @@
 #include "tensoracle/io/hash.hpp"
 #include "tensoracle/remote/remote_object.hpp"
 #include "tensoracle/text/bounded_json.hpp"
-#include "text/joined_text.hpp"
+#include "text/message_text.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -20,7 +20,7 @@ namespace tensoracle::deploy::detail {
 namespace {
 
 // A value as the messages show it (as Python's repr shows the manifest's numbers and texts).
-std::string shown(std::string const& text) {
+std::string quoted(std::string const& text) {
     return "'" + text + "'";
 }
 
@@ -70,12 +70,12 @@ void check_difference(ExpectedEntry const& expected, std::string const& what,
     }
     if (decoded.header.plan_xxh3_128 != entry.plan_xxh3_128) {
         throw EngineConditionError(not_the_entry + expected.where + ".plan.xxh3_128 is " +
-                                       shown(entry.plan_xxh3_128) + ", its header records " +
-                                       shown(decoded.header.plan_xxh3_128),
+                                       quoted(entry.plan_xxh3_128) + ", its header records " +
+                                       quoted(decoded.header.plan_xxh3_128),
                                    Refusal{.subject = path.string(),
                                            .field = "plan.xxh3_128",
-                                           .observed = shown(decoded.header.plan_xxh3_128),
-                                           .expected = shown(entry.plan_xxh3_128)});
+                                           .observed = quoted(decoded.header.plan_xxh3_128),
+                                           .expected = quoted(entry.plan_xxh3_128)});
     }
     if (size != entry.engine_bytes) {
         throw EngineConditionError(not_the_entry + expected.where + ".engine_bytes is " +

@@ -25,7 +25,7 @@ std::string pre_authentication_encoding(std::string_view payload_type,
 }
 
 Envelope read_envelope(nlohmann::json const& document, std::string const& name) {
-    Fields const fields(document, name, true);
+    Fields const fields(document, name);
     Envelope envelope;
     envelope.payload_type = fields.text("payloadType");
     if (envelope.payload_type != kEnvelopePayloadType) {
@@ -46,8 +46,7 @@ Envelope read_envelope(nlohmann::json const& document, std::string const& name) 
             ("an array of 1 to " + std::to_string(kMaxEnvelopeSignatures) + " signatures").c_str());
     }
     for (std::size_t i = 0; i < signatures.size(); ++i) {
-        Fields const signature(signatures[i],
-                               fields.at("signatures") + "[" + std::to_string(i) + "]");
+        Fields const signature(signatures[i], fields.place("signatures").index(i));
         EnvelopeSignature read;
         if (Json const* keyid = signature.find("keyid"); keyid != nullptr) {
             read.keyid = signature.text("keyid");

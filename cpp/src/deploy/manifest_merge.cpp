@@ -7,7 +7,7 @@
 #include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/errors.hpp"
 #include "tensoracle/text/bounded_json.hpp"
-#include "tensoracle/text/json_excerpt.hpp"
+#include "text/message_text.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -26,10 +26,6 @@ namespace tensoracle::deploy {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string shown(Json const& value) {
-    return json_excerpt(value);
-}
 
 // A build's recipe: its name, graph version and occurrence among recipes of that pair.
 using RecipeKey = std::tuple<std::string, std::string, std::size_t>;

@@ -13,7 +13,7 @@
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/file_lock.hpp"
 #include "tensoracle/remote/remote_receiver.hpp"
-#include "text/joined_text.hpp"
+#include "text/message_text.hpp"
 
 #include <algorithm>
 #include <cstdlib>

@@ -6,6 +6,7 @@
 #include "tensoracle/io/hash.hpp"
 #include "tensoracle/text/bounded_json.hpp"
 #include "tensoracle/text/json_excerpt.hpp"
+#include "text/message_text.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -28,11 +29,7 @@ std::string listed(std::vector<std::string> const& digests) {
     if (digests.empty()) {
         return "none";
     }
-    std::string text;
-    for (std::string const& digest : digests) {
-        text += (text.empty() ? "" : ", ") + digest;
-    }
-    return text;
+    return joined(digests, ", ");
 }
 
 class Descriptor {

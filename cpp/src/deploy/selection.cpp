@@ -5,7 +5,8 @@
 #include "deploy/json_forms.hpp"
 #include "tensoracle/cuda/gpu_properties_json.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/json_excerpt.hpp"
+#include "text/json_members.hpp"
+#include "text/message_text.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -138,17 +139,6 @@ std::string device_text(DeviceDescription const& device) {
            ")";
 }
 
-std::string joined(std::vector<std::string> const& items, std::string_view separator) {
-    std::string text;
-    for (std::string const& item : items) {
-        if (!text.empty()) {
-            text += separator;
-        }
-        text += item;
-    }
-    return text;
-}
-
 // How specific a usable entry is to the device: the higher, the better it fits.
 int specificity(EntryConditions const& conditions) {
     if (conditions.backend == kTensorRtRtx) {
@@ -216,27 +206,18 @@ std::optional<std::string> unusable(EntryConditions const& conditions,
     return cannot_run(conditions, device);
 }
 
-std::string clipped_dump(Json const& value) {
-    constexpr std::size_t kShown = 80;
-    return json_excerpt(value, kShown);
+[[noreturn]] void mistyped(JsonPlace const& at, Json const& value, std::string_view expected) {
+    refuse_json<InvalidArgument>(at, value, expected);
 }
 
-[[noreturn]] void mistyped(std::string const& at, Json const& value, std::string_view expected) {
-    std::string text = at;
-    text += " is ";
-    text += clipped_dump(value);
-    text += ", expected ";
-    text += expected;
-    throw InvalidArgument(text);
-}
-
-std::string string_member(Json const& object, std::string const& where, char const* name) {
+// The string member `name`, or "" where it is absent or null.
+std::string string_member(Json const& object, JsonPlace const& where, char const* name) {
     auto const found = object.find(name);
     if (found == object.end() || found->is_null()) {
         return {};
     }
     if (!found->is_string()) {
-        mistyped(where + "." + name, *found, "a string");
+        mistyped(where.member(name), *found, "a string");
     }
     return found->get<std::string>();
 }
@@ -244,7 +225,7 @@ std::string string_member(Json const& object, std::string const& where, char con
 } // namespace
 
 DeviceDescription describe(GpuProperties const& gpu) {
-    return device_from_json(to_json(gpu), "the GPU's properties");
+    return device_from_json(to_json(gpu), JsonPlace::within("the GPU's properties"));
 }
 
 std::vector<DeviceDescription> describe_gpus() {
@@ -486,7 +467,7 @@ Selection select_entry(std::vector<Candidate> const& candidates, DeviceDescripti
     return selection;
 }
 
-DeviceDescription device_from_json(Json const& device, std::string const& where) {
+DeviceDescription device_from_json(Json const& device, JsonPlace const& where) {
     if (!device.is_object()) {
         mistyped(where, device, "an object of GPU properties");
     }
@@ -501,16 +482,13 @@ DeviceDescription device_from_json(Json const& device, std::string const& where)
         } else if (value.is_string()) {
             description.properties.emplace(key, value.get<std::string>());
         } else {
-            std::string at = where;
-            at += '.';
-            at += key;
-            mistyped(at, value, "a string, an integer or true/false");
+            mistyped(where.member(key), value, "a string, an integer or true/false");
         }
     }
     return description;
 }
 
-EntryConditions conditions_from_json(Json const& conditions, std::string const& where) {
+EntryConditions conditions_from_json(Json const& conditions, JsonPlace const& where) {
     if (!conditions.is_object()) {
         mistyped(where, conditions, "an object of identity conditions");
     }
@@ -530,21 +508,21 @@ EntryConditions conditions_from_json(Json const& conditions, std::string const& 
     }
     auto const targets = conditions.find("targets");
     if (targets != conditions.end() && !targets->is_null()) {
-        std::string const at = where + ".targets";
+        JsonPlace const at = where.member("targets");
         if (!targets->is_array()) {
             mistyped(at, *targets, "an array of strings");
         }
         for (std::size_t i = 0; i < targets->size(); ++i) {
             Json const& target = (*targets)[i];
             if (!target.is_string()) {
-                mistyped(at + "[" + std::to_string(i) + "]", target, "a string");
+                mistyped(at.index(i), target, "a string");
             }
             read.targets.push_back(target.get<std::string>());
         }
     }
     auto const gpu = conditions.find("gpu");
     if (gpu != conditions.end() && !gpu->is_null()) {
-        read.gpu = device_from_json(*gpu, where + ".gpu");
+        read.gpu = device_from_json(*gpu, where.member("gpu"));
     }
     return read;
 }

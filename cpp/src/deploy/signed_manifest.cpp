@@ -15,7 +15,7 @@
 #include "tensoracle/remote/signature.hpp"
 #include "tensoracle/text/base64.hpp"
 #include "tensoracle/text/size_text.hpp"
-#include "text/joined_text.hpp"
+#include "text/message_text.hpp"
 
 #include <algorithm>
 #include <map>
@@ -57,7 +57,7 @@ Manifest statement_manifest(std::span<std::byte const> payload, std::string cons
     std::string const where = name + " (the signed payload)";
     Json const statement = manifest_json(
         std::string_view(reinterpret_cast<char const*>(payload.data()), payload.size()), where);
-    Fields const fields(statement, where, true);
+    Fields const fields(statement, where);
     if (std::string const type = fields.text("_type"); type != kStatementType) {
         fields.refuse("_type", type, (std::string("\"") + kStatementType + "\"").c_str());
     }
@@ -66,8 +66,8 @@ Manifest statement_manifest(std::span<std::byte const> payload, std::string cons
                       (std::string("\"") + kManifestPredicateType + "\"").c_str());
     }
     Json const& predicate = fields.any("predicate");
-    Manifest manifest = manifest_of_document(predicate, where + ": predicate");
-    Fields const release(predicate, where + ": predicate");
+    Manifest manifest = manifest_of_document(predicate, fields.place("predicate"));
+    Fields const release(predicate, fields.place("predicate"));
     manifest.release = ManifestRelease{release.count("version"), release.text("expires")};
     (void)parse_utc_time(manifest.release->expires, release.at("expires"));
     // Subjects: each entry's file, by name, with the SHA-256 of the whole file.
@@ -77,8 +77,8 @@ Manifest statement_manifest(std::span<std::byte const> payload, std::string cons
     }
     std::map<std::string, std::string> subject_digests;
     for (std::size_t i = 0; i < subjects.size(); ++i) {
-        Fields const subject(subjects[i], fields.at("subject") + "[" + std::to_string(i) + "]");
-        Fields const digest(subject.any("digest"), subject.at("digest"));
+        Fields const subject(subjects[i], fields.place("subject").index(i));
+        Fields const digest(subject.any("digest"), subject.place("digest"));
         std::string const sha256 = digest.text("sha256");
         if (!is_sha256_hex(sha256)) {
             digest.refuse("sha256", sha256, "64 lowercase hex digits");

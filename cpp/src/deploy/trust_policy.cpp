@@ -25,7 +25,7 @@ TrustPolicy parse_trust_policy(std::string_view text, std::string const& name) {
     } catch (JsonLimitError const& error) {
         throw InvalidArgument(name + " is not a trust policy: " + error.what());
     }
-    Fields const fields(document, name, true);
+    Fields const fields(document, name);
     fields.schema_version(kTrustPolicySchemaVersion);
     TrustPolicy policy;
     Json const& keys = fields.any("keys");
@@ -33,9 +33,10 @@ TrustPolicy parse_trust_policy(std::string_view text, std::string const& name) {
         fields.refuse("keys", keys, "an object of one or more key ids and their PEM public keys");
     }
     for (auto const& [keyid, pem] : keys.items()) {
-        std::string const where = fields.at("keys") + "[\"" + keyid + "\"]";
+        JsonPlace const place = fields.place("keys").key(keyid);
+        std::string const where = place.text();
         if (!pem.is_string()) {
-            throw InvalidArgument(where + " is " + shown(pem) + ", expected a PEM public key");
+            refuse_json<InvalidArgument>(place, pem, "a PEM public key");
         }
         VerifyKey const key = VerifyKey::from_pem(pem.get<std::string>(), where);
         if (key.fingerprint() != keyid) {

@@ -54,51 +54,51 @@ TEST(HeaderSchema, EachWrongTypeIsNamedByItsPath) {
     auto references = good_references();
     references["io"] = "FLOAT";
     EXPECT_EQ(violation(good_conditions(), references),
-              "references.io is a JSON string, expected an object");
+              "references.io is \"FLOAT\", expected an object");
     references = good_references();
     references["io"]["tensors"][0]["shape"] = "1x2";
     EXPECT_EQ(violation(good_conditions(), references),
-              "references.io.tensors[0].shape is a JSON string, expected an array of integers");
+              "references.io.tensors[0].shape is \"1x2\", expected an array of integers");
     references = good_references();
     references["io"]["tensors"][0].erase("dtype");
     EXPECT_EQ(violation(good_conditions(), references),
-              "references.io.tensors[0] lacks the member \"dtype\"");
+              "references.io.tensors[0].dtype is missing");
     references = good_references();
     references["workspace_limit"] = "1 GiB";
     EXPECT_EQ(violation(good_conditions(), references),
-              "references.workspace_limit is a JSON string, expected an integer or null");
+              "references.workspace_limit is \"1 GiB\", expected an integer or null");
     references = good_references();
     references["rebuild_reason"]["differences"] = {{{"key", 3}}};
     EXPECT_EQ(violation(good_conditions(), references),
-              "references.rebuild_reason.differences[0].key is a JSON number, expected a string");
+              "references.rebuild_reason.differences[0].key is 3, expected a string");
 
     auto conditions = good_conditions();
     conditions["gpu"] = "H200";
     EXPECT_EQ(violation(conditions, good_references()),
-              "conditions.gpu is a JSON string, expected an object or null");
+              "conditions.gpu is \"H200\", expected an object or null");
     conditions = good_conditions();
     conditions["targets"] = {"sm89", 90};
     EXPECT_EQ(violation(conditions, good_references()),
-              "conditions.targets[1] is a JSON number, expected a string");
+              "conditions.targets[1] is 90, expected a string");
     conditions = good_conditions();
     conditions["hardware_compatibility"] = 1;
     EXPECT_EQ(violation(conditions, good_references()),
-              "conditions.hardware_compatibility is a JSON number, expected a string");
+              "conditions.hardware_compatibility is 1, expected a string");
     conditions = good_conditions();
     conditions["hardware_compatibility"] = "ampere_plus";
     EXPECT_EQ(violation(conditions, good_references()), "");
     references = good_references();
     references["rebuild_reason"]["cannot_run_here"] = false;
     EXPECT_EQ(violation(good_conditions(), references),
-              "references.rebuild_reason.cannot_run_here is a JSON boolean, expected a string");
+              "references.rebuild_reason.cannot_run_here is false, expected a string");
     conditions = good_conditions();
     conditions["name"] = "";
     EXPECT_EQ(violation(conditions, good_references()),
-              "conditions.name is a JSON string, expected a non-empty string");
+              "conditions.name is \"\", expected a non-empty string");
     conditions = good_conditions();
     conditions["inputs"]["x"]["max"] = {4.5};
     EXPECT_EQ(violation(conditions, good_references()),
-              "conditions.inputs[\"x\"].max[0] is a JSON number, expected an integer");
+              "conditions.inputs[\"x\"].max[0] is 4.5, expected an integer");
 }
 
 } // namespace

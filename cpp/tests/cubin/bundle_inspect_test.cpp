@@ -119,16 +119,16 @@ TEST_F(BundleInspect, AMissingManifestIsFileNotFound) {
 
 TEST_F(BundleInspect, CubinFilesAreCheckedForPresenceLengthDigestAndSmInThatOrder) {
     fs::remove(bundle() / "cubins/sm89/probe.cubin");
-    EXPECT_HAS(refusal<MissingCubinError>(), "entry 1 (field /entries/1/file) does not exist");
+    EXPECT_HAS(refusal<MissingCubinError>(), "entry 1 (field entries[1].file) does not exist");
 
     tensoracle::testing::write_text(bundle() / "cubins/sm89/probe.cubin", cubin(86) + "x");
-    EXPECT_HAS(refusal<CorruptCubinError>(), "/entries/1/bytes) is");
+    EXPECT_HAS(refusal<CorruptCubinError>(), "entries[1].bytes) is");
 
     std::string same_length = cubin(86);
     tensoracle::testing::write_text(bundle() / "cubins/sm89/probe.cubin", same_length);
     manifest_["entries"][1]["bytes"] = same_length.size();
     rewrite();
-    EXPECT_HAS(refusal<CorruptCubinError>(), "/entries/1/sha256) has SHA-256");
+    EXPECT_HAS(refusal<CorruptCubinError>(), "entries[1].sha256) has SHA-256");
 
     // The sm86 cubin filed as sm89 with its own length and digest: only its ELF header tells.
     manifest_["entries"][1]["sha256"] = sha256_hex(same_length);

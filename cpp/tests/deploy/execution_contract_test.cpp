@@ -408,7 +408,7 @@ TEST(ExecutionContract, ATensorWithoutLocationOrFormatHasTensorRtsDefaults) {
 TEST(ExecutionContract, AWrongFieldOfTheIoSignatureIsNamed) {
     EXPECT_EQ(json_refusal(nullptr),
               "deploy.json: entries[0].io is null: the entry records no IO signature");
-    EXPECT_EQ(json_refusal(Json::object()), "deploy.json: entries[0].io has no member \"tensors\"");
+    EXPECT_EQ(json_refusal(Json::object()), "deploy.json: entries[0].io.tensors is missing");
     EXPECT_EQ(json_refusal({{"tensors", 1}}),
               "deploy.json: entries[0].io.tensors is 1, expected an array");
 
@@ -444,7 +444,7 @@ TEST(ExecutionContract, AWrongFieldOfTheIoSignatureIsNamed) {
     document = signature();
     document["tensors"][0]["profile"].erase("opt");
     EXPECT_EQ(json_refusal(document),
-              "deploy.json: entries[0].io.tensors[0].profile has no member \"opt\"");
+              "deploy.json: entries[0].io.tensors[0].profile.opt is missing");
     document = signature();
     document["tensors"][1]["name"] = "x";
     EXPECT_EQ(json_refusal(document),

@@ -12,7 +12,7 @@
 #include "tensoracle/io/atomic_file.hpp"
 #include "tensoracle/remote/remote_object.hpp"
 #include "tensoracle/remote/signature.hpp"
-#include "text/joined_text.hpp"
+#include "text/message_text.hpp"
 
 #include <array>
 #include <cerrno>

@@ -11,7 +11,7 @@
 #include "tensoracle/io/file_bytes.hpp"
 #include "tensoracle/remote/signature.hpp"
 #include "tensoracle/text/size_text.hpp"
-#include "text/joined_text.hpp"
+#include "text/message_text.hpp"
 
 #include <iostream>
 #include <memory>

@@ -11,7 +11,7 @@
 #include "tensoracle/errors.hpp"
 #include "tensoracle/io/hash.hpp"
 #include "tensoracle/text/size_text.hpp"
-#include "text/joined_text.hpp"
+#include "text/message_text.hpp"
 
 #include <iostream>
 #include <memory>

@@ -218,18 +218,18 @@ def _delete(key: str) -> Change:
 RULES: list[tuple[str, Change, type[BundleError], str]] = [
     ("top level not an object", lambda m: m.clear(), BundleError, "schema_version"),
     ("schema_version 2", lambda m: m.update(schema_version=2), BundleError, "schema_version is 2"),
-    ("no entries", lambda m: m.pop("entries"), BundleError, "/entries is missing"),
-    ("empty entries", lambda m: m.update(entries=[]), BundleError, "/entries is []"),
-    ("entries not a list", lambda m: m.update(entries={}), BundleError, "/entries is {}"),
+    ("no entries", lambda m: m.pop("entries"), BundleError, "entries is missing"),
+    ("empty entries", lambda m: m.update(entries=[]), BundleError, "entries is []"),
+    ("entries not a list", lambda m: m.update(entries={}), BundleError, "entries is {}"),
     ("entry not an object", lambda m: m["entries"].__setitem__(0, 3), BundleError, "entry object"),
-    ("target_sm", _set("target_sm", "sm75"), BundleError, '/entries/0/target_sm is "sm75"'),
+    ("target_sm", _set("target_sm", "sm75"), BundleError, 'entries[0].target_sm is "sm75"'),
     ("hidden", _set("hidden_trailing_parameters", []), BundleError, "hidden_trailing_parameters"),
-    ("resources", _set("resources", None), BundleError, "/entries/0/resources is null"),
+    ("resources", _set("resources", None), BundleError, "entries[0].resources is null"),
     ("scratch", _set("resources.global_scratch_bytes", 1), BundleError, "scratch"),
     ("sizes", _set("resources.registers_per_thread", 0), BundleError, "registers_per_thread"),
     ("bool size", _set("resources.compiled_shared_memory_bytes", True), BundleError, "true"),
     ("entry_symbol", _set("entry_symbol", ""), BundleError, "entry_symbol"),
-    ("signature", _set("signature", {}), BundleError, "/entries/0/signature is {}"),
+    ("signature", _set("signature", {}), BundleError, "entries[0].signature is {}"),
     ("argument count", _set("signature", []), BundleError, "arguments"),
     ("argument type", _set("signature.0.type", "*bf16"), BundleError, "argument types"),
     ("argument names", _set("signature.1.name", "x"), BundleError, "argument"),
@@ -648,7 +648,7 @@ def test_the_native_command_reports_a_failure_with_its_class(bundle):
     report = json.loads(failed.stdout)
     assert report["ok"] is False
     assert report["error"] == "CorruptCubinError"
-    assert "/entries/3/sha256" in report["message"]
+    assert "entries[3].sha256" in report["message"]
     plain = _cli(str(root))
     assert plain.returncode == 1
     assert "CorruptCubinError" in plain.stderr

@@ -11,7 +11,7 @@ namespace tensoracle {
 
 // The first member of `conditions` or `references` whose type is not the one tensoracle writes,
 // described with its JSON path, its type and the expected type
-// (e.g. `references.io.tensors[0].shape is a JSON string, expected an array of integers`);
+// (e.g. `references.io.tensors[0].shape is "1x3", expected an array of integers`);
 // std::nullopt when every known member is well typed.
 std::optional<std::string> header_schema_violation(nlohmann::json const& conditions,
                                                    nlohmann::json const& references);
