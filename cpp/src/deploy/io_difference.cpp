@@ -1,7 +1,7 @@
 // The one IO comparison (see io_difference.hpp).
 #include "deploy/io_difference.hpp"
 
-#include "text/joined_text.hpp"
+#include "text/message_text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -88,17 +88,6 @@ std::optional<IoDifference> profile_difference(TensorDescription const& seen,
 }
 
 } // namespace
-
-std::string shape_text(Shape const& shape) {
-    std::string text = "[";
-    for (std::size_t index = 0; index < shape.size(); ++index) {
-        if (index != 0) {
-            text += ", ";
-        }
-        text += std::to_string(shape[index]);
-    }
-    return text + "]";
-}
 
 std::string profile_text(std::optional<ShapeProfile> const& profile) {
     if (!profile) {

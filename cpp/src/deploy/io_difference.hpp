@@ -12,8 +12,6 @@
 
 namespace tensoracle::deploy {
 
-// A shape as messages show it: "[1, 3, -1]".
-std::string shape_text(Shape const& shape);
 // A profile as messages show it: "min [1, 3] opt [4, 3] max [8, 3]", or "none".
 std::string profile_text(std::optional<ShapeProfile> const& profile);
 
