@@ -321,7 +321,7 @@ ORDER: list[tuple[str, Change, Change, str]] = [
         "arguments before specialization",
         _set("signature.0.type", "i64"),
         _set("specialization", []),
-        "signature/0/type",
+        "signature[0].type",
     ),
     (
         "specialization before file",
