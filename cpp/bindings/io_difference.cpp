@@ -73,6 +73,10 @@ void bind_io_difference(nb::module_& module) {
         "format and input profile; location and format only where `expected` states them when "
         "`placement_where_stated`; profiles after all other fields when `profiles_last`; a fixed "
         "input without a reported profile matches a profile equal to its shape), or None.");
+    module.def("io_field", &deploy::io_field, nb::arg("difference"), nb::arg("expected"),
+               "Where `difference` lies in an IO signature whose tensors are `expected`, as "
+               "refusals name it: \"io.tensors[1].dtype\", or \"io.tensors\" for a tensor only "
+               "the observed IO has (tensoracle::deploy::io_field).");
 }
 
 } // namespace tensoracle::bindings

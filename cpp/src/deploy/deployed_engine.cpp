@@ -5,6 +5,7 @@
 
 #include "cache/entry_file.hpp"
 #include "deploy/deployed_engine_state.hpp"
+#include "deploy/io_difference.hpp"
 #include "deploy/json_forms.hpp"
 #include "deploy/verify_key_option.hpp"
 #include "io/hex_digits.hpp"
@@ -40,69 +41,6 @@ namespace tensoracle::deploy {
 namespace {
 
 using Json = nlohmann::json;
-
-// "at.key", or "key" at the top.
-std::string member(std::string const& at, std::string const& key) {
-    if (at.empty()) {
-        return key;
-    }
-    std::string path = at;
-    path += '.';
-    path += key;
-    return path;
-}
-
-// The first place where `observed` differs from `expected`: its field ("io.tensors[1].shape"),
-// the two values as shown, and the text messages give, "<field>: <observed>, the manifest records
-// <expected>".
-struct Difference {
-    std::string field;
-    std::string observed;
-    std::string expected;
-    std::string text;
-};
-
-Difference difference_at(std::string const& at, std::string observed, std::string expected) {
-    std::string text = (at.empty() ? std::string("the value") : at) + ": " + observed +
-                       ", the manifest records " + expected;
-    return {at, std::move(observed), std::move(expected), std::move(text)};
-}
-
-// The first difference, or nothing when the values are equal.
-std::optional<Difference> first_difference(Json const& observed, Json const& expected,
-                                           std::string const& at) {
-    if (observed == expected) {
-        return std::nullopt;
-    }
-    if (observed.is_object() && expected.is_object()) {
-        for (auto const& [key, value] : expected.items()) {
-            std::string const inner = member(at, key);
-            auto const found = observed.find(key);
-            if (found == observed.end()) {
-                return difference_at(inner, "absent", shown(value));
-            }
-            if (auto difference = first_difference(*found, value, inner)) {
-                return difference;
-            }
-        }
-        for (auto const& [key, value] : observed.items()) {
-            if (!expected.contains(key)) {
-                std::string const inner = member(at, key);
-                return Difference{inner, shown(value), "absent",
-                                  inner + ": " + shown(value) + ", absent from the manifest"};
-            }
-        }
-    }
-    if (observed.is_array() && expected.is_array() && observed.size() == expected.size()) {
-        for (std::size_t i = 0; i < observed.size(); ++i) {
-            std::string const inner = at + "[" + std::to_string(i) + "]";
-            if (auto difference = first_difference(observed[i], expected[i], inner)) {
-                return difference;
-            }
-        }
-    }
-    return difference_at(at, shown(observed), shown(expected));
-}
 
 // One of an entry's JSON texts (conditions_json, io_json) read back, for comparing with the
 // saved header's.
@@ -259,6 +197,37 @@ std::optional<std::string> judge_header(ManifestEntry const& entry,
     return std::nullopt;
 }
 
+// The saved header's IO signature against the manifest entry's, compared as the IO they
+// describe (first_io_difference): EngineIOError naming where they first differ.
+void check_header_io(Json const& observed, Json const& expected,
+                     std::filesystem::path const& path) {
+    auto const refuse = [&path](std::string const& field, std::string const& seen,
+                                std::string const& recorded) {
+        throw EngineIOError("deployed engine '" + path.string() +
+                                "': the saved header's IO signature differs from the "
+                                "manifest's at " +
+                                field + ": " + seen + ", the manifest records " + recorded,
+                            Refusal{.subject = path.string(),
+                                    .field = field,
+                                    .observed = seen,
+                                    .expected = recorded});
+    };
+    if (observed.is_null() || expected.is_null()) {
+        if (observed.is_null() != expected.is_null()) {
+            refuse("io", observed.is_null() ? "absent" : "an IO signature",
+                   expected.is_null() ? "none" : "an IO signature");
+        }
+        return;
+    }
+    JsonPlace const header = JsonPlace(path.string()).member("references").member("io");
+    std::vector<TensorDescription> const saved = io_from_json(observed, header);
+    std::vector<TensorDescription> const recorded =
+        io_from_json(expected, JsonPlace(path.string() + " (its manifest entry)").member("io"));
+    if (auto const difference = first_io_difference(saved, recorded)) {
+        refuse(io_field(*difference, recorded), difference->observed, difference->expected);
+    }
+}
+
 // The checks of the verified header against the manifest entry (plan checksum, conditions, IO
 // signature); then what the engine is run by is what the header records.
 void check_header(DecodedHeader const& decoded, ManifestEntry const& entry,
@@ -271,17 +240,7 @@ void check_header(DecodedHeader const& decoded, ManifestEntry const& entry,
                      path);
     Json const observed_io =
         header.references.contains("io") ? header.references.at("io") : Json(nullptr);
-    if (auto const difference =
-            first_difference(observed_io, entry_json(entry, entry.io_json, "io_json"), "io")) {
-        throw EngineIOError("deployed engine '" + path.string() +
-                                "': the saved header's IO signature differs from the "
-                                "manifest's at " +
-                                difference->text,
-                            Refusal{.subject = path.string(),
-                                    .field = difference->field,
-                                    .observed = difference->observed,
-                                    .expected = difference->expected});
-    }
+    check_header_io(observed_io, entry_json(entry, entry.io_json, "io_json"), path);
     // What the engine is run by from here on is what the verified header records, whatever an
     // application that built the entry itself put in its typed members.
     opened.runs_on =

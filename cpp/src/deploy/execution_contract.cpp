@@ -234,22 +234,12 @@ void check_engine_io(std::vector<TensorDescription> const& engine,
     if (!difference) {
         return;
     }
-    // The refusal's field: the manifest's tensor and its member ("io.tensors[1].dtype"), or the
-    // manifest's tensor list for a tensor only the engine has.
-    auto const recorded =
-        std::find_if(manifest.begin(), manifest.end(), [&](TensorDescription const& tensor) {
-            return tensor.name == difference->tensor;
-        });
-    std::string field = "io.tensors";
-    if (recorded != manifest.end()) {
-        field += "[" + std::to_string(recorded - manifest.begin()) + "]." + difference->field;
-    }
     throw EngineIOError("engine IO mismatch in " + engine_text(path) + " against its manifest " +
                             "entry: tensor " + named(difference->tensor) + " field '" +
                             difference->field + "': observed=" + difference->observed +
                             ", expected=" + difference->expected,
                         Refusal{.subject = path.string(),
-                                .field = field,
+                                .field = io_field(*difference, manifest),
                                 .observed = difference->observed,
                                 .expected = difference->expected});
 }

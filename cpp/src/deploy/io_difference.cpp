@@ -133,4 +133,20 @@ std::optional<IoDifference> first_io_difference(Tensors const& observed, Tensors
     return std::nullopt;
 }
 
+std::string io_field(IoDifference const& difference,
+                     std::vector<TensorDescription> const& expected) {
+    auto const recorded =
+        std::find_if(expected.begin(), expected.end(), [&](TensorDescription const& tensor) {
+            return tensor.name == difference.tensor;
+        });
+    std::string field = "io.tensors";
+    if (recorded != expected.end()) {
+        field += '[';
+        field += std::to_string(recorded - expected.begin());
+        field += "].";
+        field += difference.field;
+    }
+    return field;
+}
+
 } // namespace tensoracle::deploy

@@ -47,4 +47,10 @@ std::optional<IoDifference> first_io_difference(std::vector<TensorDescription> c
                                                 std::vector<TensorDescription> const& expected,
                                                 IoComparison const& rules = {});
 
+// Where `difference` lies in an entry whose IO signature is `expected`, in the refusals' one path
+// syntax: "io.tensors[1].dtype" for a member of the entry's tensor, "io.tensors" for a tensor
+// only the observed IO has.
+std::string io_field(IoDifference const& difference,
+                     std::vector<TensorDescription> const& expected);
+
 } // namespace tensoracle::deploy

@@ -199,13 +199,14 @@ TEST(DeployedEngine, AnotherIOSignatureIsRefusedNamingTheTensorField) {
     deployment.entry.io_json = canonical_json(io_signature(2)); // batch 2; the header: -1
     std::string const message = message_of<EngineIOError>(
         [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
-    EXPECT_NE(message.find("io.tensors[0].shape[0]: -1, the manifest records 2"), std::string::npos)
+    EXPECT_NE(message.find("io.tensors[0].shape: [-1, 8], the manifest records [2, 8]"),
+              std::string::npos)
         << message;
     Refusal const refusal = testing::refusal_of<EngineIOError>(
         [&] { (void)DeployedEngine::open(deployment.entry, deployment.options()); });
     EXPECT_EQ(testing::fields_of(refusal), "subject=" + deployment.path.string() +
-                                               " | field=io.tensors[0].shape[0] | observed=-1 | "
-                                               "expected=2 | remedy=");
+                                               " | field=io.tensors[0].shape | observed=[-1, 8] | "
+                                               "expected=[2, 8] | remedy=");
 }
 
 // An application may build the entry itself: what the opened engine is run by (its IO, where

@@ -578,3 +578,8 @@ def first_io_difference(
     """
     The first difference of `observed` from `expected` (tensoracle::deploy::first_io_difference: names, then each expected tensor's mode, dtype, shape, location, format and input profile; location and format only where `expected` states them when `placement_where_stated`; profiles after all other fields when `profiles_last`; a fixed input without a reported profile matches a profile equal to its shape), or None.
     """
+
+def io_field(difference: IoDifference, expected: Sequence[TensorDescription]) -> str:
+    """
+    Where `difference` lies in an IO signature whose tensors are `expected`, as refusals name it: "io.tensors[1].dtype", or "io.tensors" for a tensor only the observed IO has (tensoracle::deploy::io_field).
+    """

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from typing import TypeVar
 
 
 class EngineCacheError(ValueError):
@@ -60,6 +61,27 @@ class BuildCancelledError(RuntimeError):
 
 class ShapeTensorOutputWarning(UserWarning):
     """The engine has outputs marked as shape tensors, which execution units cannot handle."""
+
+
+_Refused = TypeVar("_Refused", bound=BaseException)
+
+
+def with_refusal(
+    error: _Refused,
+    *,
+    path: str | None,
+    field: str | None,
+    observed: str | None,
+    expected: str | None,
+) -> _Refused:
+    """``error`` carrying a refusal's fields as the core's exceptions carry them (``path``,
+    ``field``, ``observed``, ``expected``; ``remedy`` None), for a refusal made in Python."""
+    error.path = path  # type: ignore[attr-defined]
+    error.field = field  # type: ignore[attr-defined]
+    error.observed = observed  # type: ignore[attr-defined]
+    error.expected = expected  # type: ignore[attr-defined]
+    error.remedy = None  # type: ignore[attr-defined]
+    return error
 
 
 def shape_output_message(names: Sequence[str]) -> str:

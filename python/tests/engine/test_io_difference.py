@@ -214,3 +214,22 @@ def test_check_io_compares_the_profiles_after_every_field_and_the_build_inputs()
     assert _check_io_refusal(io, fixed) == _message(
         "features", "name (build input)", "only in declaration.inputs", "in both"
     )
+
+
+def _fields(error: BaseException) -> tuple[Any, ...]:
+    return tuple(getattr(error, name) for name in ("path", "field", "observed", "expected"))
+
+
+def test_python_io_refusals_carry_the_refusal_fields_the_core_names():
+    with pytest.raises(EngineIOError) as caught:
+        check_deployed_io(_changed(2, dtype="HALF"), _signature(), "/cache/deployed.engine")
+    assert _fields(caught.value) == ("/cache/deployed.engine", "io.tensors[2].dtype", "HALF", "FLOAT")
+    with pytest.raises(EngineIOError) as caught:
+        check_deployed_io(_changed(1, name="offset"), _signature(), "/cache/deployed.engine")
+    assert _fields(caught.value)[:2] == ("/cache/deployed.engine", "io.tensors[1].name")
+    result = IO.outputs["result"]
+    io = EngineIO(IO.inputs, {"result": TensorSpec(trt.float16, result.shape)})
+    with pytest.raises(EngineIOError) as caught:
+        check_io(io, DECLARATION, _declared_signature(), PATH, "saved header of")
+    assert _fields(caught.value) == (PATH, "io.tensors[1].dtype", "FLOAT", "HALF")
+    assert caught.value.remedy is None

@@ -23,7 +23,7 @@ from tensoracle.errors import (
     UntrustedEngineError,
 )
 
-RTX_4090 = json.dumps({"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"})
+RTX_4090 = {"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"}
 BACKEND, BACKEND_VERSION = "tensorrt_rtx", "1.7.1.116"
 CONDITIONS = {"name": "encoder", "graph_version": "1", "backend": BACKEND,
               "backend_version": BACKEND_VERSION, "gpu": None, "targets": ["sm89"]}  # fmt: skip
@@ -75,9 +75,9 @@ def test_an_engine_io_refusal_carries_its_fields(tmp_path: Path):
     engine = str(tmp_path / "cache" / _core.recorded_identity(json.dumps(CONDITIONS)).file_name)
     assert str(refused.value) == (
         f"deployed engine '{engine}': the saved header's IO signature differs from the "
-        'manifest\'s at io.tensors[1].dtype: "FLOAT", the manifest records "HALF"'
+        "manifest's at io.tensors[1].dtype: FLOAT, the manifest records HALF"
     )
-    assert fields(refused.value) == (engine, "io.tensors[1].dtype", '"FLOAT"', '"HALF"')
+    assert fields(refused.value) == (engine, "io.tensors[1].dtype", "FLOAT", "HALF")
     assert refused.value.remedy is None
 
 

@@ -27,7 +27,7 @@ from tensoracle.engine.backends import Backend, backend
 from tensoracle.engine.handle import EngineHandle
 from tensoracle.engine.io import described, signature_from_engine
 from tensoracle.engine.plugins import load_verified_plugins, plugin_paths
-from tensoracle.errors import CorruptEngineError, EngineIOError, EngineTargetError
+from tensoracle.errors import CorruptEngineError, EngineIOError, EngineTargetError, with_refusal
 
 
 class DeployedEngineHandle(EngineHandle):
@@ -212,24 +212,37 @@ def check_deployed_io(observed: dict[str, Any], expected: dict[str, Any], path: 
     engine's IO (``observed``) differs from the manifest's (``expected``), by the core's rule
     (first_io_difference, as the C++ deploy library checks an engine: a fixed input without a
     reported profile matches a recorded profile equal to its shape)."""
+    recorded_tensors = described(expected, default_location="DEVICE", default_format="LINEAR")
     difference = _core.first_io_difference(
-        described(observed, default_location="DEVICE", default_format="LINEAR"),
-        described(expected, default_location="DEVICE", default_format="LINEAR"),
+        described(observed, default_location="DEVICE", default_format="LINEAR"), recorded_tensors
     )
     if difference is None:
         return
     found = {entry["name"]: entry for entry in observed.get("tensors", [])}
     recorded = {entry["name"]: entry for entry in expected.get("tensors", [])}
     name, field = difference.tensor, difference.field
+    at = _core.io_field(difference, recorded_tensors)
     if field == "name":
         where = "the manifest" if name in recorded else "the deserialized engine"
-        raise EngineIOError(
-            f"deployed engine '{path}': tensor {name!r} is only in {where}: "
-            f"observed={sorted(found)}, expected={sorted(recorded)}"
+        raise with_refusal(
+            EngineIOError(
+                f"deployed engine '{path}': tensor {name!r} is only in {where}: "
+                f"observed={sorted(found)}, expected={sorted(recorded)}"
+            ),
+            path=path,
+            field=at,
+            observed=difference.observed,
+            expected=difference.expected,
         )
-    raise EngineIOError(
-        f"deployed engine '{path}': tensor {name!r} field {field!r}: "
-        f"observed={found[name].get(field)}, expected={recorded[name].get(field)}"
+    raise with_refusal(
+        EngineIOError(
+            f"deployed engine '{path}': tensor {name!r} field {field!r}: "
+            f"observed={found[name].get(field)}, expected={recorded[name].get(field)}"
+        ),
+        path=path,
+        field=at,
+        observed=difference.observed,
+        expected=difference.expected,
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from tensoracle import _core
 from tensoracle.engine.declaration import EngineBuild
 from tensoracle.engine.field_checks import check_int64, check_text
-from tensoracle.errors import EngineIOError
+from tensoracle.errors import EngineIOError, with_refusal
 
 Signature = dict[str, Any]
 
@@ -147,11 +147,18 @@ def signature_from_engine(trt: Any, engine: Any) -> Signature:
 
 
 def _mismatch(
-    path: str, source: str, tensor: str, field: str, observed: Any, expected: Any
+    path: str, source: str, tensor: str, field: str, observed: Any, expected: Any, at: str
 ) -> None:
-    raise EngineIOError(
-        f"engine IO mismatch in {source} '{path}': tensor {tensor!r} field {field!r}: "
-        f"observed={observed}, expected={expected}, path={path}"
+    """The 1.x refusal; ``at`` is the refusal's field (where in the IO, as the core names it)."""
+    raise with_refusal(
+        EngineIOError(
+            f"engine IO mismatch in {source} '{path}': tensor {tensor!r} field {field!r}: "
+            f"observed={observed}, expected={expected}, path={path}"
+        ),
+        path=path,
+        field=at,
+        observed=str(observed),
+        expected=str(expected),
     )
 
 
@@ -233,6 +240,7 @@ def check_io(
         described(signature), expected, placement_where_stated=True, profiles_last=True
     )
     name = "" if difference is None else difference.tensor
+    at = "" if difference is None else _core.io_field(difference, expected)
     if difference is not None and difference.field == "name":
         if name in declared:
             _mismatch(
@@ -242,9 +250,16 @@ def check_io(
                 "name",
                 f"no such tensor (engine has {sorted(observed)})",
                 repr(name),
+                at,
             )
         _mismatch(
-            path, source, name, "name", repr(name), f"only the declared tensors {sorted(declared)}"
+            path,
+            source,
+            name,
+            "name",
+            repr(name),
+            f"only the declared tensors {sorted(declared)}",
+            at,
         )
     if difference is not None and difference.field != "profile":
         entry = observed[name]
@@ -257,10 +272,18 @@ def check_io(
             "format": getattr(spec.format, "name", None),
         }[difference.field]
         seen = tuple(entry["shape"]) if difference.field == "shape" else entry.get(difference.field)
-        _mismatch(path, source, name, difference.field, seen, wanted)
+        _mismatch(path, source, name, difference.field, seen, wanted, at)
     for build_input in sorted(set(declaration.inputs) ^ set(io.inputs)):
         side = "declaration.inputs" if build_input in declaration.inputs else "io.inputs"
-        _mismatch(path, source, build_input, "name (build input)", f"only in {side}", "in both")
+        _mismatch(
+            path,
+            source,
+            build_input,
+            "name (build input)",
+            f"only in {side}",
+            "in both",
+            f'{side}["{build_input}"]',
+        )
     if difference is not None:
         _mismatch(
             path,
@@ -269,4 +292,5 @@ def check_io(
             "profile range",
             _profile(observed[name].get("profile")),
             _profile_range(name, io.inputs[name], declaration),
+            at,
         )
