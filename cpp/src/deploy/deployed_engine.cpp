@@ -6,6 +6,7 @@
 #include "cache/entry_file.hpp"
 #include "deploy/deployed_engine_state.hpp"
 #include "deploy/io_difference.hpp"
+#include "deploy/io_signature.hpp"
 #include "deploy/json_forms.hpp"
 #include "deploy/verify_key_option.hpp"
 #include "io/hex_digits.hpp"
@@ -203,14 +204,13 @@ void check_header_io(Json const& observed, Json const& expected,
                      std::filesystem::path const& path) {
     auto const refuse = [&path](std::string const& field, std::string const& seen,
                                 std::string const& recorded) {
-        throw EngineIOError("deployed engine '" + path.string() +
-                                "': the saved header's IO signature differs from the "
-                                "manifest's at " +
-                                field + ": " + seen + ", the manifest records " + recorded,
-                            Refusal{.subject = path.string(),
-                                    .field = field,
-                                    .observed = seen,
-                                    .expected = recorded});
+        throw EngineIOError(
+            "deployed engine '" + path.string() +
+                "': the saved header's IO signature differs from the "
+                "manifest's at " +
+                field + ": " + seen + ", the manifest records " + recorded,
+            Refusal{
+                .subject = path.string(), .field = field, .observed = seen, .expected = recorded});
     };
     if (observed.is_null() || expected.is_null()) {
         if (observed.is_null() != expected.is_null()) {

@@ -4,6 +4,7 @@
 // and its chunks), and the entry made from the verified header.
 #include "cache/entry_file.hpp"
 #include "deploy/deployed_engine_state.hpp"
+#include "deploy/io_signature.hpp"
 #include "deploy/json_forms.hpp"
 #include "deploy/verify_key_option.hpp"
 #include "io/platform.hpp"

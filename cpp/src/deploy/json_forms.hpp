@@ -19,13 +19,6 @@ namespace tensoracle::deploy {
 EntryConditions conditions_from_json(nlohmann::json const& conditions, JsonPlace const& where);
 DeviceDescription device_from_json(nlohmann::json const& device, JsonPlace const& where);
 
-// The tensors of an IO signature as the saved header (and the manifest's entries[].io) records
-// it: {"tensors": [{"name", "mode": "INPUT"|"OUTPUT", "dtype", "shape", "location", "format",
-// "profile": {"min", "opt", "max"} (inputs)}, ...]}; a tensor without location or format has
-// TensorRT's defaults, "DEVICE" and "LINEAR". Throws InvalidArgument naming the field
-// (such as "deploy.json: entries[0].io.tensors[1].shape"), its value and what was expected.
-std::vector<TensorDescription> io_from_json(nlohmann::json const& io, JsonPlace const& where);
-
 // The same, the value named by a text that already holds its path ("deploy.json: entries[0].io",
 // "the GPU description"): its members are written after it with '.'.
 inline EntryConditions conditions_from_json(nlohmann::json const& conditions,
@@ -34,10 +27,6 @@ inline EntryConditions conditions_from_json(nlohmann::json const& conditions,
 }
 inline DeviceDescription device_from_json(nlohmann::json const& device, std::string const& where) {
     return device_from_json(device, JsonPlace::within(where));
-}
-inline std::vector<TensorDescription> io_from_json(nlohmann::json const& io,
-                                                   std::string const& where) {
-    return io_from_json(io, JsonPlace::within(where));
 }
 
 } // namespace tensoracle::deploy

@@ -3,6 +3,7 @@
 // identity of its conditions.
 #include "tensoracle/deploy/manifest.hpp"
 
+#include "deploy/io_signature.hpp"
 #include "deploy/json_fields.hpp"
 #include "deploy/json_forms.hpp"
 #include "deploy/manifest_document.hpp"

@@ -1,6 +1,7 @@
 // Opening a deployed engine: the entry the manifest names is read from the cache folder and every
 // refusal (missing, damaged, truncated, another plan, other conditions, another IO signature,
 // unsigned or wrongly signed with a verify key) names the file, the field and both values.
+#include "deploy/io_signature.hpp"
 #include "deploy/json_forms.hpp"
 #include "support/deploy_fixture.hpp"
 #include "support/error_message.hpp"

@@ -1,6 +1,7 @@
 // The execution contract of a deployed engine, on described tensors: what creation refuses, how
 // input shapes, output shapes and addresses are checked before TensorRT would be called, and the
 // message of each refusal. No TensorRT is involved.
+#include "deploy/io_signature.hpp"
 #include "deploy/json_forms.hpp"
 #include "support/error_message.hpp"
 #include "support/tensor_descriptions.hpp"

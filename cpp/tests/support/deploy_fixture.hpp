@@ -2,6 +2,7 @@
 // the deploy library: read back from the saved file as the build reads it.
 #pragma once
 
+#include "deploy/io_signature.hpp"
 #include "deploy/json_forms.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/cache/engine_file.hpp"
