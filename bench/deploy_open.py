@@ -165,8 +165,8 @@ def memory_figures(directory: Path, size: int) -> tuple[int, int, int]:
     cache = directory / "memory-cache"
     store = _core.Store(str(cache))
     recorded = conditions("bench", ["sm86", "sm89"])
-    identity = _core.make_identity(json.dumps(recorded))
-    path = Path(store.save(identity, "{}", np.full(size, 7, dtype=np.uint8)))
+    identity = _core.make_identity(recorded)
+    path = Path(store.save(identity, {}, np.full(size, 7, dtype=np.uint8)))
     manifest = directory / "memory.json"
     entry = manifest_entry(path, recorded, None)
     write_manifest(manifest, [entry])
@@ -188,7 +188,7 @@ def selection_seconds(directory: Path, count: int) -> float:
         # Every entry its own identity (another graph version), all but one for another GPU.
         recorded = conditions("bench", ["sm89"] if index == count // 2 else ["sm120"])
         recorded["graph_version"] = str(index)
-        identity = _core.make_identity(json.dumps(recorded))
+        identity = _core.make_identity(recorded)
         entries.append(
             {
                 "recipe": "bench",
@@ -229,7 +229,7 @@ def signed_manifest_seconds(
     for index in range(count):
         recorded = conditions("bench", ["sm89"])
         recorded["graph_version"] = str(index)
-        identity = _core.make_identity(json.dumps(recorded))
+        identity = _core.make_identity(recorded)
         digest = hashlib.sha256(identity.file_name.encode()).hexdigest()
         entries.append({
             "recipe": "bench", "graph_version": str(index), "file_name": identity.file_name,
@@ -286,9 +286,9 @@ def main() -> None:
         cache = directory / "cache"
         store = _core.Store(str(cache))
         recorded = conditions("bench", ["sm86", "sm89"])
-        identity = _core.make_identity(json.dumps(recorded))
+        identity = _core.make_identity(recorded)
         plan = np.random.default_rng(0).integers(0, 256, size, dtype=np.uint8)
-        path = Path(store.save(identity, "{}", plan))
+        path = Path(store.save(identity, {}, plan))
         del plan
         signing, verify = directory / "signing.pem", directory / "verify.pem"
         subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(signing)],

@@ -13,7 +13,6 @@ Run: .venv/bin/python bench/read_plan.py [--gib N] [--repeats N] [--quick]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -40,11 +39,9 @@ def main() -> None:
     directory = Path(tempfile.mkdtemp(prefix="tensoracle-bench-"))
     try:
         store = _core.Store(str(directory))
-        identity = _core.make_identity(
-            json.dumps({"name": "bench", "graph_version": "1"})
-        )
+        identity = _core.make_identity({"name": "bench", "graph_version": "1"})
         plan = np.random.default_rng(0).integers(0, 256, size, dtype=np.uint8)
-        path = store.save(identity, "{}", plan)
+        path = store.save(identity, {}, plan)
         del plan
         subprocess.run(
             f"cat '{path}' > /dev/null", shell=True, check=True

@@ -138,9 +138,9 @@ def pull_benchmark(server: s3_server.CephS3, mib: int, repeat: int, work: Path) 
     chunk = remote_objects._STREAM_CHUNK_BYTES
     plan = np.random.default_rng(1).integers(0, 256, mib << 20, dtype=np.uint8)
     conditions = {"name": "bench-pull", "graph_version": "1", "plan_mib": mib}
-    identity = _core.make_identity(json.dumps(conditions, sort_keys=True))
+    identity = _core.make_identity(conditions)
     source = _core.Store(str(work / "source"))
-    path = Path(source.save(identity, "{}", plan))
+    path = Path(source.save(identity, {}, plan))
     del plan
     data = path.read_bytes()
     path.unlink()

@@ -29,7 +29,6 @@ them; without them the script fails); the server helper is the tests' own
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -142,9 +141,9 @@ def measure(server: s3_server.CephS3, mib: int, repeat: int, work: Path) -> None
     assert config is not None
     objects = RemoteObjects(config)
     conditions = {"name": "bench-pull-memory", "graph_version": "1", "plan_mib": mib}
-    identity = _core.make_identity(json.dumps(conditions, sort_keys=True))
+    identity = _core.make_identity(conditions)
     path = Path(
-        _core.Store(str(work / "source")).save(identity, "{}", os.urandom(mib * MIB))
+        _core.Store(str(work / "source")).save(identity, {}, os.urandom(mib * MIB))
     )
     engine_bytes = path.stat().st_size
     name = identity.file_name

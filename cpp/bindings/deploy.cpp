@@ -116,7 +116,7 @@ nb::list manifest_entries(deploy::Manifest const& manifest) {
         item["recipe"] = entry.recipe;
         item["graph_version"] = entry.graph_version;
         item["file_name"] = entry.file_name;
-        item["conditions_json"] = entry.conditions_json;
+        item["conditions"] = python_object(parsed(entry.conditions_json, "conditions_json"));
         item["backend"] = entry.runs_on.backend;
         item["backend_version"] = entry.runs_on.backend_version;
         nb::list targets;
@@ -215,8 +215,10 @@ void bind_deploy(nb::module_& module) {
         .def_prop_ro(
             "backend",
             [](OpenedDeployment const& opened) { return opened.engine.entry().runs_on.backend; })
-        .def_prop_ro("io_json",
-                     [](OpenedDeployment const& opened) { return opened.engine.entry().io_json; })
+        .def_prop_ro("io",
+                     [](OpenedDeployment const& opened) {
+                         return python_value(parsed(opened.engine.entry().io_json, "io"));
+                     })
         .def_prop_ro("streamed",
                      [](OpenedDeployment const& opened) { return opened.engine.streamed(); })
         .def_prop_ro("plan_size",
@@ -365,7 +367,7 @@ void bind_deploy(nb::module_& module) {
         },
         nb::arg("path"),
         "The entries of the deployment manifest at `path` as the C++ library reads them (dicts "
-        "of recipe, graph_version, file_name, conditions_json (canonical), backend, "
+        "of recipe, graph_version, file_name, conditions, backend, "
         "backend_version, targets, plan_size, plan_xxh3_128, engine_bytes, fleet_key, "
         "fleet_signature (hex, or None)). Raises ValueError naming the file, field and value of "
         "what it refuses, OSError when the file cannot be read.");

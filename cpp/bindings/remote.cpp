@@ -2,6 +2,7 @@
 // verification of downloaded objects. Hashing and verification release the GIL.
 #include "bindings.hpp"
 #include "buffer_view.hpp"
+#include "json_value.hpp"
 #include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/remote/remote_object.hpp"
 #include "tensoracle/remote/signature.hpp"
@@ -52,9 +53,9 @@ void bind_remote(nb::module_& module) {
     nb::class_<RemoteEngine>(module, "RemoteEngine",
                              "A downloaded object that passed verification.")
         .def_ro("identity", &RemoteEngine::identity)
-        .def_prop_ro("references_json",
+        .def_prop_ro("references",
                      [](RemoteEngine const& engine) {
-                         return canonical_json(engine.decoded.header.references);
+                         return python_object(engine.decoded.header.references);
                      })
         .def_prop_ro("plan_offset",
                      [](RemoteEngine const& engine) { return engine.decoded.plan_offset; })
@@ -85,15 +86,11 @@ void bind_remote(nb::module_& module) {
             BufferView const view(prefix, "prefix");
             auto const bytes = view.bytes();
             DecodedHeader const decoded = decode_engine_header(bytes, file_size, name);
-            // The references' canonical text is the header's own, read where it lies.
-            nb::str references(reinterpret_cast<char const*>(bytes.data()) +
-                                   decoded.references_offset,
-                               decoded.references_bytes);
-            return std::make_tuple(decoded.conditions_json, std::move(references),
-                                   decoded.plan_offset);
+            return std::make_tuple(python_object(decoded.header.conditions),
+                                   python_object(decoded.header.references), decoded.plan_offset);
         },
         nb::arg("prefix"), nb::arg("file_size"), nb::arg("name"),
-        "(conditions_json, references_json, plan_offset) from the first bytes of an engine file "
+        "(conditions, references, plan_offset) from the first bytes of an engine file "
         "of `file_size` bytes (preamble and header). Raises CorruptEngineError naming `name`.");
     module.attr("ENGINE_PREAMBLE_BYTES") = kEnginePreambleBytes;
     module.attr("PLAN_CHUNK_BYTES") = kPlanChunkBytes;

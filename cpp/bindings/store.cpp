@@ -4,6 +4,7 @@
 
 #include "bindings.hpp"
 #include "buffer_view.hpp"
+#include "json_value.hpp"
 #include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/cache/cache_listing.hpp"
 #include "tensoracle/cache/identity.hpp"
@@ -24,20 +25,6 @@ namespace nb = nanobind;
 
 namespace tensoracle::bindings {
 namespace {
-
-nlohmann::json parse_json_object(std::string const& text, char const* what) {
-    nlohmann::json value;
-    try {
-        value = parse_bounded_json(text, {.max_bytes = kMaxHeaderBytes});
-    } catch (JsonLimitError const& error) {
-        throw InvalidArgument(std::string(what) + " is not valid JSON: " + error.what());
-    }
-    if (!value.is_object()) {
-        throw InvalidArgument(std::string(what) + " must be a JSON object, not a " +
-                              value.type_name());
-    }
-    return value;
-}
 
 // The lock file of the entry `file_name` (Store::lock_path_for), for callers that know only the
 // entry's file name (a pull by name, before the object's header gives its identity). The name must
@@ -73,27 +60,25 @@ void bind_store(nb::module_& module) {
         .def_ro("digest", &EngineIdentity::digest)
         .def_ro("file_name", &EngineIdentity::file_name)
         .def_prop_ro(
-            "conditions_json",
-            [](EngineIdentity const& identity) { return canonical_json(identity.conditions); },
-            "The conditions as canonical JSON.")
+            "conditions",
+            [](EngineIdentity const& identity) { return python_object(identity.conditions); },
+            "The conditions (a new dict each time); the digest is that of their canonical JSON.")
         .def("__repr__", [](EngineIdentity const& identity) {
             return "EngineIdentity(file_name='" + identity.file_name + "')";
         });
 
     module.def(
         "make_identity",
-        [](std::string const& conditions_json) {
-            return make_identity(parse_json_object(conditions_json, "conditions_json"));
-        },
-        nb::arg("conditions_json"),
-        "Identity of the JSON object `conditions_json` (needs a non-empty string \"name\"; "
+        [](nb::handle conditions) { return make_identity(json_object(conditions, "conditions")); },
+        nb::arg("conditions"),
+        "Identity of the dict `conditions` of JSON values (needs a non-empty string \"name\"; "
         "floating point numbers are refused).");
     module.def(
         "recorded_identity",
-        [](std::string const& conditions_json) {
-            return recorded_identity(parse_json_object(conditions_json, "conditions_json"));
+        [](nb::handle conditions) {
+            return recorded_identity(json_object(conditions, "conditions"));
         },
-        nb::arg("conditions_json"),
+        nb::arg("conditions"),
         "Identity of conditions exactly as a saved header records them (targets neither sorted "
         "nor checked): what the name of a saved file, and a manifest entry's file_name, are.");
 
@@ -113,11 +98,11 @@ void bind_store(nb::module_& module) {
                             "A verified saved engine; `plan` is a view of its verified copy.")
         .def_prop_ro("path", [](SavedEngine const& saved) { return saved.path().string(); })
         .def_prop_ro(
-            "conditions_json",
-            [](SavedEngine const& saved) { return canonical_json(saved.header().conditions); })
+            "conditions",
+            [](SavedEngine const& saved) { return python_object(saved.header().conditions); })
         .def_prop_ro(
-            "references_json",
-            [](SavedEngine const& saved) { return canonical_json(saved.header().references); })
+            "references",
+            [](SavedEngine const& saved) { return python_object(saved.header().references); })
         .def_prop_ro(
             "plan",
             [](nb::handle self) {
@@ -187,14 +172,14 @@ void bind_store(nb::module_& module) {
              "EngineConditionError or OSError.")
         .def(
             "save",
-            [](Store const& store, EngineIdentity const& identity,
-               std::string const& references_json, nb::handle plan) {
-                auto references = parse_json_object(references_json, "references_json");
+            [](Store const& store, EngineIdentity const& identity, nb::handle references_value,
+               nb::handle plan) {
+                auto references = json_object(references_value, "references");
                 BufferView const view(plan);
                 nb::gil_scoped_release released;
                 return store.save(identity, std::move(references), view.bytes()).string();
             },
-            nb::arg("identity"), nb::arg("references_json"), nb::arg("plan"),
+            nb::arg("identity"), nb::arg("references"), nb::arg("plan"),
             "Atomically saves `plan` (any contiguous bytes-like object, read in place) as the "
             "identity's entry; returns its path.");
 

@@ -21,17 +21,19 @@ class EngineIdentity:
     @property
     def file_name(self) -> str: ...
     @property
-    def conditions_json(self) -> str:
-        """The conditions as canonical JSON."""
+    def conditions(self) -> dict:
+        """
+        The conditions (a new dict each time); the digest is that of their canonical JSON.
+        """
 
     def __repr__(self) -> str: ...
 
-def make_identity(conditions_json: str) -> EngineIdentity:
+def make_identity(conditions: object) -> EngineIdentity:
     """
-    Identity of the JSON object `conditions_json` (needs a non-empty string "name"; floating point numbers are refused).
+    Identity of the dict `conditions` of JSON values (needs a non-empty string "name"; floating point numbers are refused).
     """
 
-def recorded_identity(conditions_json: str) -> EngineIdentity:
+def recorded_identity(conditions: object) -> EngineIdentity:
     """
     Identity of conditions exactly as a saved header records them (targets neither sorted nor checked): what the name of a saved file, and a manifest entry's file_name, are.
     """
@@ -59,9 +61,9 @@ class SavedEngine:
     @property
     def path(self) -> str: ...
     @property
-    def conditions_json(self) -> str: ...
+    def conditions(self) -> dict: ...
     @property
-    def references_json(self) -> str: ...
+    def references(self) -> dict: ...
     @property
     def plan(
         self,
@@ -102,7 +104,7 @@ class Store:
         The verified entry, or None when there is none. Raises CorruptEngineError, EngineConditionError or OSError.
         """
 
-    def save(self, identity: EngineIdentity, references_json: str, plan: object) -> str:
+    def save(self, identity: EngineIdentity, references: object, plan: object) -> str:
         """
         Atomically saves `plan` (any contiguous bytes-like object, read in place) as the identity's entry; returns its path.
         """
@@ -194,9 +196,9 @@ def elf_exported_functions(library: object, name: str) -> list[str]:
     The functions an ELF shared library (its bytes) exports, read without loading it. Raises ValueError naming `name` for bytes that are not an ELF shared object.
     """
 
-def nearest_entry_json(directory: str | os.PathLike, conditions_json: str) -> str | None:
+def nearest_entry(directory: str | os.PathLike, conditions: object) -> dict | None:
     """
-    JSON {compared_with, differences: [{key, before, after, description}]} for the saved entry of the same name nearest to `conditions_json`, or None when there is none.
+    {compared_with, differences: [{key, before, after, description}]} for the saved entry of the same name nearest to `conditions`, or None when there is none.
     """
 
 class SigningKey:
@@ -229,7 +231,7 @@ class RemoteEngine:
     @property
     def identity(self) -> EngineIdentity: ...
     @property
-    def references_json(self) -> str: ...
+    def references(self) -> dict: ...
     @property
     def plan_offset(self) -> int: ...
     @property
@@ -252,9 +254,9 @@ def verify_remote_object(
     Verifies a downloaded object as a local engine file is verified, then its signature when `verify_key` is given. Raises CorruptEngineError, EngineConditionError or UntrustedEngineError naming `object_name`.
     """
 
-def decode_engine_header(prefix: object, file_size: int, name: str) -> tuple[str, str, int]:
+def decode_engine_header(prefix: object, file_size: int, name: str) -> tuple[dict, dict, int]:
     """
-    (conditions_json, references_json, plan_offset) from the first bytes of an engine file of `file_size` bytes (preamble and header). Raises CorruptEngineError naming `name`.
+    (conditions, references, plan_offset) from the first bytes of an engine file of `file_size` bytes (preamble and header). Raises CorruptEngineError naming `name`.
     """
 
 ENGINE_PREAMBLE_BYTES: int = 20
@@ -364,7 +366,7 @@ class DeployedEngine:
     @property
     def backend(self) -> str: ...
     @property
-    def io_json(self) -> str: ...
+    def io(self) -> object: ...
     @property
     def streamed(self) -> bool: ...
     @property
@@ -443,7 +445,7 @@ def cannot_run(conditions: dict, device: dict) -> str | None:
 
 def read_deploy_manifest(path: str | os.PathLike) -> list:
     """
-    The entries of the deployment manifest at `path` as the C++ library reads them (dicts of recipe, graph_version, file_name, conditions_json (canonical), backend, backend_version, targets, plan_size, plan_xxh3_128, engine_bytes, fleet_key, fleet_signature (hex, or None)). Raises ValueError naming the file, field and value of what it refuses, OSError when the file cannot be read.
+    The entries of the deployment manifest at `path` as the C++ library reads them (dicts of recipe, graph_version, file_name, conditions, backend, backend_version, targets, plan_size, plan_xxh3_128, engine_bytes, fleet_key, fleet_signature (hex, or None)). Raises ValueError naming the file, field and value of what it refuses, OSError when the file cannot be read.
     """
 
 class TrustedManifest:

@@ -96,8 +96,9 @@ def test_the_nearest_entry_is_the_one_with_fewest_differences(engine_cache: Path
     far = {**conditions, "graph_version": "1", "optimization_level": 5}
     write_engine(engine_cache, far)
     asked = {**conditions, "graph_version": "9"}
-    found = json.loads(_core.nearest_entry_json(str(engine_cache), json.dumps(asked)))
+    found = _core.nearest_entry(str(engine_cache), asked)
+    assert found is not None
     assert found["compared_with"] == saved.path.name
     assert [item["description"] for item in found["differences"]] == ["graph_version 3 \u2192 9"]
     other = {**conditions, "name": "unrelated"}
-    assert _core.nearest_entry_json(str(engine_cache), json.dumps(other)) is None
+    assert _core.nearest_entry(str(engine_cache), other) is None

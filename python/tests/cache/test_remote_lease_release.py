@@ -4,7 +4,6 @@ no lease object stays behind and another node leases the entry at once."""
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from pathlib import Path
@@ -34,9 +33,9 @@ def fleet(s3_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fl
 
 def engine_file(directory: Path) -> tuple[Any, bytes]:
     """(identity, bytes of its engine file as the store's save writes it)."""
-    identity = _core.make_identity(json.dumps({"name": "leased", "graph_version": "1"}))
+    identity = _core.make_identity({"name": "leased", "graph_version": "1"})
     path = _core.Store(str(directory / "source")).save(
-        identity, json.dumps(REFERENCES), bytes(range(256)) * (PLAN_BYTES // 256)
+        identity, REFERENCES, bytes(range(256)) * (PLAN_BYTES // 256)
     )
     return identity, Path(path).read_bytes()
 

@@ -3,7 +3,6 @@ already there (the object left as it was), or not published with the reason."""
 
 from __future__ import annotations
 
-import json
 import socket
 import warnings
 from pathlib import Path
@@ -28,9 +27,9 @@ def fleet(s3_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fl
 
 def saved_entry(tmp_path: Path, name: str = "published") -> tuple[Any, Any, Path]:
     """(store, identity, path) of an entry saved locally."""
-    identity = _core.make_identity(json.dumps({"name": name, "graph_version": "1"}))
+    identity = _core.make_identity({"name": name, "graph_version": "1"})
     store = _core.Store(str(tmp_path / "node"))
-    path = Path(store.save(identity, json.dumps(REFERENCES), bytes(range(256)) * 64))
+    path = Path(store.save(identity, REFERENCES, bytes(range(256)) * 64))
     return store, identity, path
 
 

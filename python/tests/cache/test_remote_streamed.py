@@ -5,7 +5,6 @@ as it was."""
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from dataclasses import dataclass
@@ -36,11 +35,9 @@ class Engine:
 
 
 def make_engine(directory: Path, name: str = "streamed", seed: int = 1) -> Engine:
-    identity = _core.make_identity(json.dumps({"name": name, "graph_version": "1"}))
+    identity = _core.make_identity({"name": name, "graph_version": "1"})
     plan = os.urandom(PLAN_BYTES) if seed else bytes(PLAN_BYTES)
-    path = _core.Store(str(directory / f"source-{name}-{seed}")).save(
-        identity, json.dumps(REFERENCES), plan
-    )
+    path = _core.Store(str(directory / f"source-{name}-{seed}")).save(identity, REFERENCES, plan)
     return Engine(identity, plan, Path(path).read_bytes())
 
 
@@ -140,7 +137,7 @@ def test_a_refused_object_leaves_no_file_and_the_local_entry_untouched(
     fleet.replace(engine.key, hostile)
     store = _core.Store(str(tmp_path / "node"))
     older = make_engine(tmp_path, seed=0)  # a good entry of the same identity, saved before
-    good = Path(store.save(engine.identity, json.dumps(REFERENCES), older.plan)).read_bytes()
+    good = Path(store.save(engine.identity, REFERENCES, older.plan)).read_bytes()
 
     fetched, caught = fetch(fleet, store, engine)
 

@@ -28,7 +28,7 @@ CONDITIONS = {"name": "model", "graph_version": "1", "tf32": False, "shape": [1,
 
 
 def identity(**changes: object) -> _core.EngineIdentity:
-    return _core.make_identity(json.dumps({**CONDITIONS, **changes}))
+    return _core.make_identity({**CONDITIONS, **changes})
 
 
 @pytest.fixture
@@ -52,13 +52,13 @@ def test_default_cache_directory_follows_xdg_then_home(monkeypatch: pytest.Monke
 def test_identity_is_the_digest_of_canonical_conditions() -> None:
     ident = identity()
     canonical = json.dumps(CONDITIONS, sort_keys=True, separators=(",", ":"))
-    assert ident.conditions_json == canonical
+    assert ident.conditions == CONDITIONS
     assert ident.digest == hashlib.sha256(canonical.encode()).hexdigest()
     assert ident.file_name == f"model-{ident.digest}.engine"
-    reordered = _core.make_identity(json.dumps(dict(reversed(list(CONDITIONS.items())))))
+    reordered = _core.make_identity(dict(reversed(list(CONDITIONS.items()))))
     assert reordered.file_name == ident.file_name
     assert identity(graph_version="2").file_name != ident.file_name
-    assert _core.make_identity('{"name": "a/b c"}').file_name.startswith("a_b_c-")
+    assert _core.make_identity({"name": "a/b c"}).file_name.startswith("a_b_c-")
 
 
 JSON_VALUES = st.recursive(
@@ -82,24 +82,34 @@ def test_canonical_json_matches_python_sorted_compact_dumps(value: object) -> No
     """The documented Python spelling of canonical JSON gives the same bytes as the core."""
     conditions = {"name": "m", "value": value}
     spelled = json.dumps(conditions, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    ident = _core.make_identity(json.dumps(conditions))
-    assert ident.conditions_json == spelled
+    ident = _core.make_identity(conditions)
+    assert ident.conditions == conditions
     assert ident.digest == hashlib.sha256(spelled.encode()).hexdigest()
 
 
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("conditions", "message"),
     [
-        ("{", "not valid JSON"),
-        ("[1]", "must be a JSON object"),
-        ("{}", '"name"'),
-        ('{"name": ""}', '"name"'),
-        ('{"name": "m", "scale": {"x": 0.5}}', "/scale/x"),
+        ([1], "conditions must be a JSON object, not a array"),
+        ({}, '"name"'),
+        ({"name": ""}, '"name"'),
+        ({"name": "m", "scale": {"x": 0.5}}, "/scale/x"),
     ],
 )
-def test_identity_rejects_bad_conditions(text: str, message: str) -> None:
+def test_identity_rejects_bad_conditions(conditions: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        _core.make_identity(text)
+        _core.make_identity(conditions)
+
+
+def test_identity_refuses_what_is_not_json() -> None:
+    with pytest.raises(TypeError, match=r"conditions\.weights holds a set"):
+        _core.make_identity({"name": "m", "weights": {"a"}})
+    with pytest.raises(TypeError, match="conditions has a key that is not a string: 1"):
+        _core.make_identity({"name": "m", 1: "x"})
+    looped: dict[str, object] = {"name": "m"}
+    looped["self"] = looped
+    with pytest.raises(ValueError, match="nests deeper than 64 levels"):
+        _core.make_identity(looped)
 
 
 def test_identity_attributes_are_read_only() -> None:
@@ -134,15 +144,15 @@ def test_save_and_read_round_trip(store: _core.Store, make_plan: object) -> None
     ident = identity()
     assert not store.contains(ident)
     assert store.read(ident) is None
-    path = store.save(ident, '{"workspace_limit": null}', make_plan(data))  # type: ignore[operator]
+    path = store.save(ident, {"workspace_limit": None}, make_plan(data))  # type: ignore[operator]
     assert path == store.entry_path(ident) == os.path.join(store.directory, ident.file_name)
     assert store.contains(ident)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     saved = store.read(ident)
     assert saved is not None
     assert saved.path == path
-    assert saved.conditions_json == ident.conditions_json
-    assert json.loads(saved.references_json) == {"workspace_limit": None}
+    assert saved.conditions == ident.conditions
+    assert saved.references == {"workspace_limit": None}
     plan = saved.plan
     assert isinstance(plan, memoryview)
     assert plan.readonly
@@ -156,22 +166,22 @@ def test_saved_file_matches_the_documented_format_byte_for_byte(store: _core.Sto
     # XXH3-128 as the plan checksum: both writers must produce the same bytes.
     data = os.urandom(70_000)
     ident = identity()
-    path = Path(store.save(ident, '{"workspace_limit": 4096}', data))
-    conditions = json.loads(ident.conditions_json)
+    path = Path(store.save(ident, {"workspace_limit": 4096}, data))
+    conditions = ident.conditions
     expected = engine_file_bytes(conditions, {"workspace_limit": 4096}, data)
     assert path.read_bytes() == expected
 
 
 def test_save_rejects_bad_arguments(store: _core.Store) -> None:
     ident = identity()
-    with pytest.raises(ValueError, match="references_json"):
-        store.save(ident, "[]", b"plan")
+    with pytest.raises(ValueError, match="references must be a JSON object, not a array"):
+        store.save(ident, [], b"plan")
     with pytest.raises(ValueError, match="/ratio"):
-        store.save(ident, '{"ratio": 0.5}', b"plan")
+        store.save(ident, {"ratio": 0.5}, b"plan")
     with pytest.raises(TypeError, match="bytes-like"):
-        store.save(ident, "{}", np.zeros((4, 4), dtype=np.uint8)[:, 1])
+        store.save(ident, {}, np.zeros((4, 4), dtype=np.uint8)[:, 1])
     with pytest.raises(TypeError):
-        store.save(ident, "{}", "text is not bytes")
+        store.save(ident, {}, "text is not bytes")
     assert not store.contains(ident)
 
 
@@ -180,7 +190,7 @@ def test_plan_is_a_view_of_the_verified_copy_that_nothing_done_to_the_file_reach
 ) -> None:
     ident = identity()
     data = os.urandom(1 << 20)
-    path = store.save(ident, "{}", data)
+    path = store.save(ident, {}, data)
     saved = store.read(ident)
     assert saved is not None
     address = np.frombuffer(saved.plan, dtype=np.uint8).ctypes.data
@@ -201,19 +211,19 @@ def test_plan_is_a_view_of_the_verified_copy_that_nothing_done_to_the_file_reach
 def test_plan_keeps_its_copy_alive(store: _core.Store) -> None:
     ident = identity()
     data = os.urandom(10_000)
-    store.save(ident, "{}", data)
+    store.save(ident, {}, data)
     saved = store.read(ident)
     assert saved is not None
     plan = saved.plan
     del saved
     gc.collect()
-    store.save(ident, "{}", b"replaced")  # the old file is replaced; the copy lives on
+    store.save(ident, {}, b"replaced")  # the old file is replaced; the copy lives on
     assert bytes(plan) == data
 
 
 def test_damaged_entries_raise_corrupt_engine_error(store: _core.Store) -> None:
     ident = identity()
-    path = Path(store.save(ident, "{}", b"x" * 1000))
+    path = Path(store.save(ident, {}, b"x" * 1000))
     good = path.read_bytes()
     path.write_bytes(good[:-1] + b"y")
     with pytest.raises(CorruptEngineError, match="XXH3-128 checksum") as caught:
@@ -235,7 +245,7 @@ def test_damaged_entries_raise_corrupt_engine_error(store: _core.Store) -> None:
 def test_other_conditions_raise_engine_condition_error(store: _core.Store) -> None:
     wanted = identity()
     other = identity(graph_version="2")
-    os.rename(store.save(other, "{}", b"plan"), store.entry_path(wanted))
+    os.rename(store.save(other, {}, b"plan"), store.entry_path(wanted))
     with pytest.raises(EngineConditionError, match='"graph_version"') as caught:
         store.read(wanted)
     assert store.entry_path(wanted) in str(caught.value)
@@ -252,7 +262,7 @@ def test_a_directory_at_the_entry_name_is_a_corrupt_entry(store: _core.Store) ->
 
 def test_successful_read_records_the_time(store: _core.Store) -> None:
     ident = identity()
-    path = store.save(ident, "{}", b"plan")
+    path = store.save(ident, {}, b"plan")
     os.utime(path, (1_000_000_000, 1_000_000_000))
     assert store.read(ident) is not None
     assert os.stat(path).st_mtime > time.time() - 60
@@ -303,10 +313,10 @@ def test_lock_entry_refuses_what_is_not_an_entry_file_name(store: _core.Store, n
 
 HOLDER = textwrap.dedent(
     """
-    import select, sys
+    import json, select, sys
     from tensoracle import _core
     store = _core.Store(sys.argv[1])
-    lock = store.lock(_core.make_identity(sys.argv[2]), exclusive=True)
+    lock = store.lock(_core.make_identity(json.loads(sys.argv[2])), exclusive=True)
     print("locked", flush=True)
     # Gives up after 10 s, so that a waiter that wrongly holds the GIL fails instead of hanging.
     select.select([sys.stdin], [], [], 10)
@@ -317,7 +327,7 @@ HOLDER = textwrap.dedent(
 def test_lock_waits_for_another_process_without_holding_the_gil(store: _core.Store) -> None:
     ident = identity()
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, store.directory, ident.conditions_json],
+        [sys.executable, "-c", HOLDER, store.directory, json.dumps(ident.conditions)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -350,11 +360,11 @@ def test_lock_waits_for_another_process_without_holding_the_gil(store: _core.Sto
 
 OPENER = textwrap.dedent(
     """
-    import hashlib, os, sys, time
+    import hashlib, json, os, sys, time
     from tensoracle import _core
     directory, conditions, counter = sys.argv[1:4]
     store = _core.Store(directory)
-    ident = _core.make_identity(conditions)
+    ident = _core.make_identity(json.loads(conditions))
     with store.lock(ident, exclusive=False):
         saved = store.read(ident)
     if saved is None:
@@ -364,9 +374,9 @@ OPENER = textwrap.dedent(
                 with open(counter, "a") as builds:
                     builds.write("build\\n")
                 time.sleep(0.2)
-                store.save(ident, '{"builder": %d}' % os.getpid(), os.urandom(100_000))
+                store.save(ident, {"builder": os.getpid()}, os.urandom(100_000))
                 saved = store.read(ident)
-    print(hashlib.sha256(saved.plan).hexdigest(), saved.references_json)
+    print(hashlib.sha256(saved.plan).hexdigest(), saved.references["builder"])
     """
 )
 
@@ -379,7 +389,14 @@ def test_processes_following_the_open_protocol_build_once(
     with store.lock(ident, exclusive=True):  # every opener starts blocked on its shared lock
         openers = [
             subprocess.Popen(
-                [sys.executable, "-c", OPENER, store.directory, ident.conditions_json, counter],
+                [
+                    sys.executable,
+                    "-c",
+                    OPENER,
+                    store.directory,
+                    json.dumps(ident.conditions),
+                    counter,
+                ],
                 stdout=subprocess.PIPE,
                 text=True,
             )
@@ -424,7 +441,7 @@ def test_an_entry_saved_before_chunk_digests_existed_is_still_read(store: _core.
     # Format 1 (no "chunks" in the header's plan): written by earlier versions, read as it is.
     data = os.urandom(70_000)
     ident = identity()
-    conditions = json.loads(ident.conditions_json)
+    conditions = ident.conditions
     old = engine_file_bytes(conditions, {"workspace_limit": 4096}, data, format_version=1)
     assert old[8:12] == (1).to_bytes(4, "little")
     Path(store.entry_path(ident)).write_bytes(old)

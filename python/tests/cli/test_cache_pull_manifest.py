@@ -235,7 +235,7 @@ def test_an_object_or_manifest_changed_since_is_refused_naming_the_entry_and_fie
     offset = len(original) - entry["plan"]["size"]
     conditions = entry["conditions"]
     plan = bytes(byte ^ 0x5A for byte in original[offset:])
-    references = json.loads(_core.decode_engine_header(original, len(original), key)[1])
+    references = _core.decode_engine_header(original, len(original), key)[1]
     fleet.replace(key, _same_size_engine(conditions, references, plan, len(original)))
     reason = refusal()
     assert f"the remote engine {fleet.url}/{key} is not the entry {manifest}: entries[0]" in reason
@@ -250,9 +250,7 @@ def test_an_object_or_manifest_changed_since_is_refused_naming_the_entry_and_fie
     [other] = [item for item in fleet.object_keys() if item != key]
     decoder = fleet.read(other)
     found, recorded, start = _core.decode_engine_header(decoder, len(decoder), other)
-    same_size = _same_size_engine(
-        json.loads(found), json.loads(recorded), decoder[start:], len(original)
-    )
+    same_size = _same_size_engine(found, recorded, decoder[start:], len(original))
     fleet.replace(key, same_size)
     reason = refusal()
     assert "its conditions differ in" in reason
@@ -363,7 +361,7 @@ def published_entry(
     fleet, and the manifest naming it by its recorded identity: (identity, engine file bytes)."""
     conditions = {"name": name, "graph_version": "1", "backend": "tensorrt_rtx",
                   "backend_version": "1.7.1.116", "gpu": None, "targets": targets}  # fmt: skip
-    identity = _core.recorded_identity(json.dumps(conditions))
+    identity = _core.recorded_identity(conditions)
     engine = engine_file_bytes(conditions, {}, plan)
     fleet.replace(f"engines/{identity.file_name}", engine)
     manifest.write_text(json.dumps({
@@ -390,7 +388,7 @@ def test_an_entry_saved_with_unsorted_targets_is_pulled_under_its_name_and_old_t
     recorded, engine = published_entry(
         fleet, manifest, "old", ["sm89", "sm86"], bytes(range(256)) * 16
     )
-    assert recorded.file_name != _core.make_identity(recorded.conditions_json).file_name
+    assert recorded.file_name != _core.make_identity(recorded.conditions).file_name
 
     # A pull killed before (SIGTERM) left its temporary file; the next pull removes it.
     cache = fleet.cache("n")

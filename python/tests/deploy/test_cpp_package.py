@@ -189,7 +189,7 @@ def write_manifest(path: Path) -> Path:
     entry = {
         "recipe": "encoder",
         "graph_version": "3",
-        "file_name": _core.recorded_identity(json.dumps(conditions)).file_name,
+        "file_name": _core.recorded_identity(conditions).file_name,
         "conditions": conditions,
         "backend": "tensorrt_rtx",
         "backend_version": "1.7.1.116",

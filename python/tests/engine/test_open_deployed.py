@@ -34,8 +34,7 @@ H200 = json.dumps({"name": "NVIDIA H200", "compute_capability": "9.0"})
 def manifest_entry(recipe: str, path: Path) -> dict[str, Any]:
     """The manifest entry `tensoracle build --manifest` writes for the saved file ``path``."""
     data = path.read_bytes()
-    conditions, references, offset = _core.decode_engine_header(data, len(data), str(path))
-    recorded = json.loads(conditions)
+    recorded, references, offset = _core.decode_engine_header(data, len(data), str(path))
     return {
         "recipe": recipe,
         "graph_version": recorded["graph_version"],
@@ -45,7 +44,7 @@ def manifest_entry(recipe: str, path: Path) -> dict[str, Any]:
         "backend_version": recorded["backend_version"],
         "targets": recorded.get("targets"),
         "hardware_compatibility": recorded.get("hardware_compatibility"),
-        "io": json.loads(references)["io"],
+        "io": references["io"],
         "plan": {
             "size": len(data) - offset,
             "xxh3_128": plan_checksum_hex(data[offset:]),
@@ -380,7 +379,7 @@ def test_an_entry_built_on_another_platform_is_not_selected_and_says_why(
     assert entry["conditions"]["os"] == "linux"
     windows = json.loads(json.dumps(entry))
     windows["conditions"]["os"] = "windows"
-    windows["file_name"] = _core.make_identity(json.dumps(windows["conditions"])).file_name
+    windows["file_name"] = _core.make_identity(windows["conditions"]).file_name
     document["entries"] = [windows]
     deployed.write_text(json.dumps(document))
     with pytest.raises(tensoracle.EngineTargetError) as refused:

@@ -43,7 +43,7 @@ def deployed(tmp_path: Path, *, saved_io: dict[str, Any], entry_io: dict[str, An
     whose entry records `entry_io`; returns the manifest."""
     plan = b"plan bytes"
     engine = engine_file_bytes(CONDITIONS, {"io": saved_io}, plan)
-    name = _core.recorded_identity(json.dumps(CONDITIONS)).file_name
+    name = _core.recorded_identity(CONDITIONS).file_name
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / name).write_bytes(engine)
@@ -72,7 +72,7 @@ def test_an_engine_io_refusal_carries_its_fields(tmp_path: Path):
         _core.open_deployed(
             manifest, "encoder", RTX_4090, BACKEND, BACKEND_VERSION, tmp_path / "cache", None
         )
-    engine = str(tmp_path / "cache" / _core.recorded_identity(json.dumps(CONDITIONS)).file_name)
+    engine = str(tmp_path / "cache" / _core.recorded_identity(CONDITIONS).file_name)
     assert str(refused.value) == (
         f"deployed engine '{engine}': the saved header's IO signature differs from the "
         "manifest's at io.tensors[1].dtype: FLOAT, the manifest records HALF"

@@ -36,7 +36,7 @@ def streamed(tmp_path: Path) -> tuple[object, bytes, Path]:
                   "backend_version": VERSION, "gpu": None, "targets": ["sm89"]}  # fmt: skip
     plan = np.random.default_rng(3).integers(0, 256, (9 << 20) + 77, dtype=np.uint8).tobytes()
     store = _core.Store(str(tmp_path / "cache"))
-    path = Path(store.save(_core.make_identity(json.dumps(conditions)), "{}", plan))
+    path = Path(store.save(_core.make_identity(conditions), {}, plan))
     data = path.read_bytes()
     entry = {
         "recipe": "streamed", "graph_version": "1", "file_name": path.name,

@@ -19,7 +19,7 @@ from engine_helpers import IO, make_graph, write_weights
 
 import tensoracle
 from tensoracle import BuilderSettings, EngineBuild, InputShape, _core, build_serialized_engine
-from tensoracle.cache import compatibility, identity
+from tensoracle.cache import compatibility
 from tensoracle.engine.build import _configure
 from tensoracle.engine.log import capture, trt_logger
 
@@ -268,10 +268,8 @@ def test_targets_in_any_order_are_one_identity():
     assert declared.targets == shuffled.targets == ("sm86", "sm89", "sm120")
     rtx_keys = compatibility.hardware("tensorrt_rtx", None, ["sm120", "sm89", "sm86"], None)
     assert rtx_keys["targets"] == ["sm86", "sm89", "sm120"]
-    first = _core.make_identity(identity.to_json({"name": "m", **rtx_keys}))
-    second = _core.make_identity(
-        identity.to_json({"name": "m", "gpu": None, "targets": ["sm89", "sm86", "sm120"]})
-    )
+    first = _core.make_identity({"name": "m", **rtx_keys})
+    second = _core.make_identity({"name": "m", "gpu": None, "targets": ["sm89", "sm86", "sm120"]})
     assert first.file_name == second.file_name
 
 
@@ -282,4 +280,4 @@ def test_repeated_and_misspelled_targets_are_refused_by_name():
         with pytest.raises(ValueError, match=rf"BuilderSettings\.targets holds '{bad}'"):
             BuilderSettings(targets=(bad,))
     with pytest.raises(ValueError, match=r'"targets" holds "SM86"'):
-        _core.make_identity(identity.to_json({"name": "m", "targets": ["SM86"]}))
+        _core.make_identity({"name": "m", "targets": ["SM86"]})

@@ -27,13 +27,14 @@ def engine_bytes(name: str, plan: bytes, references: dict[str, Any] | None = Non
 
 
 def conditions_of(engine: bytes) -> dict[str, Any]:
-    return json.loads(_core.decode_engine_header(engine, len(engine), "engine")[0])
+    conditions: dict[str, Any] = _core.decode_engine_header(engine, len(engine), "engine")[0]
+    return conditions
 
 
 def entry_of(fleet: Fleet, engine: bytes, signing: Any = None) -> dict[str, Any]:
     """The manifest entry of `engine`, published (signed with `signing`) under its key."""
     conditions = conditions_of(engine)
-    name = _core.recorded_identity(json.dumps(conditions)).file_name
+    name = _core.recorded_identity(conditions).file_name
     key = f"engines/{name}"
     prefix = engine[: _core.engine_prefix_bytes(engine[: _core.ENGINE_PREAMBLE_BYTES])]
     plan = engine[len(prefix) :]

@@ -30,7 +30,6 @@ store clients are.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -164,7 +163,7 @@ def obtain(
     )
     text = identity.to_json(conditions)
     identity.check_conditions_size(text, conditions)
-    key = _core.make_identity(text)
+    key = _core.make_identity(conditions)
 
     if for_this_device and device is not None:
         _refuse_unrunnable(chosen, conditions, device)
@@ -218,13 +217,13 @@ def obtain(
             "build_milliseconds": result.milliseconds,
         }
         reason = (
-            rebuild.find(store.directory, key.conditions_json, name)
+            rebuild.find(store.directory, key.conditions, name)
             if unusable is None
             else rebuild.cannot_run_here(store.entry_path(key), unusable)
         )
         if reason is not None:
             references["rebuild_reason"] = reason
-        path = store.save(key, identity.to_json(references), memoryview(result.plan))
+        path = store.save(key, references, memoryview(result.plan))
         shared.publish(path)
     return Obtained(chosen, Path(path), result.plan, result.plan, references, built=True)
 
@@ -258,5 +257,5 @@ def _read(chosen: Backend, store: Any, key: Any) -> Obtained | None:
     saved = store.read(key)
     if saved is None:
         return None
-    references = json.loads(saved.references_json)
+    references: dict[str, Any] = saved.references
     return Obtained(chosen, Path(saved.path), saved.plan, saved, references, built=False)

@@ -17,7 +17,6 @@ because the backend said the saved one cannot run on this device records that in
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from typing import Any
@@ -27,13 +26,12 @@ from tensoracle import _core
 _logger = logging.getLogger("tensoracle.rebuild")
 
 
-def find(directory: str, conditions_json: str, name: str) -> dict[str, Any] | None:
+def find(directory: str, conditions: dict[str, Any], name: str) -> dict[str, Any] | None:
     """The ``rebuild_reason`` reference for a build of ``name`` with these conditions, or None
     (first of its name). Logs the reason."""
-    found = _core.nearest_entry_json(directory, conditions_json)
-    if found is None:
+    reason: dict[str, Any] | None = _core.nearest_entry(directory, conditions)
+    if reason is None:
         return None
-    reason: dict[str, Any] = json.loads(found)
     _logger.info("building %r again: %s", name, describe(reason))
     return reason
 

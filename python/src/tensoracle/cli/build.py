@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 import time
 import traceback
@@ -254,8 +253,7 @@ def _saved_targets(path: Path) -> list[str] | None:
         _conditions, references, _offset = _core.decode_engine_header(header, size, str(path))
     except (OSError, EngineCacheError):
         return None
-    recorded = json.loads(references)
-    targets = recorded.get("targets") if isinstance(recorded, dict) else None
+    targets = references.get("targets") if isinstance(references, dict) else None
     return [str(target) for target in targets] if isinstance(targets, list) else None
 
 

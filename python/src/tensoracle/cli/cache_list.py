@@ -7,7 +7,6 @@ object metadata and, per entry, the first bytes (preamble and header) and the la
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from tensoracle import _core
@@ -58,14 +57,15 @@ def describe(objects: RemoteObjects, name: str, info: Any) -> dict[str, Any]:
     except EngineCacheError as error:
         entry.update(status="unrecognized", reason=str(error))
         return entry
-    recorded = json.loads(references)
-    limit = recorded.get("workspace_limit", "unknown") if isinstance(recorded, dict) else "unknown"
+    limit = (
+        references.get("workspace_limit", "unknown") if isinstance(references, dict) else "unknown"
+    )
     if not (limit is None or (isinstance(limit, int) and limit > 0)):
         limit = "unknown"
     entry.update(
         status="recognized",
         signed=signed,
-        conditions=json.loads(conditions),
+        conditions=conditions,
         workspace_limit=limit,
         weight_paths=[],
     )

@@ -187,8 +187,8 @@ def _check_present(path: Path) -> None:
     waited on), so is a damaged header (``CorruptEngineError``) or one whose conditions are not
     the identity its name says (``CorruptEngineError``). The file is only read."""
     header, size = deploy_manifest.saved_prefix(path)
-    conditions_json, _references, _offset = _core.decode_engine_header(header, size, str(path))
-    recorded = _core.recorded_identity(conditions_json).file_name
+    conditions, _references, _offset = _core.decode_engine_header(header, size, str(path))
+    recorded = _core.recorded_identity(conditions).file_name
     if recorded != path.name:
         raise CorruptEngineError(
             f"the saved entry {path} records the conditions of {recorded}, not of its name: "

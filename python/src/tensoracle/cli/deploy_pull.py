@@ -79,7 +79,7 @@ def read(path: Path, trust: Trust | None = None) -> Manifest:
             Expected(
                 where,
                 checked["file_name"],
-                _core.recorded_identity(checked["conditions_json"]),
+                _core.recorded_identity(checked["conditions"]),
                 _core.ManifestEntryCheck(trusted, index, where),
             )
         )

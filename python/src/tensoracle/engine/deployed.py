@@ -13,7 +13,6 @@ the bytes checked, as the C++ library loads them. The engine is deserialized on 
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Iterable
@@ -93,7 +92,8 @@ class DeployedEngineHandle(EngineHandle):
     @property
     def io_signature(self) -> dict[str, Any]:
         """The IO signature the manifest records for the entry."""
-        return dict(json.loads(self._opened.io_json) or {})
+        io = self._opened.io
+        return dict(io) if isinstance(io, dict) else {}
 
     @property
     def plan(self) -> memoryview | None:

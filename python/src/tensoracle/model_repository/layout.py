@@ -6,7 +6,6 @@ inputs and outputs ``config.pbtxt`` declares. A recipe Triton could not serve as
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -159,7 +158,7 @@ def layout(trusted: Any, document: Mapping[str, Any], recipe: str) -> Layout:
     owner: dict[str, str] = {}
     plugins: set[str] = set()
     for index, entry in indexed:
-        conditions = json.loads(entry["conditions_json"])
+        conditions = entry["conditions"]
         claimed = capabilities(recipe, entry, conditions)
         for capability in claimed:
             if capability in owner:
@@ -188,7 +187,7 @@ def layout(trusted: Any, document: Mapping[str, Any], recipe: str) -> Layout:
             engine = trusted.open(one.index, True)
         except (ValueError, OSError) as error:  # not the manifest's, missing, unreadable
             raise Refused(f"{entry_where(recipe, entry)}: {error}") from error
-        io = tensors(recipe, entry, json.loads(engine.io_json))
+        io = tensors(recipe, entry, engine.io)
         if declared is None:
             declared, first = io, one.file_name
         elif io != declared:

@@ -29,7 +29,6 @@ timeouts and retries, so an unreachable or slow store delays an open by a bounde
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from collections.abc import Callable
@@ -218,7 +217,7 @@ class FleetSession:
                     self._lease.release()
                     self._lease = None
                 verified, _mapped = received
-                references = json.loads(verified.references_json)
+                references = verified.references
                 # What TensorRT reads is a verified copy in this process's memory, as for a local
                 # entry; the receiver's own view of the file is a mapping, never handed on.
                 try:
