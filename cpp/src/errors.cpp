@@ -7,26 +7,32 @@
 
 namespace tensoracle {
 
-std::string render(Refusal const& refusal) {
-    std::string message = refusal.subject;
-    auto const part = [&message](std::string_view separator, std::string_view text) {
-        if (text.empty()) {
-            return;
-        }
-        if (!message.empty()) {
-            message += separator;
-        }
-        message += text;
-    };
-    part(": ", refusal.field);
-    if (!refusal.observed.empty()) {
-        part(": ", "observed " + refusal.observed);
+std::string refusal_text(std::string_view where, std::string_view found, std::string_view expected,
+                         std::string_view remedy) {
+    std::string message{where};
+    if (!found.empty()) {
+        message += ' ';
+        message += found;
     }
-    if (!refusal.expected.empty()) {
-        part(refusal.observed.empty() ? ": " : ", ", "expected " + refusal.expected);
+    if (!expected.empty()) {
+        message += found.empty() ? ": expected " : ", expected ";
+        message += expected;
     }
-    part(". ", refusal.remedy);
+    if (!remedy.empty()) {
+        message += ". ";
+        message += remedy;
+    }
     return message;
+}
+
+std::string render(Refusal const& refusal) {
+    std::string where = refusal.subject;
+    if (!refusal.field.empty()) {
+        where += where.empty() ? "" : ": ";
+        where += refusal.field;
+    }
+    return refusal_text(where, refusal.observed.empty() ? "" : "is " + refusal.observed,
+                        refusal.expected, refusal.remedy);
 }
 
 void throw_file_error(std::string_view what, std::filesystem::path const& path, int error_number) {

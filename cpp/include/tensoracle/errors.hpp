@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace tensoracle {
@@ -34,9 +35,14 @@ inline Refusal refusal_of(std::string subject) {
     return refusal;
 }
 
-// The message of a refusal made from its fields alone:
-// "<subject>: <field>: observed <observed>, expected <expected>. <remedy>", each part left out
-// where its member is empty.
+// The one wording of a refusal: "<where> <found>, expected <expected>. <remedy>", each part left
+// out where it is empty (": expected <expected>" when nothing is found), as in
+// "deploy.json: entries[0].plan.size is \"9\", expected a whole number >= 0".
+std::string refusal_text(std::string_view where, std::string_view found, std::string_view expected,
+                         std::string_view remedy = {});
+
+// The message of a refusal made from its fields alone, in that wording: "<subject>: <field> is
+// <observed>, expected <expected>. <remedy>".
 std::string render(Refusal const& refusal);
 
 // Base of every error the library reports to its users.

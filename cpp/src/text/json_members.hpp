@@ -89,19 +89,14 @@ private:
 // The message of a member that is absent: "deploy.json: entries[0].plan is missing", followed by
 // ", expected <expected>" where the reader says what it expected.
 inline std::string missing_text(JsonPlace const& at, std::string_view expected) {
-    std::string text = at.text() + " is missing";
-    if (!expected.empty()) {
-        text += ", expected ";
-        text += expected;
-    }
-    return text;
+    return refusal_text(at.text(), "is missing", expected);
 }
 
 // The message of a value that is not what was expected, `found` saying what is there ("is 3",
 // "holds 9 arguments"): "deploy.json: entries[0].plan.size is "9", expected a whole number >= 0".
 inline std::string refused_text(JsonPlace const& at, std::string_view found,
                                 std::string_view expected) {
-    return at.text() + " " + std::string(found) + ", expected " + std::string(expected);
+    return refusal_text(at.text(), found, expected);
 }
 
 // Refuses the value at `at`, found there as `found` ("is 3", "holds 9 arguments"), which shows

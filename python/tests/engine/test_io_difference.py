@@ -223,7 +223,12 @@ def _fields(error: BaseException) -> tuple[Any, ...]:
 def test_python_io_refusals_carry_the_refusal_fields_the_core_names():
     with pytest.raises(EngineIOError) as caught:
         check_deployed_io(_changed(2, dtype="HALF"), _signature(), "/cache/deployed.engine")
-    assert _fields(caught.value) == ("/cache/deployed.engine", "io.tensors[2].dtype", "HALF", "FLOAT")
+    assert _fields(caught.value) == (
+        "/cache/deployed.engine",
+        "io.tensors[2].dtype",
+        "HALF",
+        "FLOAT",
+    )
     with pytest.raises(EngineIOError) as caught:
         check_deployed_io(_changed(1, name="offset"), _signature(), "/cache/deployed.engine")
     assert _fields(caught.value)[:2] == ("/cache/deployed.engine", "io.tensors[1].name")
