@@ -18,7 +18,7 @@ void bind_library_exports(nanobind::module_& module);
 void bind_condition_difference(nanobind::module_& module);
 // Remote cache keys, signatures and object verification (see remote.cpp).
 void bind_remote(nanobind::module_& module);
-// The streamed receiver of remote objects (see remote_receiver.cpp).
+// The streamed receiver of remote objects (see remote/receiver.cpp).
 void bind_remote_receiver(nanobind::module_& module);
 // Which GPU a saved engine runs on: the matching rule (see deploy.cpp).
 void bind_deploy(nanobind::module_& module);

@@ -3,10 +3,10 @@
 // JSON parser as bundle.json's pre-check uses it (json_refusal).
 #include "bindings.hpp"
 #include "buffer_view.hpp"
+#include "cubin/bundle_report.hpp"
+#include "cubin/elf.hpp"
 #include "tensoracle/cubin/bundle_manifest.hpp"
-#include "tensoracle/cubin/bundle_report.hpp"
-#include "tensoracle/cubin/cubin_elf.hpp"
-#include "tensoracle/text/bounded_json.hpp"
+#include "text/bounded_json.hpp"
 
 #include <cstddef>
 #include <limits>

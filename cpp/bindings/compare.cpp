@@ -3,7 +3,7 @@
 #include "tensoracle/compare/compare.hpp"
 
 #include "bindings.hpp"
-#include "tensoracle/compare/float_formats.hpp"
+#include "compare/float_formats.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <cstdint>

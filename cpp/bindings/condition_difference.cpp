@@ -1,13 +1,13 @@
 // Python binding of the nearest saved entry of a name and its differing conditions (the reason
 // open_engine records when it builds again).
-#include "tensoracle/cache/condition_difference.hpp"
+#include "cache/condition_difference.hpp"
 
 #include "bindings.hpp"
+#include "cache/engine_file.hpp"
 #include "json_value.hpp"
-#include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/bounded_json.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/bounded_json.hpp"
+#include "text/canonical_json.hpp"
 
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>

@@ -2,11 +2,12 @@
 // implementation behind tensoracle.cache.compatibility.cannot_run and target_of), and of the
 // deployment manifest's reader.
 #include "bindings.hpp"
+#include "cache/engine_file.hpp"
+#include "cache/plan_chunks.hpp"
 #include "deploy/json_forms.hpp"
 #include "deploy/manifest_signing.hpp"
 #include "json_value.hpp"
-#include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/cache/plan_chunks.hpp"
+#include "remote/signature.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/deploy/plan_reader.hpp"
@@ -14,9 +15,8 @@
 #include "tensoracle/deploy/selection.hpp"
 #include "tensoracle/deploy/signed_manifest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/remote/signature.hpp"
-#include "tensoracle/text/bounded_json.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/bounded_json.hpp"
+#include "text/canonical_json.hpp"
 #include "trusted_manifest.hpp"
 
 #include <cstddef>

@@ -2,7 +2,7 @@
 #include "tensoracle/errors.hpp"
 
 #include "bindings.hpp"
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/utf8_text.hpp"
 
 #include <Python.h>
 #include <exception>

@@ -1,6 +1,6 @@
 // Binds the GPU property query: _core.gpu_properties() and _core.gpu_absent_reason().
 #include "bindings.hpp"
-#include "tensoracle/cuda/gpu_properties_json.hpp"
+#include "cuda/gpu_properties_json.hpp"
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>

@@ -2,7 +2,7 @@
 #include "json_value.hpp"
 
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/bounded_json.hpp"
+#include "text/bounded_json.hpp"
 
 #include <cstdint>
 #include <nanobind/stl/string.h>

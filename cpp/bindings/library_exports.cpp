@@ -1,6 +1,6 @@
 // Binds the reading of a plugin library's exported functions (no loading; see
-// tensoracle/cubin/library_exports.hpp).
-#include "tensoracle/cubin/library_exports.hpp"
+// cubin/library_exports.hpp).
+#include "cubin/library_exports.hpp"
 
 #include "bindings.hpp"
 #include "buffer_view.hpp"

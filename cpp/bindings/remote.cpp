@@ -2,12 +2,12 @@
 // verification of downloaded objects. Hashing and verification release the GIL.
 #include "bindings.hpp"
 #include "buffer_view.hpp"
+#include "cache/plan_chunks.hpp"
 #include "json_value.hpp"
-#include "tensoracle/cache/plan_chunks.hpp"
-#include "tensoracle/remote/remote_object.hpp"
-#include "tensoracle/remote/signature.hpp"
-#include "tensoracle/text/canonical_json.hpp"
-#include "tensoracle/text/size_text.hpp"
+#include "remote/object.hpp"
+#include "remote/signature.hpp"
+#include "text/canonical_json.hpp"
+#include "text/size_text.hpp"
 
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>

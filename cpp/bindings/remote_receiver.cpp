@@ -1,9 +1,8 @@
-// Python binding of the streamed receiver of remote objects (remote_receiver.hpp): chunks are
+// Python binding of the streamed receiver of remote objects (remote/receiver.hpp): chunks are
 // written and hashed without the GIL, so the next chunk can be downloaded meanwhile.
-#include "tensoracle/remote/remote_receiver.hpp"
-
 #include "bindings.hpp"
 #include "buffer_view.hpp"
+#include "remote/receiver.hpp"
 
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>

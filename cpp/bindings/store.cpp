@@ -1,18 +1,18 @@
 // Python bindings of the engine cache store: identities, the store, locks, saved engines, and
 // weight digests. Long operations (hashing, writing, waiting for a lock) release the GIL.
-#include "tensoracle/cache/store.hpp"
+#include "cache/store.hpp"
 
 #include "bindings.hpp"
 #include "buffer_view.hpp"
+#include "cache/file.hpp"
+#include "cache/identity.hpp"
+#include "cache/listing.hpp"
+#include "cache/weight_digest.hpp"
+#include "io/file_lock.hpp"
 #include "json_value.hpp"
-#include "tensoracle/cache/cache_file.hpp"
-#include "tensoracle/cache/cache_listing.hpp"
-#include "tensoracle/cache/identity.hpp"
-#include "tensoracle/cache/weight_digest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_lock.hpp"
-#include "tensoracle/text/bounded_json.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/bounded_json.hpp"
+#include "text/canonical_json.hpp"
 
 #include <Python.h>
 #include <nanobind/ndarray.h>

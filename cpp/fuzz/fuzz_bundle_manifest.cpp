@@ -3,7 +3,7 @@
 // only safe relative cubin paths, each once, and carry the digest bundle_sha256() gives.
 #include "tensoracle/cubin/bundle_manifest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/bounded_json.hpp"
+#include "text/bounded_json.hpp"
 
 #include <cstdint>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 // libFuzzer target: read_cubin_elf must either accept the bytes or throw CorruptCubinError; what
 // it accepts names at least one kernel, and each kernel's parameters are numbered 0..n-1.
-#include "tensoracle/cubin/cubin_elf.hpp"
+#include "cubin/elf.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // name is the identity of its conditions, each member that repeats a condition equals it, and a
 // selection over it (for a described GPU and both backends) ends in a choice or a refusal whose
 // text stays short, whatever the entries.
-#include "tensoracle/cache/identity.hpp"
+#include "cache/identity.hpp"
 #include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/deploy/selection.hpp"
 #include "tensoracle/errors.hpp"

@@ -1,8 +1,8 @@
 // libFuzzer target: decode_engine_header must either accept the bytes or throw
 // CorruptEngineError; what it accepts must re-encode to exactly the same prefix.
-#include "tensoracle/cache/engine_file.hpp"
+#include "cache/engine_file.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/utf8_text.hpp"
 
 #include <algorithm>
 #include <cstdint>

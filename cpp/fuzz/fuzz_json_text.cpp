@@ -3,7 +3,7 @@
 // the same types, or both refuse it at the same byte, or both find a number beyond a double; an
 // input past the reader's limits (depth 64) or holding a NUL byte is the reader's alone. Any
 // disagreement aborts, so that the fuzzer keeps the input.
-#include "tensoracle/text/bounded_json.hpp"
+#include "text/bounded_json.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -3,7 +3,7 @@
 // 128-bit reference computation of floor(number * unit) wherever that reference is exact (up to
 // 20 fraction digits).
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/size_text.hpp"
+#include "text/size_text.hpp"
 
 #include <array>
 #include <cctype>

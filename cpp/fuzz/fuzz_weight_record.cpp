@@ -1,6 +1,6 @@
 // libFuzzer target: parse_weight_record must either accept the text or throw InvalidArgument;
 // what it accepts must encode to a record that parses back to the same fields.
-#include "tensoracle/cache/weight_digest.hpp"
+#include "cache/weight_digest.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <cstdint>

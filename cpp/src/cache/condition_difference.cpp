@@ -1,7 +1,7 @@
 // Differences between build conditions, described key by key, and the nearest saved entry.
-#include "tensoracle/cache/condition_difference.hpp"
+#include "cache/condition_difference.hpp"
 
-#include "tensoracle/cache/weight_digest.hpp"
+#include "cache/weight_digest.hpp"
 
 #include <algorithm>
 #include <cstddef>

@@ -1,16 +1,16 @@
 // Encoding and strict decoding of the saved-engine file preamble and header.
-#include "tensoracle/cache/engine_file.hpp"
+#include "cache/engine_file.hpp"
 
+#include "cache/file.hpp"
+#include "cache/header_schema.hpp"
+#include "cache/plan_checksum.hpp"
+#include "io/file_bytes.hpp"
+#include "io/hash.hpp"
 #include "io/platform.hpp"
-#include "tensoracle/cache/cache_file.hpp"
-#include "tensoracle/cache/header_schema.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_bytes.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/text/bounded_json.hpp"
-#include "tensoracle/text/canonical_json.hpp"
-#include "tensoracle/text/json_excerpt.hpp"
+#include "text/bounded_json.hpp"
+#include "text/canonical_json.hpp"
+#include "text/json_excerpt.hpp"
 
 #include <algorithm>
 #include <array>

@@ -2,13 +2,13 @@
 // (see engine_file_check.hpp).
 #include "cache/engine_file_check.hpp"
 
+#include "cache/engine_file.hpp"
+#include "cache/file.hpp"
+#include "cache/listing.hpp"
+#include "cache/store.hpp"
+#include "io/file_bytes.hpp"
 #include "io/platform.hpp"
-#include "tensoracle/cache/cache_file.hpp"
-#include "tensoracle/cache/cache_listing.hpp"
-#include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_bytes.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,11 +1,11 @@
 // Private to the core: the full check of one cache file that `cache verify` makes
-// (cache_verification.hpp), with the pieces its read takes shown to a caller: the tests watch
+// (cache/verification.hpp), with the pieces its read takes shown to a caller: the tests watch
 // them, and cut the file between two of them, to see that the file is read a piece at a time
 // into one buffer, never held whole nor mapped.
 #pragma once
 
-#include "tensoracle/cache/cache_verification.hpp"
-#include "tensoracle/io/file_contents.hpp"
+#include "cache/verification.hpp"
+#include "io/file_contents.hpp"
 
 #include <cstddef>
 #include <filesystem>

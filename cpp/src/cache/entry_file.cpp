@@ -1,9 +1,9 @@
 // Opening an entry's file of the cache folder, classified (see entry_file.hpp).
 #include "cache/entry_file.hpp"
 
+#include "cache/engine_file.hpp"
+#include "cache/file.hpp"
 #include "io/full_read.hpp"
-#include "tensoracle/cache/cache_file.hpp"
-#include "tensoracle/cache/engine_file.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <algorithm>

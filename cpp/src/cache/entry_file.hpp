@@ -1,6 +1,6 @@
 // Private to the core: opening an entry's file of the cache folder for reading, the one way the
 // store, a deployed engine's open and a pull's check of a saved entry open it: without following a
-// symbolic link (cache_file.hpp), and classified before anything is read, so that a link, a
+// symbolic link (cache/file.hpp), and classified before anything is read, so that a link, a
 // directory or a FIFO at an entry's name is refused by what it is, and a missing file is told
 // apart from one that cannot be opened.
 #pragma once

@@ -1,5 +1,5 @@
 // Type checks of the known members of a saved header (see header_schema.hpp).
-#include "tensoracle/cache/header_schema.hpp"
+#include "cache/header_schema.hpp"
 
 #include "text/json_members.hpp"
 

@@ -1,9 +1,9 @@
 // Engine identity: canonical conditions → SHA-256 digest → file name.
-#include "tensoracle/cache/identity.hpp"
+#include "cache/identity.hpp"
 
+#include "io/hash.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/canonical_json.hpp"
 
 #include <algorithm>
 #include <optional>

@@ -3,7 +3,7 @@
 // The plan checksum only has to notice damage (truncation, bit rot, a partial write), so it
 // uses a non-cryptographic hash that runs at memory speed; SHA-256 stays wherever identity
 // needs collision resistance (file names, weight and plugin digests).
-#include "tensoracle/cache/plan_checksum.hpp"
+#include "cache/plan_checksum.hpp"
 
 #include <algorithm>
 #include <new>

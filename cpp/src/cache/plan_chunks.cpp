@@ -1,8 +1,8 @@
 // Chunk digests of a plan (see plan_chunks.hpp).
-#include "tensoracle/cache/plan_chunks.hpp"
+#include "cache/plan_chunks.hpp"
 
-#include "tensoracle/cache/plan_checksum.hpp"
-#include "tensoracle/io/hash.hpp"
+#include "cache/plan_checksum.hpp"
+#include "io/hash.hpp"
 
 #include <algorithm>
 

@@ -1,13 +1,13 @@
 // The engine cache store: naming, locking, verified reads and atomic saves of engine files.
-#include "tensoracle/cache/store.hpp"
+#include "cache/store.hpp"
 
 #include "cache/entry_file.hpp"
+#include "cache/plan_checksum.hpp"
+#include "cache/plan_chunks.hpp"
+#include "io/atomic_file.hpp"
 #include "io/platform.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
-#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/atomic_file.hpp"
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/utf8_text.hpp"
 
 #include <cerrno>
 #include <cstdlib>

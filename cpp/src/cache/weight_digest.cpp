@@ -1,14 +1,14 @@
 // Weight-file digests remembered across processes in small self-checksummed JSON records.
-#include "tensoracle/cache/weight_digest.hpp"
+#include "cache/weight_digest.hpp"
 
+#include "cache/store.hpp"
+#include "io/atomic_file.hpp"
+#include "io/file_bytes.hpp"
+#include "io/hash.hpp"
 #include "io/platform.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/atomic_file.hpp"
-#include "tensoracle/io/file_bytes.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/text/bounded_json.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/bounded_json.hpp"
+#include "text/canonical_json.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,7 +1,7 @@
 // Element types, view validation and the strided loaders behind the comparison kernels.
 #include "tensoracle/compare/array_view.hpp"
 
-#include "tensoracle/compare/float_formats.hpp"
+#include "compare/float_formats.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <algorithm>

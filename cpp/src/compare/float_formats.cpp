@@ -1,5 +1,5 @@
 // Bit-level decoders of fp16, bf16 and fp8 values; every value of these formats is exact in double.
-#include "tensoracle/compare/float_formats.hpp"
+#include "compare/float_formats.hpp"
 
 #include <bit>
 #include <cmath>

@@ -1,13 +1,13 @@
 // Checks a cubin bundle directory against its manifest and a plugin library against the bundle.
-#include "tensoracle/cubin/bundle_inspect.hpp"
+#include "cubin/bundle_inspect.hpp"
 
-#include "tensoracle/cubin/bundle_report.hpp"
-#include "tensoracle/cubin/cubin_elf.hpp"
-#include "tensoracle/cubin/library_exports.hpp"
+#include "cubin/bundle_report.hpp"
+#include "cubin/elf.hpp"
+#include "cubin/library_exports.hpp"
+#include "io/file_bytes.hpp"
+#include "io/hash.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_bytes.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/text/bounded_json.hpp"
+#include "text/bounded_json.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -3,12 +3,12 @@
 // the value expected; the loaded bundle is loaded_bundle.cpp.
 #include "tensoracle/cubin/bundle_manifest.hpp"
 
-#include "tensoracle/cubin/cubin_elf.hpp"
+#include "cubin/elf.hpp"
+#include "io/file_bytes.hpp"
+#include "io/hash.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_bytes.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/text/bounded_json.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/bounded_json.hpp"
+#include "text/canonical_json.hpp"
 #include "text/json_members.hpp"
 #include "text/message_text.hpp"
 

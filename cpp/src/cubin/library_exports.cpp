@@ -1,5 +1,5 @@
 // Reading an ELF shared library's exported symbols from bytes in memory (elf_image.hpp).
-#include "tensoracle/cubin/library_exports.hpp"
+#include "cubin/library_exports.hpp"
 
 #include "elf_image.hpp"
 #include "tensoracle/errors.hpp"

@@ -1,7 +1,7 @@
 // A bundle directory loaded into the runtime's records: entries grouped by kernel, one image per
 // SM, with the launch needs each entry's resources and cubin record.
+#include "cubin/elf.hpp"
 #include "tensoracle/cubin/bundle_manifest.hpp"
-#include "tensoracle/cubin/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <algorithm>

@@ -1,6 +1,7 @@
-// Queries GPU compatibility properties through the run-time loaded CUDA driver (cuda_driver.hpp).
-#include "tensoracle/cuda/cuda_driver.hpp"
-#include "tensoracle/cuda/gpu_properties_json.hpp"
+// Queries GPU compatibility properties through the run-time loaded CUDA driver
+// (tensoracle/cuda/driver.hpp).
+#include "cuda/gpu_properties_json.hpp"
+#include "tensoracle/cuda/driver.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <array>

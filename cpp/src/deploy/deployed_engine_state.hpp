@@ -1,9 +1,9 @@
 // What a DeployedEngine holds (deployed_engine.hpp), shared with the PlanReaders made from it.
 #pragma once
 
+#include "io/file_contents.hpp"
 #include "io/platform.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
-#include "tensoracle/io/file_contents.hpp"
 
 #include <cstdint>
 #include <filesystem>

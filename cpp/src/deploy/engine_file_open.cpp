@@ -2,20 +2,20 @@
 // deployed_engine.hpp): the bytes held once, then judged as a downloaded remote object is
 // (verify_remote_object: the signature trailer first when a key is set, then the header, the plan
 // and its chunks), and the entry made from the verified header.
+#include "cache/engine_file.hpp"
 #include "cache/entry_file.hpp"
+#include "cache/identity.hpp"
 #include "deploy/deployed_engine_state.hpp"
 #include "deploy/io_signature.hpp"
 #include "deploy/json_forms.hpp"
 #include "deploy/verify_key_option.hpp"
+#include "io/file_contents.hpp"
 #include "io/platform.hpp"
-#include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/cache/identity.hpp"
+#include "remote/object.hpp"
+#include "remote/signature.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_contents.hpp"
-#include "tensoracle/remote/remote_object.hpp"
-#include "tensoracle/remote/signature.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/canonical_json.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -50,7 +50,7 @@ std::string entry_name_of(std::span<std::byte const> engine, std::filesystem::pa
 
 // The refusal of a path that is not a regular file: the file may be anywhere, a cache's or not,
 // so it says what open_file opens rather than what to remove. Appended to a string that starts
-// with the text, not prepended (GCC bug 105329, see cache_file.cpp).
+// with the text, not prepended (GCC bug 105329, see cache/file.cpp).
 std::string not_a_file(std::filesystem::path const& path, char const* what) {
     std::string text = "engine file '";
     text += path.string();

@@ -3,19 +3,19 @@
 // identity of its conditions.
 #include "tensoracle/deploy/manifest.hpp"
 
+#include "cache/identity.hpp"
+#include "cache/plan_checksum.hpp"
 #include "deploy/io_signature.hpp"
 #include "deploy/json_fields.hpp"
 #include "deploy/json_forms.hpp"
 #include "deploy/manifest_document.hpp"
-#include "tensoracle/cache/identity.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
+#include "io/file_bytes.hpp"
+#include "io/hash.hpp"
+#include "remote/signature.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_bytes.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/remote/signature.hpp"
-#include "tensoracle/text/bounded_json.hpp"
-#include "tensoracle/text/canonical_json.hpp"
-#include "tensoracle/text/json_excerpt.hpp"
+#include "text/bounded_json.hpp"
+#include "text/canonical_json.hpp"
+#include "text/json_excerpt.hpp"
 
 #include <algorithm>
 #include <array>

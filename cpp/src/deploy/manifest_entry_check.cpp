@@ -1,13 +1,13 @@
 // The checks of a pulled or saved entry against its manifest entry (see manifest_entry_check.hpp).
 #include "deploy/manifest_entry_check.hpp"
 
+#include "cache/engine_file.hpp"
 #include "cache/entry_file.hpp"
+#include "io/hash.hpp"
 #include "io/hex_digits.hpp"
-#include "tensoracle/cache/engine_file.hpp"
+#include "remote/object.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/remote/remote_object.hpp"
-#include "tensoracle/text/bounded_json.hpp"
+#include "text/bounded_json.hpp"
 #include "text/message_text.hpp"
 
 #include <algorithm>

@@ -4,8 +4,8 @@
 // "deploy.json: entries[0].plan.xxh3_128".
 #pragma once
 
+#include "remote/signature.hpp"
 #include "tensoracle/deploy/manifest.hpp"
-#include "tensoracle/remote/signature.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -4,7 +4,7 @@
 #include "deploy/json_fields.hpp"
 #include "tensoracle/deploy/signed_manifest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/base64.hpp"
+#include "text/base64.hpp"
 
 #include <algorithm>
 

@@ -4,7 +4,7 @@
 // the deploy library.
 #pragma once
 
-#include "tensoracle/remote/signature.hpp"
+#include "remote/signature.hpp"
 
 #include <cstddef>
 #include <nlohmann/json.hpp>

@@ -6,7 +6,7 @@
 
 #include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/bounded_json.hpp"
+#include "text/bounded_json.hpp"
 #include "text/message_text.hpp"
 
 #include <algorithm>

@@ -1,18 +1,18 @@
 // Pulling a deployment manifest's entries from the remote cache (see manifest_pull.hpp): one
 // streamed GET per entry missing from the cache folder, judged by the manifest's checks
-// (manifest_entry_check.hpp) and then by the store's receiver (remote_receiver.hpp), which
+// (manifest_entry_check.hpp) and then by the store's receiver (remote/receiver.hpp), which
 // commits it.
 #include "tensoracle/deploy/manifest_pull.hpp"
 
+#include "cache/identity.hpp"
+#include "cache/store.hpp"
 #include "deploy/manifest_entry_check.hpp"
+#include "io/file_lock.hpp"
+#include "remote/receiver.hpp"
 #include "remote/s3_client.hpp"
 #include "remote/s3_location.hpp"
-#include "tensoracle/cache/identity.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/deploy/signed_manifest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_lock.hpp"
-#include "tensoracle/remote/remote_receiver.hpp"
 #include "text/message_text.hpp"
 
 #include <algorithm>

@@ -7,7 +7,7 @@
 #include "deploy/manifest_envelope.hpp"
 #include "tensoracle/deploy/signed_manifest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/size_text.hpp"
+#include "text/size_text.hpp"
 
 #include <algorithm>
 #include <set>

@@ -3,8 +3,8 @@
 // deploy library, its command and its bindings: signing keys never reach an application.
 #pragma once
 
+#include "remote/signature.hpp"
 #include "tensoracle/deploy/manifest.hpp"
-#include "tensoracle/remote/signature.hpp"
 
 #include <optional>
 #include <string>

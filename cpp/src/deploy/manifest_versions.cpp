@@ -5,13 +5,13 @@
 #include "deploy/manifest_versions.hpp"
 
 #include "deploy/json_fields.hpp"
+#include "io/atomic_file.hpp"
+#include "io/file_bytes.hpp"
+#include "io/file_lock.hpp"
 #include "tensoracle/deploy/signed_manifest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/atomic_file.hpp"
-#include "tensoracle/io/file_bytes.hpp"
-#include "tensoracle/io/file_lock.hpp"
-#include "tensoracle/text/bounded_json.hpp"
-#include "tensoracle/text/size_text.hpp"
+#include "text/bounded_json.hpp"
+#include "text/size_text.hpp"
 
 #include <optional>
 #include <system_error>

@@ -1,12 +1,12 @@
 // Handing on a deployed engine's plan chunk by chunk, each checked first (see plan_reader.hpp).
 #include "tensoracle/deploy/plan_reader.hpp"
 
+#include "cache/plan_checksum.hpp"
+#include "cache/plan_chunks.hpp"
 #include "deploy/deployed_engine_state.hpp"
 #include "io/full_read.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
-#include "tensoracle/cache/plan_chunks.hpp"
+#include "io/hash.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
 
 #include <algorithm>
 #include <cstring>

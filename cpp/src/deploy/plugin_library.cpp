@@ -1,11 +1,11 @@
 // Verified plugin libraries (see plugin_library.hpp).
 #include "tensoracle/deploy/plugin_library.hpp"
 
+#include "io/file_contents.hpp"
+#include "io/hash.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_contents.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/text/bounded_json.hpp"
-#include "tensoracle/text/json_excerpt.hpp"
+#include "text/bounded_json.hpp"
+#include "text/json_excerpt.hpp"
 #include "text/message_text.hpp"
 
 #include <algorithm>

@@ -2,8 +2,8 @@
 // entry per device (see selection.hpp).
 #include "tensoracle/deploy/selection.hpp"
 
+#include "cuda/gpu_properties_json.hpp"
 #include "deploy/json_forms.hpp"
-#include "tensoracle/cuda/gpu_properties_json.hpp"
 #include "tensoracle/errors.hpp"
 #include "text/json_members.hpp"
 #include "text/message_text.hpp"

@@ -4,18 +4,18 @@
 // its files.
 #include "tensoracle/deploy/signed_manifest.hpp"
 
+#include "cache/store.hpp"
 #include "deploy/json_fields.hpp"
 #include "deploy/manifest_document.hpp"
 #include "deploy/manifest_envelope.hpp"
 #include "deploy/manifest_versions.hpp"
 #include "deploy/verify_key_option.hpp"
-#include "tensoracle/cache/store.hpp"
+#include "io/hash.hpp"
+#include "remote/signature.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/remote/signature.hpp"
-#include "tensoracle/text/base64.hpp"
-#include "tensoracle/text/size_text.hpp"
+#include "text/base64.hpp"
 #include "text/message_text.hpp"
+#include "text/size_text.hpp"
 
 #include <algorithm>
 #include <map>

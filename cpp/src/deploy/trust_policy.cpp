@@ -3,10 +3,10 @@
 #include "tensoracle/deploy/trust_policy.hpp"
 
 #include "deploy/json_fields.hpp"
+#include "io/file_bytes.hpp"
+#include "remote/signature.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_bytes.hpp"
-#include "tensoracle/remote/signature.hpp"
-#include "tensoracle/text/bounded_json.hpp"
+#include "text/bounded_json.hpp"
 
 #include <string>
 

@@ -3,7 +3,7 @@
 // for DeployedEngine::open, open_file and open_bytes, and the manifest's trust (policy_of).
 #pragma once
 
-#include "tensoracle/remote/signature.hpp"
+#include "remote/signature.hpp"
 
 #include <filesystem>
 #include <optional>

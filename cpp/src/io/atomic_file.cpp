@@ -1,5 +1,5 @@
 // Atomic file replacement: write a private temporary file, fsync, rename, fsync the directory.
-#include "tensoracle/io/atomic_file.hpp"
+#include "io/atomic_file.hpp"
 
 #include "io/platform.hpp"
 #include "tensoracle/errors.hpp"

@@ -1,10 +1,10 @@
 // Size-checked whole-file reads through one descriptor (the size and the bytes are the same
 // file's even when the path is replaced meanwhile).
-#include "tensoracle/io/file_bytes.hpp"
+#include "io/file_bytes.hpp"
 
+#include "cache/file.hpp"
 #include "io/full_read.hpp"
 #include "io/platform.hpp"
-#include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // File contents held copied (by default) or mapped; see file_contents.hpp for why.
-#include "tensoracle/io/file_contents.hpp"
+#include "io/file_contents.hpp"
 
 #include "io/full_read.hpp"
 #include "io/platform.hpp"

@@ -1,9 +1,9 @@
 // Advisory whole-file locks (flock(2); LockFileEx on Windows); the OS drops them when the holder
 // dies.
-#include "tensoracle/io/file_lock.hpp"
+#include "io/file_lock.hpp"
 
+#include "cache/file.hpp"
 #include "io/platform.hpp"
-#include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <cerrno>

@@ -1,6 +1,6 @@
 // SHA-256 of byte ranges and files: the parts common to every backend (the digest itself is
 // computed by OpenSSL, src/io/openssl/sha256.cpp, or on Windows by CNG, src/io/windows/sha256.cpp).
-#include "tensoracle/io/hash.hpp"
+#include "io/hash.hpp"
 
 #include "io/platform.hpp"
 #include "tensoracle/errors.hpp"

@@ -1,5 +1,5 @@
 // Read-only whole-file memory maps (mmap; CreateFileMappingW and MapViewOfFile on Windows).
-#include "tensoracle/io/mapped_file.hpp"
+#include "io/mapped_file.hpp"
 
 #include "io/platform.hpp"
 #include "tensoracle/errors.hpp"

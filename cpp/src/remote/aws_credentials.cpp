@@ -1,8 +1,8 @@
 // The AWS credentials of a request (see aws_credentials.hpp).
 #include "remote/aws_credentials.hpp"
 
+#include "io/file_bytes.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_bytes.hpp"
 
 #include <algorithm>
 #include <cstdlib>

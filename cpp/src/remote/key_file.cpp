@@ -1,8 +1,8 @@
 // Bounded reads of key files (see key_file.hpp).
 #include "remote/key_file.hpp"
 
+#include "io/file_bytes.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_bytes.hpp"
 
 #include <cerrno>
 #include <optional>

@@ -21,7 +21,7 @@
 // not used: it is quadratic (after every object ends, end_object scans the enclosing array or
 // object from its start for a discarded value to erase, so a 768 KB header of 256,000 empty
 // objects took 20 s to read), and nlohmann's lexer copies a string byte by byte.
-#include "tensoracle/text/bounded_json.hpp"
+#include "text/bounded_json.hpp"
 
 #include "json_parser.hpp"
 

@@ -5,11 +5,11 @@
 // 120 ms to write, 40 times reading it). The bytes are those dump(-1, ' ', false, strict) writes:
 // the same escapes, and, for a string that is not UTF-8, dump's own refusal. The same walk
 // compares a text with the canonical one without writing it (is_canonical_json).
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/canonical_json.hpp"
 
 #include "byte_words.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/utf8_text.hpp"
 
 #include <algorithm>
 #include <array>

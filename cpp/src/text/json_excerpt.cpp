@@ -1,5 +1,5 @@
 // A JSON value as an error message shows it (see json_excerpt.hpp).
-#include "tensoracle/text/json_excerpt.hpp"
+#include "text/json_excerpt.hpp"
 
 namespace tensoracle {
 

@@ -4,8 +4,8 @@
 #include "json_parser.hpp"
 
 #include "byte_words.hpp"
-#include "tensoracle/text/bounded_json.hpp"
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/bounded_json.hpp"
+#include "text/utf8_text.hpp"
 
 #include <algorithm>
 #include <charconv>

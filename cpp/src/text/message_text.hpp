@@ -3,7 +3,7 @@
 // command); every message that shows one of these shows it this way.
 #pragma once
 
-#include "tensoracle/text/json_excerpt.hpp"
+#include "text/json_excerpt.hpp"
 
 #include <cstddef>
 #include <cstdint>

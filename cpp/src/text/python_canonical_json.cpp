@@ -1,7 +1,7 @@
 // The JSON spelling of Python's json.dumps(sort_keys=True, separators=(",", ":"),
 // ensure_ascii=True), written by hand so that every byte is under our control.
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/canonical_json.hpp"
 
 #include <array>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Exact parsing of the size and day values of `tensoracle cache prune`, and the text forms of
 // sizes and times that `tensoracle cache` prints.
-#include "tensoracle/text/size_text.hpp"
+#include "text/size_text.hpp"
 
 #include "tensoracle/errors.hpp"
 

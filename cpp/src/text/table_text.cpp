@@ -1,7 +1,7 @@
 // The layout of tables (table_text.hpp).
-#include "tensoracle/text/table_text.hpp"
+#include "text/table_text.hpp"
 
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/utf8_text.hpp"
 
 #include <algorithm>
 #include <cstddef>

@@ -1,5 +1,5 @@
 // Well-formedness of UTF-8 after the Unicode standard's table 3-7.
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/utf8_text.hpp"
 
 #include "byte_words.hpp"
 

@@ -1,13 +1,13 @@
 // The cache directory is tensoracle's alone: links planted there are refused, never followed,
 // and a cache that cannot be written still serves its intact entries.
+#include "cache/listing.hpp"
+#include "cache/pruning.hpp"
+#include "cache/store.hpp"
+#include "cache/verification.hpp"
+#include "io/file_lock.hpp"
 #include "support/cache_test_support.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/cache_listing.hpp"
-#include "tensoracle/cache/cache_pruning.hpp"
-#include "tensoracle/cache/cache_verification.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_lock.hpp"
 
 #include <algorithm>
 #include <fcntl.h>

@@ -1,9 +1,9 @@
 // `tensoracle cache list`: which files are listed, their status, and the JSON of each entry.
+#include "cache/listing.hpp"
+#include "cache/weight_digest.hpp"
 #include "support/cache_test_support.hpp"
-#include "tensoracle/cache/cache_listing.hpp"
-#include "tensoracle/cache/weight_digest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/size_text.hpp"
+#include "text/size_text.hpp"
 
 #include <algorithm>
 #include <gtest/gtest.h>

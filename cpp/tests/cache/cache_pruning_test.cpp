@@ -1,12 +1,12 @@
 // `tensoracle cache prune`: selection (pure), removal under identity locks with races injected
 // through the before-removal hook, and the JSON plan and result.
+#include "cache/pruning.hpp"
+#include "cache/store.hpp"
+#include "io/atomic_file.hpp"
+#include "io/file_lock.hpp"
 #include "support/cache_test_support.hpp"
 #include "support/this_process.hpp"
-#include "tensoracle/cache/cache_pruning.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/atomic_file.hpp"
-#include "tensoracle/io/file_lock.hpp"
 
 #include <algorithm>
 #include <gtest/gtest.h>

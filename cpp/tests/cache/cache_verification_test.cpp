@@ -3,15 +3,15 @@
 // read is reported, not a SIGBUS, no more than the size measured is read, and the memory is a
 // piece's. The check of one file is the private detail::check_engine_file
 // (src/cache/engine_file_check.hpp), whose pieces the tests watch.
+#include "cache/engine_file.hpp"
 #include "cache/engine_file_check.hpp"
+#include "cache/plan_checksum.hpp"
+#include "cache/plan_chunks.hpp"
+#include "cache/store.hpp"
+#include "cache/verification.hpp"
+#include "io/file_contents.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/cache_verification.hpp"
-#include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
-#include "tensoracle/cache/plan_chunks.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_contents.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,9 +1,9 @@
 // Condition differences, the nearest saved entry of a name, and the details `cache show` prints.
+#include "cache/condition_difference.hpp"
+#include "cache/engine_file.hpp"
+#include "cache/entry_details.hpp"
+#include "cache/plan_checksum.hpp"
 #include "support/cache_test_support.hpp"
-#include "tensoracle/cache/cache_entry_details.hpp"
-#include "tensoracle/cache/condition_difference.hpp"
-#include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <gtest/gtest.h>

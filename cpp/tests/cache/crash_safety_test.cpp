@@ -1,12 +1,12 @@
 // Saves killed at random moments leave either the old or the new complete engine, never a mix,
 // and a concurrent reader never sees a partial plan.
+#include "cache/plan_checksum.hpp"
+#include "cache/plan_chunks.hpp"
+#include "cache/store.hpp"
+#include "io/atomic_file.hpp"
 #include "support/child_process.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
-#include "tensoracle/cache/plan_chunks.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/atomic_file.hpp"
 
 #include <chrono>
 #include <cstring>

@@ -1,12 +1,12 @@
 // Tests of the engine file format: round trips and rejection of every kind of damage.
+#include "cache/engine_file.hpp"
+#include "cache/plan_checksum.hpp"
+#include "cache/plan_chunks.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
-#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/bounded_json.hpp"
-#include "tensoracle/text/canonical_json.hpp"
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/bounded_json.hpp"
+#include "text/canonical_json.hpp"
+#include "text/utf8_text.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,5 +1,5 @@
 // header_schema_violation: every header member tensoracle reads back has the type it writes.
-#include "tensoracle/cache/header_schema.hpp"
+#include "cache/header_schema.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Tests of engine identities: stable digests, file names, and refusal of bad conditions.
-#include "tensoracle/cache/identity.hpp"
+#include "cache/identity.hpp"
+#include "io/hash.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/canonical_json.hpp"
 
 #include <gtest/gtest.h>
 

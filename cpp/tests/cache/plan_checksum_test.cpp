@@ -1,6 +1,6 @@
 // Tests of the XXH3-128 plan checksum: reference values, damage detection, hex validation.
+#include "cache/plan_checksum.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
 
 #include <gtest/gtest.h>
 #include <set>

@@ -1,10 +1,10 @@
 // Tests of a plan's chunk digests (format version 2): the incremental hasher against the one-shot
 // digests however the plan is split, each chunk's digests against SHA-256 and XXH3-128 of its
 // bytes, and what chunk_difference says of two lists.
+#include "cache/plan_checksum.hpp"
+#include "cache/plan_chunks.hpp"
+#include "io/hash.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
-#include "tensoracle/cache/plan_chunks.hpp"
-#include "tensoracle/io/hash.hpp"
 
 #include <gtest/gtest.h>
 #include <string>

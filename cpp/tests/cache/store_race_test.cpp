@@ -1,11 +1,11 @@
 // Concurrent writers of one identity, in separate processes: the store's exclusive lock serializes
 // their builds (no read-modify-write under it is lost), and its saves replace the entry atomically
 // (a reader that takes no lock sees no entry or a complete one, never part of a save).
+#include "cache/store.hpp"
+#include "io/atomic_file.hpp"
+#include "io/hash.hpp"
 #include "support/child_process.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/store.hpp"
-#include "tensoracle/io/atomic_file.hpp"
-#include "tensoracle/io/hash.hpp"
 
 #include <chrono>
 #include <fstream>

@@ -1,13 +1,13 @@
 // Tests of the engine cache store: directory, saves, verified reads, conditions, timestamps.
+#include "cache/plan_checksum.hpp"
+#include "cache/store.hpp"
+#include "io/atomic_file.hpp"
+#include "io/file_lock.hpp"
 #include "support/cache_test_support.hpp"
 #include "support/scoped_environment.hpp"
 #include "support/test_support.hpp"
 #include "support/this_process.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/atomic_file.hpp"
-#include "tensoracle/io/file_lock.hpp"
 
 #include <cstdlib>
 #include <ctime>

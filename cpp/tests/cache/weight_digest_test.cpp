@@ -1,10 +1,10 @@
 // Tests of weight digests and their cross-process records.
+#include "cache/weight_digest.hpp"
+#include "io/hash.hpp"
 #include "support/cache_test_support.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/weight_digest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/canonical_json.hpp"
 
 #include <fstream>
 #include <gtest/gtest.h>

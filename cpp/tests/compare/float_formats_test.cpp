@@ -1,6 +1,6 @@
 // Tests of the fp16, bf16 and fp8 decoders: known codes, special values and, over every code,
 // sign symmetry and strictly increasing magnitudes.
-#include "tensoracle/compare/float_formats.hpp"
+#include "compare/float_formats.hpp"
 
 #include <cmath>
 #include <cstdint>

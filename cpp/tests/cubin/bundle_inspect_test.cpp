@@ -2,12 +2,12 @@
 // (support/ptxas_support.hpp) and a plugin library the system compiler builds at test time: an
 // intact pair passes, each damage raises its own error in the documented order, and the dynsym
 // reader finds the exported bytes.
+#include "cubin/bundle_inspect.hpp"
+#include "cubin/library_exports.hpp"
+#include "io/file_bytes.hpp"
 #include "support/bundle_fixture.hpp"
 #include "support/error_message.hpp"
-#include "tensoracle/cubin/bundle_inspect.hpp"
-#include "tensoracle/cubin/library_exports.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_bytes.hpp"
 
 #include <gtest/gtest.h>
 

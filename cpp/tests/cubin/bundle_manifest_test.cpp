@@ -1,10 +1,10 @@
 // parse_bundle_manifest on bundle.json documents of schema version 1: every rule of inspection up
 // to the cubin files, the order in which they are checked, the error class of each, the digest,
 // and the safe relative path rule.
+#include "io/hash.hpp"
 #include "tensoracle/cubin/bundle_manifest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/canonical_json.hpp"
 
 #include <functional>
 #include <gtest/gtest.h>

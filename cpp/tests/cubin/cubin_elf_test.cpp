@@ -1,7 +1,7 @@
 // Tests the cubin ELF reader on cubins that ptxas assembles from a small PTX kernel
 // (support/ptxas_support.hpp: at test time on Linux, at build time for Windows).
+#include "cubin/elf.hpp"
 #include "support/ptxas_support.hpp"
-#include "tensoracle/cubin/cubin_elf.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <cstring>

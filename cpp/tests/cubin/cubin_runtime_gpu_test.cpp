@@ -8,7 +8,7 @@
 // NumPy check (check_gpu_dump.py).
 #include "support/skip_exit.hpp"
 #include "tensoracle/cubin/bundle_manifest.hpp"
-#include "tensoracle/cubin/cubin_runtime.hpp"
+#include "tensoracle/cubin/runtime.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <chrono>

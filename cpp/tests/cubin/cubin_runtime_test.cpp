@@ -1,6 +1,6 @@
 // Tests the parts of the cubin runtime that need no GPU: cubin choice per SM, argument checks and
 // kernel lookup. Launches are covered by cubin_runtime_gpu_test.cpp.
-#include "tensoracle/cubin/cubin_runtime.hpp"
+#include "tensoracle/cubin/runtime.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <array>

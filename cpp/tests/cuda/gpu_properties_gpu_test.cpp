@@ -1,5 +1,5 @@
 // On a machine with a GPU: the query describes a real device with plausible values.
-#include "tensoracle/cuda/gpu_properties_json.hpp"
+#include "cuda/gpu_properties_json.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,5 +1,5 @@
 // Tests the GPU property query where no usable GPU exists: it must report why, never throw.
-#include "tensoracle/cuda/gpu_properties_json.hpp"
+#include "cuda/gpu_properties_json.hpp"
 
 #include <gtest/gtest.h>
 #include <string>

@@ -1,25 +1,25 @@
 // Opening a deployed engine: the entry the manifest names is read from the cache folder and every
 // refusal (missing, damaged, truncated, another plan, other conditions, another IO signature,
 // unsigned or wrongly signed with a verify key) names the file, the field and both values.
+#include "cache/engine_file.hpp"
+#include "cache/identity.hpp"
+#include "cache/plan_checksum.hpp"
+#include "cache/plan_chunks.hpp"
+#include "cache/store.hpp"
 #include "deploy/io_signature.hpp"
 #include "deploy/json_forms.hpp"
+#include "io/file_bytes.hpp"
+#include "io/hash.hpp"
+#include "remote/object.hpp"
+#include "remote/signature.hpp"
 #include "support/deploy_fixture.hpp"
 #include "support/error_message.hpp"
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/cache/identity.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
-#include "tensoracle/cache/plan_chunks.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/plan_reader.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_bytes.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/remote/remote_object.hpp"
-#include "tensoracle/remote/signature.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/canonical_json.hpp"
 
 #include <algorithm>
 #include <atomic>

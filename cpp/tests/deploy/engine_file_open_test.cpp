@@ -1,19 +1,19 @@
 // Opening one engine file on its own (DeployedEngine::open_file, open_bytes): the plan handed out
 // is the file's, the entry is the verified header's, and every damage, a missing or foreign
 // signature with a verify key, and a signature without one are refused naming the file.
+#include "cache/engine_file.hpp"
+#include "cache/identity.hpp"
+#include "cache/plan_chunks.hpp"
+#include "cache/store.hpp"
+#include "remote/object.hpp"
+#include "remote/signature.hpp"
 #include "support/deploy_fixture.hpp"
 #include "support/error_message.hpp"
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/cache/identity.hpp"
-#include "tensoracle/cache/plan_chunks.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/plan_reader.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/remote/remote_object.hpp"
-#include "tensoracle/remote/signature.hpp"
 
 #include <cstring>
 #include <fstream>

@@ -1,8 +1,8 @@
 // Joining a sharded build's manifests: the parts, in any order, give the manifest the unsharded
 // build writes; parts that are missing, repeated, of another build or with an entry their part
 // does not build are refused, naming the parts and the values.
+#include "cache/identity.hpp"
 #include "support/error_message.hpp"
-#include "tensoracle/cache/identity.hpp"
 #include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/deploy/manifest_merge.hpp"
 #include "tensoracle/errors.hpp"

@@ -1,10 +1,10 @@
 // Reading the deployment manifest: a manifest as tensoracle build writes it is read whole, and
 // each wrong field is refused with the file, the field and the value.
+#include "cache/identity.hpp"
 #include "support/error_message.hpp"
-#include "tensoracle/cache/identity.hpp"
 #include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/canonical_json.hpp"
 
 #include <fstream>
 #include <gtest/gtest.h>

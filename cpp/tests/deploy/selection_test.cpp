@@ -1,7 +1,7 @@
 // Which entry runs on which GPU: the matching rule and the per-device selection, on described
 // devices (no driver, no TensorRT).
+#include "cuda/gpu_properties_json.hpp"
 #include "deploy/json_forms.hpp"
-#include "tensoracle/cuda/gpu_properties_json.hpp"
 #include "tensoracle/deploy/selection.hpp"
 #include "tensoracle/errors.hpp"
 

@@ -1,23 +1,23 @@
 // Signed deployment manifests: the publisher's signature decides which engine runs. Each attack
 // the trust model names is tried against the reader an application uses (read_manifest with
 // OpenOptions, then DeployedEngine::open) and must end in a refusal naming what failed.
+#include "cache/identity.hpp"
+#include "cache/store.hpp"
 #include "deploy/manifest_envelope.hpp"
 #include "deploy/manifest_signing.hpp"
+#include "io/hash.hpp"
+#include "remote/signature.hpp"
 #include "support/deploy_fixture.hpp"
 #include "support/error_message.hpp"
 #include "support/scoped_environment.hpp"
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/identity.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/signed_manifest.hpp"
 #include "tensoracle/deploy/trust_policy.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/remote/signature.hpp"
-#include "tensoracle/text/base64.hpp"
-#include "tensoracle/text/size_text.hpp"
+#include "text/base64.hpp"
+#include "text/size_text.hpp"
 
 #include <cstring>
 #include <fstream>

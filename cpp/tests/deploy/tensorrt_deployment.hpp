@@ -3,11 +3,11 @@
 // recording stand-in of TensorRT's runtime (tensorrt_stand_ins.hpp) instead of TensorRT.
 #pragma once
 
+#include "cache/identity.hpp"
+#include "cache/store.hpp"
 #include "deploy/tensorrt_stand_ins.hpp"
 #include "support/deploy_fixture.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/identity.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/deploy/tensorrt.hpp"
 
 #include <memory>

@@ -6,11 +6,11 @@
 // recording stand-ins of tensorrt_stand_ins.hpp, which prove our calls, not TensorRT's loading.
 #include "deploy/tensorrt_deployment.hpp"
 #include "deploy/tensorrt_stand_ins.hpp"
+#include "io/hash.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/deploy/plugin_library.hpp"
 #include "tensoracle/deploy/tensorrt.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -7,15 +7,15 @@
 // object (apiv::VRuntime, NvInferImpl.h) through the protected member mImpl, so a subclass of
 // IRuntime that points mImpl at a VRuntime of ours sees every call the adapter would make.
 // Nothing here stands in for what TensorRT does.
+#include "cache/identity.hpp"
+#include "cache/store.hpp"
+#include "remote/object.hpp"
+#include "remote/signature.hpp"
 #include "support/deploy_fixture.hpp"
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/identity.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/deploy/tensorrt.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/remote/remote_object.hpp"
-#include "tensoracle/remote/signature.hpp"
 
 #include <cstdlib>
 #include <cstring>

@@ -1,8 +1,8 @@
 // Tests of atomic file replacement.
+#include "io/atomic_file.hpp"
 #include "support/test_support.hpp"
 #include "support/this_process.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/atomic_file.hpp"
 
 #include <gtest/gtest.h>
 #ifdef _WIN32

@@ -2,9 +2,9 @@
 // neither keeps the file from being replaced or removed once its descriptor is closed (a copy on
 // every system; a mapping on POSIX). A copy is what was read whatever the file becomes; on
 // Windows a mapping keeps the file from being replaced.
+#include "io/file_contents.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_contents.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
 // Tests of cross-process file locks, using child processes (support/child_process.hpp) as the
 // other processes.
+#include "io/file_lock.hpp"
 #include "support/child_process.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_lock.hpp"
 
 #include <chrono>
 #include <filesystem>

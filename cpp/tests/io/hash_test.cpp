@@ -1,7 +1,7 @@
 // Tests of SHA-256 hashing: published vectors, incremental use, files, and hex validation.
+#include "io/hash.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Tests of read-only file maps.
+#include "io/mapped_file.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/mapped_file.hpp"
 
 #include <cstdint>
 #include <fcntl.h>

@@ -1,12 +1,12 @@
 // Remote objects: verified like local engine files, then signatures bound to the entry name.
+#include "cache/plan_checksum.hpp"
+#include "cache/plan_chunks.hpp"
+#include "io/hash.hpp"
+#include "remote/object.hpp"
 #include "support/error_message.hpp"
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
-#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/remote/remote_object.hpp"
 
 #include <cstring>
 #include <gtest/gtest.h>

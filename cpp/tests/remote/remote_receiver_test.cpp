@@ -1,14 +1,14 @@
 // The streamed receiver: an object fed in pieces becomes exactly the entry Store::save writes, or,
 // refused at any point, leaves neither a temporary file nor an entry, and an existing entry as it
 // was.
+#include "cache/plan_checksum.hpp"
+#include "cache/plan_chunks.hpp"
+#include "io/hash.hpp"
+#include "remote/receiver.hpp"
 #include "support/error_message.hpp"
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
-#include "tensoracle/cache/plan_chunks.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/remote/remote_receiver.hpp"
 
 #include <algorithm>
 #include <functional>

@@ -1,8 +1,8 @@
 // Ed25519 keys from PEM text, signatures, and refusal of wrong keys and changed messages.
+#include "remote/signature.hpp"
 #include "support/signing_keys.hpp"
 #include "support/test_support.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/remote/signature.hpp"
 
 #include <filesystem>
 #include <gtest/gtest.h>

@@ -4,9 +4,9 @@
 // cubins as a producer's bundle.cpp does (Linux only: an ELF library made by the Linux compiler).
 #pragma once
 
+#include "io/hash.hpp"
 #include "support/ptxas_support.hpp"
 #include "tensoracle/cubin/bundle_manifest.hpp"
-#include "tensoracle/io/hash.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -2,11 +2,11 @@
 // and modification times.
 #pragma once
 
+#include "cache/engine_file.hpp"
+#include "cache/identity.hpp"
+#include "cache/plan_checksum.hpp"
+#include "cache/plan_chunks.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/cache/identity.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
-#include "tensoracle/cache/plan_chunks.hpp"
 
 #include <cstdint>
 #include <filesystem>

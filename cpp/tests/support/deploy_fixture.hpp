@@ -2,14 +2,14 @@
 // the deploy library: read back from the saved file as the build reads it.
 #pragma once
 
+#include "cache/engine_file.hpp"
+#include "cache/identity.hpp"
 #include "deploy/io_signature.hpp"
 #include "deploy/json_forms.hpp"
+#include "io/hash.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/cache/identity.hpp"
 #include "tensoracle/deploy/manifest.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/canonical_json.hpp"
 
 #include <filesystem>
 #include <nlohmann/json.hpp>

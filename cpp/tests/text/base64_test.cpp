@@ -1,6 +1,6 @@
 // Base64 as DSSE envelopes carry payloads and signatures: a round trip, and only the canonical
 // padded form of the standard alphabet accepted.
-#include "tensoracle/text/base64.hpp"
+#include "text/base64.hpp"
 
 #include <gtest/gtest.h>
 #include <string>

@@ -1,9 +1,9 @@
 // parse_bounded_json and json_depth: the limits that keep hostile JSON from exhausting a node
 // (size, depth, values, judged by the pre-scan before anything is built), and the shapes that
 // made the callback parser quadratic (many small objects, long arrays).
-#include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/text/bounded_json.hpp"
-#include "tensoracle/text/utf8_text.hpp"
+#include "cache/engine_file.hpp"
+#include "text/bounded_json.hpp"
+#include "text/utf8_text.hpp"
 
 #include <cstdint>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Tests of canonical JSON: key order, spacing, Unicode, and refusal of floats and bad UTF-8.
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/canonical_json.hpp"
 
 #include <cstdint>
 #include <gtest/gtest.h>

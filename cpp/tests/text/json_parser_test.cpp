@@ -4,8 +4,8 @@
 // number beyond a double. The texts: hand-picked cases of every rule of the grammar, every prefix
 // of a few documents (a text cut anywhere), and every document with one byte replaced by each of a
 // set of bytes that matter to JSON.
-#include "tensoracle/text/bounded_json.hpp"
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/bounded_json.hpp"
+#include "text/utf8_text.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

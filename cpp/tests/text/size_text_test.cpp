@@ -1,6 +1,6 @@
 // Exact parsing of --max-size / --unused-for values and the text forms of sizes and times.
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/size_text.hpp"
+#include "text/size_text.hpp"
 
 #include <cstdint>
 #include <gtest/gtest.h>

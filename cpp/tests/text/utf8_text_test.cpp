@@ -1,5 +1,5 @@
 // escape_for_terminal: what a table may print of a name it does not control.
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/utf8_text.hpp"
 
 #include <gtest/gtest.h>
 #include <string>

@@ -2,10 +2,10 @@
 #include "cmd_bundle.hpp"
 
 #include "commands.hpp"
+#include "cubin/bundle_inspect.hpp"
 #include "output_format.hpp"
-#include "tensoracle/cubin/bundle_inspect.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/utf8_text.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,8 +1,8 @@
 // `tensoracle cache`: the group of commands that inspect and clean the saved-engine directory,
 // and the helpers its subcommands share.
+#include "cache/store.hpp"
 #include "commands.hpp"
 #include "python_command.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <exception>

@@ -1,7 +1,7 @@
 // `tensoracle cache diff A B`: the condition keys in which two saved engines differ.
+#include "cache/entry_details.hpp"
 #include "commands.hpp"
 #include "output_format.hpp"
-#include "tensoracle/cache/cache_entry_details.hpp"
 
 #include <iostream>
 #include <memory>

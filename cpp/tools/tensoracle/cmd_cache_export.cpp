@@ -1,17 +1,17 @@
 // `tensoracle cache export ENTRY --plan FILE` (or `--manifest M --recipe R [--gpu SM]`): the plan
 // of one saved engine, written to FILE only once every byte of it was checked as an open checks
 // it; a refused entry leaves FILE as it was.
+#include "cache/entry_details.hpp"
 #include "commands.hpp"
+#include "io/atomic_file.hpp"
 #include "io/platform.hpp"
-#include "tensoracle/cache/cache_entry_details.hpp"
+#include "remote/object.hpp"
+#include "remote/signature.hpp"
 #include "tensoracle/deploy/deployed_engine.hpp"
 #include "tensoracle/deploy/plan_reader.hpp"
 #include "tensoracle/deploy/selection.hpp"
 #include "tensoracle/deploy/signed_manifest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/atomic_file.hpp"
-#include "tensoracle/remote/remote_object.hpp"
-#include "tensoracle/remote/signature.hpp"
 #include "text/message_text.hpp"
 
 #include <array>

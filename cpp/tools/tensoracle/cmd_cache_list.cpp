@@ -1,8 +1,8 @@
 // `tensoracle cache list`: every saved engine with its header conditions, as JSON or a table.
+#include "cache/listing.hpp"
 #include "commands.hpp"
 #include "output_format.hpp"
 #include "python_command.hpp"
-#include "tensoracle/cache/cache_listing.hpp"
 
 #include <iostream>
 #include <memory>

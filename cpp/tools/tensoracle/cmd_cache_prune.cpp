@@ -1,14 +1,14 @@
 // `tensoracle cache prune`: removes saved engines unused for some days, or the oldest ones until
 // the cache fits a size. Prints two JSON lines: {"plan": ...} before removing anything, then
 // {"result": ...}; with --format table, the plan as a table, then the outcome of each removal.
+#include "cache/pruning.hpp"
+#include "cache/store.hpp"
 #include "commands.hpp"
 #include "output_format.hpp"
 #include "python_command.hpp"
-#include "tensoracle/cache/cache_pruning.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/size_text.hpp"
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/size_text.hpp"
+#include "text/utf8_text.hpp"
 
 #include <iostream>
 #include <limits>

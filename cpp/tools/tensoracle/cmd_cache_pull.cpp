@@ -9,8 +9,8 @@
 #include "tensoracle/deploy/manifest_pull.hpp"
 #include "tensoracle/deploy/signed_manifest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/size_text.hpp"
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/size_text.hpp"
+#include "text/utf8_text.hpp"
 
 #include <algorithm>
 #include <cstdlib>

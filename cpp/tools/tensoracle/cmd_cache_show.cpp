@@ -1,7 +1,7 @@
 // `tensoracle cache show ENTRY`: the whole header of one saved engine, as JSON or a table.
+#include "cache/entry_details.hpp"
 #include "commands.hpp"
 #include "output_format.hpp"
-#include "tensoracle/cache/cache_entry_details.hpp"
 
 #include <iostream>
 #include <memory>

@@ -1,9 +1,9 @@
 // `tensoracle cache verify`: reads every saved engine fully and reports damaged ones.
+#include "cache/verification.hpp"
 #include "commands.hpp"
 #include "output_format.hpp"
-#include "tensoracle/cache/cache_verification.hpp"
-#include "tensoracle/text/size_text.hpp"
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/size_text.hpp"
+#include "text/utf8_text.hpp"
 
 #include <iostream>
 #include <memory>

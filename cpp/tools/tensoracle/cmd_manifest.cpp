@@ -3,11 +3,11 @@
 // (`tensoracle build --shard I/N --manifest PART`) joined into the manifest the unsharded build
 // writes (tensoracle/deploy/manifest_merge.hpp), written atomically.
 #include "commands.hpp"
+#include "io/atomic_file.hpp"
+#include "io/file_bytes.hpp"
 #include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/deploy/manifest_merge.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/atomic_file.hpp"
-#include "tensoracle/io/file_bytes.hpp"
 
 #include <iostream>
 #include <memory>

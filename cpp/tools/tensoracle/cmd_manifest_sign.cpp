@@ -5,13 +5,13 @@
 #include "commands.hpp"
 #include "deploy/manifest_document.hpp"
 #include "deploy/manifest_signing.hpp"
+#include "io/atomic_file.hpp"
+#include "io/file_bytes.hpp"
+#include "remote/signature.hpp"
 #include "tensoracle/deploy/manifest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/atomic_file.hpp"
-#include "tensoracle/io/file_bytes.hpp"
-#include "tensoracle/remote/signature.hpp"
-#include "tensoracle/text/size_text.hpp"
 #include "text/message_text.hpp"
+#include "text/size_text.hpp"
 
 #include <iostream>
 #include <memory>

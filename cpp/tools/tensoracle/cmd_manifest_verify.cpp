@@ -6,12 +6,12 @@
 #include "commands.hpp"
 #include "deploy/manifest_document.hpp"
 #include "deploy/manifest_versions.hpp"
+#include "io/hash.hpp"
 #include "remote/key_file.hpp"
 #include "tensoracle/deploy/signed_manifest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/text/size_text.hpp"
 #include "text/message_text.hpp"
+#include "text/size_text.hpp"
 
 #include <iostream>
 #include <memory>

@@ -3,7 +3,7 @@
 // took before it, and the aligned text columns of the tables.
 #pragma once
 
-#include "tensoracle/text/table_text.hpp"
+#include "text/table_text.hpp"
 
 #include <CLI/CLI.hpp>
 #include <optional>

@@ -156,7 +156,7 @@ MAGIC = b"TSRCLSIG"
 
 
 def signed_statement(file_name: str, engine: bytes) -> bytes:
-    """What a published object's signature signs (docs/deploy.md, remote_object.hpp): for an
+    """What a published object's signature signs (docs/deploy.md, remote/object.hpp): for an
     engine file of format 2, the SHA-256 of its preamble and header (which record each plan
     chunk's SHA-256); for format 1, of the whole file."""
     if int.from_bytes(engine[8:12], "little") == 2:

@@ -1,6 +1,6 @@
 """Test helper: saved-engine files and weight digest records written in pure Python.
 
-It follows the documented on-disk format of cpp/include/tensoracle/cache/engine_file.hpp (magic
+It follows the documented on-disk format of cpp/src/cache/engine_file.hpp (magic
 "TSRCLENG", u32 LE version 2, u64 LE header length, canonical JSON header whose "plan" member
 holds the plan's size, its XXH3-128 checksum and each 4 MiB chunk's SHA-256 and XXH3-128, plan
 bytes; version 1, written before chunk digests existed, has no "chunks") and the record format

@@ -23,7 +23,7 @@ HEADERS = {
     "cpp/tests/support/keys.hpp": True,
     "cpp/tools/tensoracle/table.hpp": True,
     "cpp/bindings/view.hpp": True,
-    "cpp/include/tensoracle/io/hash.hpp": True,
+    "cpp/include/tensoracle/errors.hpp": True,
     "cpp/plugin/include/tensoracle/cubin_plugin.hpp": True,
     ".venv/lib/site-packages/tensoracle/cpp/include/tensoracle/deploy/manifest.hpp": True,
     "build/tensorrt-headers/11.1.0.106/include/NvInfer.h": False,

@@ -3,7 +3,7 @@
 // so that the core's cubin runtime can use it without a plugin.
 #pragma once
 
-#include "tensoracle/cubin/cubin_bundle.hpp"
+#include "tensoracle/cubin/bundle.hpp"
 
 #include <cstdint>
 #include <filesystem>

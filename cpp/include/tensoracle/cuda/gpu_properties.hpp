@@ -1,5 +1,5 @@
 // Compatibility properties of the GPU engines are built for, read from the CUDA driver. This header
-// includes no third-party header (tensoracle/cuda/gpu_properties_json.hpp gives them as JSON).
+// includes no third-party header (cuda/gpu_properties_json.hpp gives them as JSON).
 #pragma once
 
 #include <cstdint>

@@ -33,7 +33,7 @@ struct FleetObject {
     std::string key;             // "engines/<file_name>"
     std::string url;             // s3://BUCKET[/PREFIX]/engines/<file_name>
     std::optional<bool> signed_; // absent: published before the build that wrote the manifest
-    // The object's Ed25519 signature (remote_object.hpp: over the file name and the SHA-256 of
+    // The object's Ed25519 signature (remote/object.hpp: over the file name and the SHA-256 of
     // the engine file's preamble and header, which record each plan chunk's SHA-256; of the
     // whole file for format 1), 128 lowercase hex digits; absent for an unsigned object.
     std::optional<std::string> signature;

@@ -21,7 +21,7 @@
 //   trailer when the manifest records the object's signature;
 // - its header, before its plan: the entry's conditions, plan.size, plan.xxh3_128, engine_bytes,
 //   and the SHA-256 of the preamble and header where the manifest records header_sha256;
-// - at the end, every check of the remote cache's own receiver (remote_receiver.hpp: the plan's
+// - at the end, every check of the remote cache's own receiver (remote/receiver.hpp: the plan's
 //   checksums; with a verify key, the object's signature before its header is decoded), and the
 //   signature trailer against the manifest's fleet.signature.
 // Only then is the temporary file renamed to the entry (never through a link). A refusal names

@@ -3,8 +3,8 @@
 // OpenSSL is the well-kept choice here: it is audited, packaged by every distribution, and picks
 // the CPU's SHA instructions (SHA-NI, ARMv8 SHA) at run time, so hashing multi-GiB plans and
 // weight files runs at memory-bandwidth-like speed without code of our own.
+#include "io/hash.hpp"
 #include "io/hex_digits.hpp"
-#include "tensoracle/io/hash.hpp"
 
 #include <array>
 #include <openssl/evp.h>

@@ -1,6 +1,6 @@
 // SHA-256 through Windows CNG (BCrypt), which uses the CPU's SHA instructions where it has them.
+#include "io/hash.hpp"
 #include "io/hex_digits.hpp"
-#include "tensoracle/io/hash.hpp"
 
 // bcrypt.h needs the types of windows.h, which comes first.
 // clang-format off

@@ -1,9 +1,9 @@
 // Ed25519 through OpenSSL's EVP interface (one-shot EVP_DigestSign/Verify, as Ed25519 requires).
-#include "tensoracle/remote/signature.hpp"
+#include "remote/signature.hpp"
 
+#include "io/hash.hpp"
 #include "remote/key_file.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
 
 #include <openssl/bio.h>
 #include <openssl/err.h>

@@ -3,7 +3,7 @@
 #include "remote/s3_client.hpp"
 
 #include "remote/s3_location.hpp"
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/utf8_text.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -2,11 +2,11 @@
 // Keys are read from and written as the PEM files OpenSSL makes (PKCS#8 "PRIVATE KEY",
 // SubjectPublicKeyInfo "PUBLIC KEY"), decoded here: base64, then the few DER structures of
 // RFC 8410; keys of another algorithm are named by their algorithm's object identifier.
-#include "tensoracle/remote/signature.hpp"
+#include "remote/signature.hpp"
 
+#include "io/hash.hpp"
 #include "remote/key_file.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
 
 #include <algorithm>
 #include <array>

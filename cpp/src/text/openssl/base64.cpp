@@ -1,6 +1,6 @@
 // Base64 through OpenSSL's block codec (EVP_EncodeBlock / EVP_DecodeBlock, which write no line
 // breaks), after the form both codecs require (text/base64_form.hpp).
-#include "tensoracle/text/base64.hpp"
+#include "text/base64.hpp"
 
 #include "text/base64_form.hpp"
 

@@ -1,6 +1,6 @@
 // Base64 through libsodium (its original variant: the standard alphabet with padding), after
 // the form both codecs require (text/base64_form.hpp).
-#include "tensoracle/text/base64.hpp"
+#include "text/base64.hpp"
 
 #include "text/base64_form.hpp"
 

@@ -3,11 +3,11 @@
 // a read-only cache. The failure is injected: this binary defines open(2) itself, and its open
 // fails the creation of a lock file with the armed errno while passing every other call to the C
 // library's open (the core calls ::open, which resolves to this definition first).
+#include "cache/store.hpp"
+#include "io/file_lock.hpp"
 #include "support/cache_test_support.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/file_lock.hpp"
 
 #include <atomic>
 #include <cerrno>

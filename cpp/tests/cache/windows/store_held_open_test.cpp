@@ -3,12 +3,12 @@
 // closed. A save over it fails with a clear error and leaves the saved engine as it was; a prune
 // reports the entry as a failed removal and keeps it; once the file is closed, a save replaces it.
 // The store's own reads never hold the file: see file_contents.hpp.
+#include "cache/listing.hpp"
+#include "cache/pruning.hpp"
+#include "cache/store.hpp"
 #include "support/cache_test_support.hpp"
 #include "support/child_process.hpp"
 #include "support/test_support.hpp"
-#include "tensoracle/cache/cache_listing.hpp"
-#include "tensoracle/cache/cache_pruning.hpp"
-#include "tensoracle/cache/store.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <cerrno>

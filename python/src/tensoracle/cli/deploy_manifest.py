@@ -36,7 +36,7 @@ from tensoracle.cache.remote.objects import RemoteObjects, RemoteUnavailable
 from tensoracle.errors import CorruptEngineError
 
 SCHEMA_VERSION = 1
-# The Ed25519 signature that opens a signature trailer (remote_object.hpp).
+# The Ed25519 signature that opens a signature trailer (remote/object.hpp).
 SIGNATURE_BYTES = _core.SIGNATURE_TRAILER_BYTES - _core.SIGNATURE_MAGIC_BYTES
 
 

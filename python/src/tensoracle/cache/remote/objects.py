@@ -5,7 +5,7 @@ conditional create (``mode="create"`` sends ``If-None-Match: *`` on a single PUT
 request and connect timeouts and a bounded retry policy, and zero-copy buffers for downloads.
 
 Layout under the prefix:
-    engines/<entry file name>                 one object per saved engine (remote_object.hpp)
+    engines/<entry file name>                 one object per saved engine (remote/object.hpp)
     leases/<entry file name>/<generation>     build leases (lease.py)
 
 obstore signs with the credentials of botocore's chain (``s3_client``). A key obstore cannot

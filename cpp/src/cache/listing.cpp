@@ -1,16 +1,16 @@
 // Scans a cache directory for saved engines and describes them as JSON or as a text table,
 // reading only directory entries, file metadata, engine headers and weight digest records.
-#include "tensoracle/cache/cache_listing.hpp"
+#include "cache/listing.hpp"
 
 #include "cache/entry_workers.hpp"
+#include "cache/file.hpp"
+#include "cache/identity.hpp"
+#include "io/atomic_file.hpp"
 #include "io/platform.hpp"
-#include "tensoracle/cache/cache_file.hpp"
-#include "tensoracle/cache/identity.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/atomic_file.hpp"
-#include "tensoracle/text/size_text.hpp"
-#include "tensoracle/text/table_text.hpp"
-#include "tensoracle/text/utf8_text.hpp"
+#include "text/size_text.hpp"
+#include "text/table_text.hpp"
+#include "text/utf8_text.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,5 +1,5 @@
-// Opening files of the cache directory without following links (see cache_file.hpp).
-#include "tensoracle/cache/cache_file.hpp"
+// Opening files of the cache directory without following links (see cache/file.hpp).
+#include "cache/file.hpp"
 
 #include "io/platform.hpp"
 

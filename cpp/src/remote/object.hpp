@@ -14,9 +14,9 @@
 // checksums detect damage but are not cryptographic hashes, so they are not what binds.)
 #pragma once
 
-#include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/cache/identity.hpp"
-#include "tensoracle/remote/signature.hpp"
+#include "cache/engine_file.hpp"
+#include "cache/identity.hpp"
+#include "remote/signature.hpp"
 
 #include <array>
 #include <cstddef>

@@ -1,10 +1,10 @@
-// Receiving a remote object into the store as it arrives (see remote_receiver.hpp).
-#include "tensoracle/remote/remote_receiver.hpp"
+// Receiving a remote object into the store as it arrives (see remote/receiver.hpp).
+#include "remote/receiver.hpp"
 
+#include "cache/file.hpp"
+#include "io/hash.hpp"
 #include "io/platform.hpp"
-#include "tensoracle/cache/cache_file.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -2,8 +2,8 @@
 // temporary file of a save, described from filesystem metadata and engine headers only.
 #pragma once
 
-#include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/cache/weight_digest.hpp"
+#include "cache/engine_file.hpp"
+#include "cache/weight_digest.hpp"
 
 #include <cstdint>
 #include <filesystem>

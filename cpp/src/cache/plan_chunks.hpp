@@ -2,7 +2,7 @@
 // into pieces of kPlanChunkBytes (the last one shorter), each with its SHA-256 and its XXH3-128,
 // recorded in the header. They let a reader hand the plan on piece by piece, each piece checked
 // just before, so that the plan need not be held whole: XXH3-128 detects damage at memory speed,
-// SHA-256 binds every byte to a signature over the header alone (remote_object.hpp).
+// SHA-256 binds every byte to a signature over the header alone (remote/object.hpp).
 #pragma once
 
 #include <cstddef>

@@ -2,8 +2,8 @@
 // under each entry's identity lock, and the JSON plan and result that the command prints.
 #pragma once
 
-#include "tensoracle/cache/cache_listing.hpp"
-#include "tensoracle/cache/store.hpp"
+#include "cache/listing.hpp"
+#include "cache/store.hpp"
 
 #include <cstdint>
 #include <filesystem>

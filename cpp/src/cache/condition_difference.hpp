@@ -4,7 +4,7 @@
 // open_engine records as the reason it built again.
 #pragma once
 
-#include "tensoracle/cache/cache_listing.hpp"
+#include "cache/listing.hpp"
 
 #include <filesystem>
 #include <nlohmann/json.hpp>

@@ -1,11 +1,11 @@
 // Selection, removal and reporting for `tensoracle cache prune`.
-#include "tensoracle/cache/cache_pruning.hpp"
+#include "cache/pruning.hpp"
 
+#include "io/atomic_file.hpp"
+#include "io/file_lock.hpp"
 #include "io/platform.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/atomic_file.hpp"
-#include "tensoracle/io/file_lock.hpp"
-#include "tensoracle/text/size_text.hpp"
+#include "text/size_text.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -14,7 +14,7 @@
 // Windows a mapped view keeps the file from being replaced or removed until it is unmapped.
 #pragma once
 
-#include "tensoracle/io/mapped_file.hpp"
+#include "io/mapped_file.hpp"
 
 #include <cstddef>
 #include <cstdint>

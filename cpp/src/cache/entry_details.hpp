@@ -2,7 +2,7 @@
 // file name or a path, and its whole header with sizes and times, as JSON or a table for people.
 #pragma once
 
-#include "tensoracle/cache/condition_difference.hpp"
+#include "cache/condition_difference.hpp"
 
 #include <filesystem>
 #include <nlohmann/json.hpp>

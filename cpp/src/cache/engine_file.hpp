@@ -17,7 +17,7 @@
 //          are read as they are; their plan can only be checked whole.
 #pragma once
 
-#include "tensoracle/cache/plan_chunks.hpp"
+#include "cache/plan_chunks.hpp"
 
 #include <array>
 #include <cstddef>

@@ -1,11 +1,11 @@
-// Signing and verifying the objects of a remote engine cache (see remote_object.hpp).
-#include "tensoracle/remote/remote_object.hpp"
+// Signing and verifying the objects of a remote engine cache (see remote/object.hpp).
+#include "remote/object.hpp"
 
-#include "tensoracle/cache/plan_chunks.hpp"
-#include "tensoracle/cache/store.hpp"
+#include "cache/plan_chunks.hpp"
+#include "cache/store.hpp"
+#include "io/hash.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/text/canonical_json.hpp"
+#include "text/canonical_json.hpp"
 
 #include <algorithm>
 #include <cstring>

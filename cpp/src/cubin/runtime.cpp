@@ -1,8 +1,8 @@
 // The cubin runtime: per-context module loading, argument checks and kernel launches.
-#include "tensoracle/cubin/cubin_runtime.hpp"
+#include "tensoracle/cubin/runtime.hpp"
 
+#include "io/hash.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/io/hash.hpp"
 
 #include <algorithm>
 #include <array>

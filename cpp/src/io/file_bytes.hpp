@@ -32,7 +32,7 @@ enum class Links { follow, refuse };
 
 // The bytes of the regular file at `path`, or std::nullopt when it holds more than `max_bytes`.
 // With Links::refuse a symbolic link at `path` is not followed (a file of the cache directory,
-// see cache_file.hpp). Throws FileError naming the path when it cannot be opened or read.
+// see cache/file.hpp). Throws FileError naming the path when it cannot be opened or read.
 std::optional<std::vector<char>> read_file_bytes(std::filesystem::path const& path,
                                                  std::uint64_t max_bytes,
                                                  Links links = Links::follow);

@@ -1,5 +1,5 @@
 // Cubin ELF reading: SM from the header flags, kernels and their parameter tables.
-#include "tensoracle/cubin/cubin_elf.hpp"
+#include "cubin/elf.hpp"
 
 #include "elf_image.hpp"
 #include "tensoracle/errors.hpp"

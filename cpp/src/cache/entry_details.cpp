@@ -1,13 +1,13 @@
 // Reads one saved entry's header (never its plan) and describes it, alone or against another.
-#include "tensoracle/cache/cache_entry_details.hpp"
+#include "cache/entry_details.hpp"
 
+#include "cache/listing.hpp"
+#include "cache/weight_digest.hpp"
 #include "io/platform.hpp"
-#include "tensoracle/cache/cache_listing.hpp"
-#include "tensoracle/cache/weight_digest.hpp"
 #include "tensoracle/errors.hpp"
-#include "tensoracle/text/size_text.hpp"
-#include "tensoracle/text/utf8_text.hpp"
 #include "text/message_text.hpp"
+#include "text/size_text.hpp"
+#include "text/utf8_text.hpp"
 
 #include <algorithm>
 #include <cerrno>

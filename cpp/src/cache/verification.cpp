@@ -1,8 +1,8 @@
 // Full reads of saved engines for `tensoracle cache verify`.
-#include "tensoracle/cache/cache_verification.hpp"
+#include "cache/verification.hpp"
 
 #include "cache/engine_file_check.hpp"
-#include "tensoracle/cache/cache_listing.hpp"
+#include "cache/listing.hpp"
 
 #include <utility>
 

@@ -17,8 +17,8 @@
 // in this header depends on TensorRT.
 #pragma once
 
-#include "tensoracle/cubin/cubin_bundle.hpp"
-#include "tensoracle/cuda/cuda_driver.hpp"
+#include "tensoracle/cubin/bundle.hpp"
+#include "tensoracle/cuda/driver.hpp"
 
 #include <array>
 #include <cstddef>

@@ -15,12 +15,12 @@
 // let two processes hold "the" lock at once.
 #pragma once
 
-#include "tensoracle/cache/engine_file.hpp"
-#include "tensoracle/cache/identity.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
-#include "tensoracle/cache/plan_chunks.hpp"
-#include "tensoracle/io/file_contents.hpp"
-#include "tensoracle/io/file_lock.hpp"
+#include "cache/engine_file.hpp"
+#include "cache/identity.hpp"
+#include "cache/plan_checksum.hpp"
+#include "cache/plan_chunks.hpp"
+#include "io/file_contents.hpp"
+#include "io/file_lock.hpp"
 
 #include <cstddef>
 #include <filesystem>

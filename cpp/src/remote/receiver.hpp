@@ -25,14 +25,14 @@
 // once and leaves the entry as it was; so does abort() or destroying an unfinished receiver.
 #pragma once
 
-#include "tensoracle/cache/identity.hpp"
-#include "tensoracle/cache/plan_checksum.hpp"
-#include "tensoracle/cache/plan_chunks.hpp"
-#include "tensoracle/cache/store.hpp"
-#include "tensoracle/io/atomic_file.hpp"
-#include "tensoracle/io/hash.hpp"
-#include "tensoracle/remote/remote_object.hpp"
-#include "tensoracle/remote/signature.hpp"
+#include "cache/identity.hpp"
+#include "cache/plan_checksum.hpp"
+#include "cache/plan_chunks.hpp"
+#include "cache/store.hpp"
+#include "io/atomic_file.hpp"
+#include "io/hash.hpp"
+#include "remote/object.hpp"
+#include "remote/signature.hpp"
 
 #include <cstddef>
 #include <cstdint>
