@@ -3,6 +3,7 @@
 // JSON parser as bundle.json's pre-check uses it (json_refusal).
 #include "bindings.hpp"
 #include "buffer_view.hpp"
+#include "cubin/bundle_reader.hpp"
 #include "cubin/bundle_report.hpp"
 #include "cubin/elf.hpp"
 #include "tensoracle/cubin/bundle_manifest.hpp"

@@ -1,6 +1,7 @@
 // libFuzzer target: parse_bundle_manifest (schema version 1) must either accept the bytes or throw
 // BundleError. What it accepts must hold exactly the JSON's values (no silent narrowing), name
 // only safe relative cubin paths, each once, and carry the digest bundle_sha256() gives.
+#include "cubin/bundle_reader.hpp"
 #include "tensoracle/cubin/bundle_manifest.hpp"
 #include "tensoracle/errors.hpp"
 #include "text/bounded_json.hpp"

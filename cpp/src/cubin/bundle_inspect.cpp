@@ -1,6 +1,7 @@
 // Checks a cubin bundle directory against its manifest and a plugin library against the bundle.
 #include "cubin/bundle_inspect.hpp"
 
+#include "cubin/bundle_reader.hpp"
 #include "cubin/bundle_report.hpp"
 #include "cubin/elf.hpp"
 #include "cubin/library_exports.hpp"

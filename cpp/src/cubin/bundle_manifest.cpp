@@ -3,6 +3,7 @@
 // the value expected; the loaded bundle is loaded_bundle.cpp.
 #include "tensoracle/cubin/bundle_manifest.hpp"
 
+#include "cubin/bundle_reader.hpp"
 #include "cubin/elf.hpp"
 #include "io/file_bytes.hpp"
 #include "io/hash.hpp"

@@ -1,5 +1,6 @@
 // A bundle directory loaded into the runtime's records: entries grouped by kernel, one image per
 // SM, with the launch needs each entry's resources and cubin record.
+#include "cubin/bundle_reader.hpp"
 #include "cubin/elf.hpp"
 #include "tensoracle/cubin/bundle_manifest.hpp"
 #include "tensoracle/errors.hpp"

@@ -3,6 +3,7 @@
 // intact pair passes, each damage raises its own error in the documented order, and the dynsym
 // reader finds the exported bytes.
 #include "cubin/bundle_inspect.hpp"
+#include "cubin/bundle_reader.hpp"
 #include "cubin/library_exports.hpp"
 #include "io/file_bytes.hpp"
 #include "support/bundle_fixture.hpp"

@@ -1,6 +1,7 @@
 // parse_bundle_manifest on bundle.json documents of schema version 1: every rule of inspection up
 // to the cubin files, the order in which they are checked, the error class of each, the digest,
 // and the safe relative path rule.
+#include "cubin/bundle_reader.hpp"
 #include "io/hash.hpp"
 #include "tensoracle/cubin/bundle_manifest.hpp"
 #include "tensoracle/errors.hpp"

@@ -4,6 +4,7 @@
 // cubins as a producer's bundle.cpp does (Linux only: an ELF library made by the Linux compiler).
 #pragma once
 
+#include "cubin/bundle_reader.hpp"
 #include "io/hash.hpp"
 #include "support/ptxas_support.hpp"
 #include "tensoracle/cubin/bundle_manifest.hpp"
