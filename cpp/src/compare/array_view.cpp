@@ -1,6 +1,7 @@
 // Element types, view validation and the strided loaders behind the comparison kernels.
 #include "tensoracle/compare/array_view.hpp"
 
+#include "compare/element_readers.hpp"
 #include "compare/float_formats.hpp"
 #include "tensoracle/errors.hpp"
 

@@ -4,6 +4,7 @@
 // the error description is error_statistics.cpp.
 #include "tensoracle/compare/compare.hpp"
 
+#include "compare/element_readers.hpp"
 #include "error_statistics.hpp"
 #include "first_pass.hpp"
 #include "parallel_blocks.hpp"

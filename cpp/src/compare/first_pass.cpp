@@ -2,6 +2,7 @@
 // CPUs that have them, else none (the portable pass).
 #include "first_pass.hpp"
 
+#include "compare/element_readers.hpp"
 #include "tensoracle/compare/compare.hpp"
 
 #include <cstdlib>
