@@ -10,7 +10,7 @@
 // CUDA contexts and inputs and outputs are written to DUMP_DIR as raw float32 files for
 // check_plugin_dump.py, which compares them with NumPy. One program over 400 lines: every check
 // walks the same registry, plugin objects and contexts in order, and its steps read top to bottom.
-#include "tensoracle/cuda/driver.hpp"
+#include "cuda/loaded_driver.hpp"
 
 #include <NvInferRuntime.h>
 #include <array>

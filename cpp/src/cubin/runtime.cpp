@@ -1,6 +1,7 @@
 // The cubin runtime: per-context module loading, argument checks and kernel launches.
 #include "tensoracle/cubin/runtime.hpp"
 
+#include "cuda/loaded_driver.hpp"
 #include "io/hash.hpp"
 #include "tensoracle/errors.hpp"
 

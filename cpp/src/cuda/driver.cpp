@@ -1,7 +1,6 @@
 // Loads the CUDA driver (libcuda.so.1 with dlopen; nvcuda.dll with LoadLibrary on Windows) and
 // resolves the driver entry points the cubin runtime uses.
-#include "tensoracle/cuda/driver.hpp"
-
+#include "cuda/loaded_driver.hpp"
 #include "io/platform.hpp"
 #include "tensoracle/errors.hpp"
 

@@ -1,7 +1,7 @@
 // Queries GPU compatibility properties through the run-time loaded CUDA driver
-// (tensoracle/cuda/driver.hpp).
+// (cuda/loaded_driver.hpp).
 #include "cuda/gpu_properties_json.hpp"
-#include "tensoracle/cuda/driver.hpp"
+#include "cuda/loaded_driver.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <array>

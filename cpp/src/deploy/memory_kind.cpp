@@ -1,7 +1,7 @@
 // Host or device memory, by the CUDA driver (see memory_kind.hpp).
 #include "tensoracle/deploy/memory_kind.hpp"
 
-#include "tensoracle/cuda/driver.hpp"
+#include "cuda/loaded_driver.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <cstdint>

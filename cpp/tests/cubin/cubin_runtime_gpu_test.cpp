@@ -6,6 +6,7 @@
 // on a machine with one, a missing bundle is a failure (tools/gpu_check builds it). With
 // TENSORACLE_GPU_DUMP set, inputs and outputs are also written there as raw float32 files for the
 // NumPy check (check_gpu_dump.py).
+#include "cuda/loaded_driver.hpp"
 #include "support/skip_exit.hpp"
 #include "tensoracle/cubin/bundle_manifest.hpp"
 #include "tensoracle/cubin/runtime.hpp"

@@ -31,6 +31,10 @@
 #include <string>
 #include <vector>
 
+namespace tensoracle::cuda {
+class Driver; // the core's loaded libcuda
+} // namespace tensoracle::cuda
+
 namespace tensoracle::cubin {
 
 // One argument value for a launch, with its kind, stored the way the parameter buffer wants it.
