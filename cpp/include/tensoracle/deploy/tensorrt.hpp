@@ -1,7 +1,10 @@
 // The TensorRT adapter of tensoracle::deploy: header-only, compiled by the application against
 // its own TensorRT 11 headers (<NvInferRuntime.h>, which includes CUDA's <cuda_runtime_api.h>).
 // tensoracle itself links no TensorRT; an application that includes this header links its
-// TensorRT (libnvinfer) and CUDA's runtime (libcudart) as it would without tensoracle.
+// TensorRT (libnvinfer) and CUDA's runtime (libcudart) as it would without tensoracle. Including
+// TensorRT is the adapter's purpose: it and its pieces (deploy/tensorrt/) are the only public
+// headers that include a third-party header; every other one includes only the standard library
+// (the cmake_package_headers test checks both).
 //
 // The short path, on the thread and with the CUDA device current that will run the engine:
 //
