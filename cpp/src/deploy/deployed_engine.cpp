@@ -63,7 +63,7 @@ Json entry_json(ManifestEntry const& entry, std::string const& text, char const*
                           Refusal refusal) {
     refusal.subject = path.string();
     throw CorruptEngineError("deployed engine '" + path.string() + "' is unusable: " + what,
-                             std::move(refusal));
+                             refusal);
 }
 
 // The entry's member `field` records `recorded`, the file holds `found`.
@@ -171,10 +171,10 @@ void check_recorded_digest(ManifestEntry const& entry, bool header, std::string 
     if (!entry.manifest_signers.empty()) {
         throw UntrustedEngineError("deployed engine '" + path.string() +
                                        "' is not the file the signed manifest names: " + what,
-                                   std::move(refusal));
+                                   refusal);
     }
     throw CorruptEngineError("deployed engine '" + path.string() + "' is unusable: " + what,
-                             std::move(refusal));
+                             refusal);
 }
 
 // The preamble and header `prefix` of a format 2 file judged before any of it is decoded, as

@@ -108,9 +108,9 @@ void check_header_digest(ExpectedEntry const& expected, std::string const& what,
                     .observed = digest,
                     .expected = *recorded};
     if (expected.bound) {
-        throw UntrustedEngineError(message, std::move(refusal));
+        throw UntrustedEngineError(message, refusal);
     }
-    throw EngineConditionError(message, std::move(refusal));
+    throw EngineConditionError(message, refusal);
 }
 
 // Judges the complete preamble and header `prefix` of `what`, an engine file of `size` bytes.
