@@ -117,6 +117,14 @@ public:
     using EngineCacheError::EngineCacheError;
 };
 
+// An encrypted engine cannot be opened with the key given: none was given, it is no recipient
+// of the engine, or what it unwraps is not the engine's data key (Python:
+// tensoracle.EngineKeyError, an EngineCacheError).
+class EngineKeyError : public EngineCacheError {
+public:
+    using EngineCacheError::EngineCacheError;
+};
+
 // A saved engine's inputs or outputs differ from the declaration.
 class EngineIOError : public EngineCacheError {
 public:

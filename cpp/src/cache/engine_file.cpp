@@ -4,6 +4,7 @@
 #include "cache/file.hpp"
 #include "cache/header_schema.hpp"
 #include "cache/plan_checksum.hpp"
+#include "encryption/plan_sealing.hpp"
 #include "io/file_bytes.hpp"
 #include "io/hash.hpp"
 #include "io/platform.hpp"
@@ -129,7 +130,12 @@ EngineHeader header_from_json(nlohmann::json& json, std::uint32_t version,
     if (!json.is_object()) {
         corrupt(path, "the header is a JSON " + type_name(json) + ", not an object");
     }
-    expect_members(json, {"conditions", "plan", "references"}, "the header", path);
+    if (version == kEncryptedFormatVersion) {
+        expect_members(json, {"conditions", "encryption", "plan", "references"},
+                       "the header (format version 3)", path);
+    } else {
+        expect_members(json, {"conditions", "plan", "references"}, "the header", path);
+    }
     EngineHeader header;
     for (char const* name : {"conditions", "references"}) {
         if (!json.at(name).is_object()) {
@@ -163,6 +169,16 @@ EngineHeader header_from_json(nlohmann::json& json, std::uint32_t version,
     if (version != kUnchunkedFormatVersion) {
         header.chunks = chunks_from_json(plan.at("chunks"), header.plan_size, path);
     }
+    if (version == kEncryptedFormatVersion) {
+        header.encryption = encryption::plan_encryption_from_json(json.at("encryption"), path);
+        std::uint64_t const sealed = encryption::sealed_body_size(header.encryption->plan_size);
+        if (header.plan_size != sealed) {
+            corrupt(path, R"("plan"."size" is )" + std::to_string(header.plan_size) +
+                              R"(, but a plan of "encryption"."plan_size" )" +
+                              std::to_string(header.encryption->plan_size) +
+                              " bytes is stored sealed in " + std::to_string(sealed));
+        }
+    }
     if (auto const violation = header_schema_violation(header.conditions, header.references)) {
         corrupt(path, "the header's " + *violation);
     }
@@ -191,12 +207,16 @@ void check_canonical_header(DecodedHeader& decoded, std::string_view text,
     bool canonical = false;
     try {
         conditions = canonical_json(header.conditions);
+        std::string const encryption =
+            header.encryption ? R"(,"encryption":)" +
+                                    canonical_json(encryption::encryption_json(*header.encryption))
+                              : std::string();
         std::string const plan =
             R"(,"plan":)" + canonical_json(plan_json(header)) + R"(,"references":)";
         canonical = true;
         for (std::string_view const piece :
              {std::string_view(R"({"conditions":)"), std::string_view(conditions),
-              std::string_view(plan)}) {
+              std::string_view(encryption), std::string_view(plan)}) {
             if (!rest.starts_with(piece)) {
                 canonical = false;
                 break;
@@ -212,9 +232,12 @@ void check_canonical_header(DecodedHeader& decoded, std::string_view text,
     } catch (Error const&) {
         // The whole header again, for the message canonical_json gives of it (the JSON pointer of
         // the value from the header's root).
-        nlohmann::json const whole = {{"conditions", header.conditions},
-                                      {"plan", plan_json(header)},
-                                      {"references", header.references}};
+        nlohmann::json whole = {{"conditions", header.conditions},
+                                {"plan", plan_json(header)},
+                                {"references", header.references}};
+        if (header.encryption) {
+            whole["encryption"] = encryption::encryption_json(*header.encryption);
+        }
         try {
             (void)canonical_json(whole);
         } catch (Error const& error) {
@@ -259,11 +282,20 @@ std::vector<std::byte> encode_engine_prefix(EngineHeader const& header) {
                                   std::to_string(header.plan_size) + " bytes");
         }
     }
+    if (header.encryption &&
+        (!header.chunks ||
+         header.plan_size != encryption::sealed_body_size(header.encryption->plan_size))) {
+        throw InvalidArgument("an encrypted engine header needs chunk digests and a plan size of "
+                              "the sealed body");
+    }
     nlohmann::json json = {
         {"conditions", header.conditions},
         {"references", header.references},
         {"plan", plan_json(header)},
     };
+    if (header.encryption) {
+        json["encryption"] = encryption::encryption_json(*header.encryption);
+    }
     if (std::size_t const depth = json_depth(json); depth > kMaxJsonDepth) {
         throw InvalidArgument("engine header nests " + std::to_string(depth) +
                               " levels deep, beyond the limit of " + std::to_string(kMaxJsonDepth) +
@@ -287,7 +319,9 @@ std::vector<std::byte> encode_engine_prefix(EngineHeader const& header) {
     for (char const c : kEngineMagic) {
         out.push_back(static_cast<std::byte>(c));
     }
-    append_le<std::uint32_t>(out, header.chunks ? kEngineFormatVersion : kUnchunkedFormatVersion);
+    append_le<std::uint32_t>(out, header.encryption ? kEncryptedFormatVersion
+                                  : header.chunks   ? kEngineFormatVersion
+                                                    : kUnchunkedFormatVersion);
     append_le<std::uint64_t>(out, text.size());
     auto const text_bytes = std::as_bytes(std::span(text));
     out.insert(out.end(), text_bytes.begin(), text_bytes.end());
@@ -335,15 +369,14 @@ std::uint64_t check_engine_preamble(std::span<std::byte const> bytes, std::uint6
                           std::to_string(kEnginePreambleBytes) + "-byte preamble");
     }
     auto const version = read_le<std::uint32_t>(bytes, 8);
-    if (version > kEngineFormatVersion) {
+    std::string const readable =
+        "; this build reads versions 1 to " + std::to_string(kEncryptedFormatVersion);
+    if (version > kEncryptedFormatVersion) {
         corrupt(path, "written by a newer tensoracle, format version " + std::to_string(version) +
-                          "; this build reads versions " + std::to_string(kUnchunkedFormatVersion) +
-                          " and " + std::to_string(kEngineFormatVersion));
+                          readable);
     }
-    if (version != kEngineFormatVersion && version != kUnchunkedFormatVersion) {
-        corrupt(path, "unknown format version " + std::to_string(version) +
-                          "; this build reads versions " + std::to_string(kUnchunkedFormatVersion) +
-                          " and " + std::to_string(kEngineFormatVersion));
+    if (version == 0) {
+        corrupt(path, "unknown format version " + std::to_string(version) + readable);
     }
     auto const header_length = read_le<std::uint64_t>(bytes, 12);
     if (header_length == 0) {

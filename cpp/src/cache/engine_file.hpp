@@ -1,7 +1,8 @@
 // The saved-engine file format.
 //
 //   offset 0   8 bytes   magic "TSRCLENG"
-//   offset 8   u32 LE    format version: 2 (kEngineFormatVersion) or 1 (kUnchunkedFormatVersion)
+//   offset 8   u32 LE    format version: 3 (kEncryptedFormatVersion), 2 (kEngineFormatVersion) or
+//                        1 (kUnchunkedFormatVersion)
 //   offset 12  u64 LE    header length H (1 .. kMaxHeaderBytes)
 //   offset 20  H bytes   header: canonical JSON object (see EngineHeader)
 //   offset 20+H          plan: exactly header.plan_size bytes, XXH3-128 = header.plan_xxh3_128
@@ -15,9 +16,16 @@
 //          "chunks" in version 2 only, and there always: each chunk's digests (plan_chunks.hpp),
 //          one per kPlanChunkBytes of the plan. Version 1 files (written before chunks existed)
 //          are read as they are; their plan can only be checked whole.
+//   "encryption": object   in version 3 only, and there always: the body holds the plan sealed
+//                          (encryption/plan_sealing.hpp) for the recipients this member lists
+//                          (encryption/plan_encryption.hpp). "plan" then describes the body as
+//                          stored (its size, checksum and chunk digests are the sealed bytes'), so
+//                          that every check without a key (verify, pull, signatures) works on it
+//                          as on a plain plan; "encryption"."plan_size" is the plan's own size.
 #pragma once
 
 #include "cache/plan_chunks.hpp"
+#include "encryption/plan_encryption.hpp"
 
 #include <array>
 #include <cstddef>
@@ -36,6 +44,13 @@ inline constexpr std::array<char, 8> kEngineMagic = {'T', 'S', 'R', 'C', 'L', 'E
 // the one of headers without them (entries saved before); a reader takes both.
 inline constexpr std::uint32_t kEngineFormatVersion = 2;
 inline constexpr std::uint32_t kUnchunkedFormatVersion = 1;
+// The version of a header whose body is the plan sealed for its recipients.
+inline constexpr std::uint32_t kEncryptedFormatVersion = 3;
+
+// Whether a file of format `version` records the digests of its body's chunks (2 and 3).
+constexpr bool has_chunk_digests(std::uint32_t version) noexcept {
+    return version == kEngineFormatVersion || version == kEncryptedFormatVersion;
+}
 inline constexpr std::uint64_t kEnginePreambleBytes = 20;
 inline constexpr std::uint64_t kMaxHeaderBytes = 16ULL << 20;
 // The most JSON values a header may hold (each scalar, array and object once), 2^18. What
@@ -53,10 +68,12 @@ struct EngineHeader {
     std::string plan_xxh3_128;
     // The plan's chunk digests: present in version 2, absent in version 1.
     std::optional<PlanChunks> chunks = std::nullopt;
+    // How the body seals the plan: present in version 3 (with chunks), absent before.
+    std::optional<encryption::PlanEncryption> encryption = std::nullopt;
 };
 
 // Magic, version, length and canonical header JSON: the bytes that precede the plan. The version
-// is 2 when the header has chunk digests, else 1.
+// is 3 when the header has an encryption, else 2 when it has chunk digests, else 1.
 std::vector<std::byte> encode_engine_prefix(EngineHeader const& header);
 
 struct DecodedHeader {

@@ -47,7 +47,7 @@ bool has_signature_trailer(std::uint64_t object_size, std::span<std::byte const>
 }
 
 std::string signed_statement(std::string_view file_name, std::span<std::byte const> engine) {
-    if (engine_format_version(engine) == kEngineFormatVersion) {
+    if (has_chunk_digests(engine_format_version(engine))) {
         std::uint64_t const prefix = engine_prefix_bytes(engine);
         return signed_header_statement(file_name,
                                        sha256_hex(engine.first(static_cast<std::size_t>(
@@ -81,7 +81,7 @@ std::string signed_statement_of_digest(std::string_view file_name, std::string_v
 
 std::vector<std::byte> signature_trailer(SigningKey const& key, std::string_view file_name,
                                          std::span<std::byte const> engine) {
-    if (engine_format_version(engine) == kEngineFormatVersion) {
+    if (has_chunk_digests(engine_format_version(engine))) {
         // What the signature vouches for is what the plan holds.
         std::filesystem::path const label{std::string(file_name)};
         DecodedHeader const decoded = decode_engine_header(engine, engine.size(), label);

@@ -106,7 +106,7 @@ void RemoteReceiver::judge_prefix(std::span<std::byte const> bytes) {
                                       trusted_ == nullptr);
             plan_offset_ = engine_prefix_bytes(prefix_);
             prefix_wanted_ = plan_offset_;
-            if (engine_format_version(prefix_) == kEngineFormatVersion) {
+            if (has_chunk_digests(engine_format_version(prefix_))) {
                 // Its signature is over the header, which records each chunk's SHA-256.
                 chunks_.emplace(ChunkDigestKinds{.sha256 = trusted_ != nullptr, .xxh3_128 = true});
                 engine_sha256_.reset();

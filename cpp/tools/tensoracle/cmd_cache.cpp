@@ -20,6 +20,7 @@ void add_cache_command(CLI::App& app, Action& action) {
     add_cache_show_command(*cache, action);
     add_cache_diff_command(*cache, action);
     add_cache_export_command(*cache, action);
+    add_cache_encryption_commands(*cache, action);
     // The remote cache's client (obstore) is a Python package: push runs in Python, and so does
     // pull, but for a deployment manifest's entries (pull --manifest), which it pulls natively.
     add_python_subcommand(*cache, "push",

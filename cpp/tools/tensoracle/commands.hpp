@@ -24,6 +24,7 @@ void add_cache_verify_command(CLI::App& cache, Action& action);
 void add_cache_show_command(CLI::App& cache, Action& action);
 void add_cache_diff_command(CLI::App& cache, Action& action);
 void add_cache_export_command(CLI::App& cache, Action& action);
+void add_cache_encryption_commands(CLI::App& cache, Action& action);
 void add_cache_pull_command(CLI::App& cache, Action& action);
 void add_manifest_command(CLI::App& app, Action& action);
 void add_manifest_sign_command(CLI::App& manifest, Action& action);

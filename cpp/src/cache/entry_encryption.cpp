@@ -1,0 +1,169 @@
+// Encrypting and decrypting saved entries in place (entry_encryption.hpp).
+#include "cache/entry_encryption.hpp"
+
+#include "cache/engine_file.hpp"
+#include "cache/entry_file.hpp"
+#include "cache/plan_checksum.hpp"
+#include "cache/store.hpp"
+#include "encryption/plan_encryption.hpp"
+#include "encryption/plan_sealing.hpp"
+#include "io/atomic_file.hpp"
+#include "io/file_contents.hpp"
+#include "tensoracle/errors.hpp"
+
+#include <algorithm>
+#include <cerrno>
+
+namespace tensoracle {
+namespace {
+
+// The entry read whole and checked: its header and where its body lies.
+struct ReadEntry {
+    FileContents contents;
+    DecodedHeader decoded;
+    std::span<std::byte const> body() const {
+        return contents.bytes().subspan(static_cast<std::size_t>(decoded.plan_offset));
+    }
+};
+
+ReadEntry read_entry(std::filesystem::path const& path) {
+    auto entry = open_regular_entry(path, {"saved engine", "saved engine "});
+    if (!entry) {
+        throw_file_error("cannot open saved engine", path, ENOENT);
+    }
+    FileContents contents(entry->file.get(), path);
+    DecodedHeader decoded = decode_engine_header(contents.bytes(), contents.bytes().size(), path);
+    auto const body = contents.bytes().subspan(static_cast<std::size_t>(decoded.plan_offset));
+    if (auto const damage = plan_damage(body, decoded.header)) {
+        throw CorruptEngineError("saved engine '" + path.string() + "' is unusable: " + *damage,
+                                 path);
+    }
+    return {std::move(contents), std::move(decoded)};
+}
+
+// The header of `body` (its size, checksum and chunk digests) with the rest of `from`.
+EngineHeader header_of(EngineHeader const& from, std::span<std::byte const> body) {
+    EngineHeader header;
+    header.conditions = from.conditions;
+    header.references = from.references;
+    header.plan_size = body.size();
+    header.plan_xxh3_128 = plan_checksum_hex(body);
+    header.chunks = plan_chunks_of(body);
+    return header;
+}
+
+void replace_entry(std::filesystem::path const& path, EngineHeader const& header,
+                   std::span<std::byte const> body) {
+    AtomicFile file(path);
+    file.write(encode_engine_prefix(header));
+    file.write(body);
+    file.commit();
+}
+
+// The key id that `name` (a whole id or a prefix of at least 8 digits) names among `listed`.
+std::string listed_id(std::string const& name, encryption::PlanEncryption const& encryption) {
+    std::vector<std::string> found;
+    for (auto const& wrapped : encryption.recipients) {
+        if (name.size() >= 8 && wrapped.recipient.starts_with(name)) {
+            found.push_back(wrapped.recipient);
+        }
+    }
+    if (found.size() != 1) {
+        throw InvalidArgument(
+            "the recipient to remove '" + name + "' " +
+                (found.empty() ? "is none of the entry's" : "names several of the entry's") +
+                " recipients (" + encryption::recipient_list(encryption) +
+                "): give its key id, or a unique prefix of at least 8 hex digits",
+            Refusal{.subject = name,
+                    .field = "encryption.recipients",
+                    .observed = name,
+                    .expected = "one of " + encryption::recipient_list(encryption)});
+    }
+    return found.front();
+}
+
+std::vector<std::string> ids_of(encryption::PlanEncryption const& encryption) {
+    std::vector<std::string> ids;
+    for (auto const& wrapped : encryption.recipients) {
+        ids.push_back(wrapped.recipient);
+    }
+    return ids;
+}
+
+} // namespace
+
+EntryEncryption encrypt_entry(std::filesystem::path const& path, RecipientChange const& change,
+                              encryption::DecryptKey const* key) {
+    if (change.add.empty() && change.remove.empty()) {
+        throw InvalidArgument("nothing to change: give the recipients to add (their public keys) "
+                              "or to remove");
+    }
+    ReadEntry const entry = read_entry(path);
+    EngineHeader const& header = entry.decoded.header;
+    if (!header.encryption) {
+        if (!change.remove.empty()) {
+            throw InvalidArgument("saved engine '" + path.string() +
+                                  "' is not encrypted: it has no recipients to remove");
+        }
+        encryption::Key const data_key = encryption::fresh_data_key();
+        std::vector<std::byte> const body = encryption::seal_plan(data_key, entry.body());
+        EngineHeader sealed = header_of(header, body);
+        sealed.encryption = encryption::encryption_for(data_key, header.plan_size, change.add);
+        replace_entry(path, sealed, body);
+        return {false, ids_of(*sealed.encryption)};
+    }
+    if (key == nullptr) {
+        throw EngineKeyError("saved engine '" + path.string() + "' is encrypted already (for " +
+                                 encryption::recipient_list(*header.encryption) +
+                                 "): give the private key of one of its recipients to change them",
+                             Refusal{.subject = path.string(),
+                                     .field = "encryption.recipients",
+                                     .observed = "no key given",
+                                     .expected = "the private key of one of " +
+                                                 encryption::recipient_list(*header.encryption),
+                                     .remedy = "pass --key"});
+    }
+    encryption::Key const data_key = encryption::open_data_key(*header.encryption, *key, path);
+    encryption::PlanEncryption changed = *header.encryption;
+    for (std::string const& name : change.remove) {
+        std::string const id = listed_id(name, *header.encryption);
+        std::erase_if(changed.recipients, [&](encryption::WrappedKey const& wrapped) {
+            return wrapped.recipient == id;
+        });
+    }
+    encryption::PlanEncryption const added =
+        change.add.empty() ? encryption::PlanEncryption{}
+                           : encryption::encryption_for(data_key, changed.plan_size, change.add);
+    for (auto const& wrapped : added.recipients) {
+        std::erase_if(changed.recipients, [&](encryption::WrappedKey const& listed) {
+            return listed.recipient == wrapped.recipient;
+        });
+        changed.recipients.push_back(wrapped);
+    }
+    if (changed.recipients.empty()) {
+        throw InvalidArgument("saved engine '" + path.string() +
+                              "' would have no recipient left: decrypt it instead "
+                              "(tensoracle cache decrypt)");
+    }
+    std::sort(changed.recipients.begin(), changed.recipients.end(),
+              [](auto const& a, auto const& b) { return a.recipient < b.recipient; });
+    EngineHeader rewrapped = header;
+    rewrapped.encryption = changed;
+    replace_entry(path, rewrapped, entry.body()); // the body as it was: only the header changes
+    return {true, ids_of(changed)};
+}
+
+void decrypt_entry(std::filesystem::path const& path, encryption::DecryptKey const& key) {
+    ReadEntry const entry = read_entry(path);
+    EngineHeader const& header = entry.decoded.header;
+    if (!header.encryption) {
+        throw InvalidArgument("saved engine '" + path.string() + "' is not encrypted");
+    }
+    encryption::Key const data_key = encryption::open_data_key(*header.encryption, key, path);
+    std::vector<std::byte> plan =
+        encryption::open_plan(data_key, header.encryption->plan_size, entry.body(), path);
+    replace_entry(path, header_of(header, plan), plan);
+    encryption::wipe(plan);
+}
+
+} // namespace tensoracle
