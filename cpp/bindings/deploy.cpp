@@ -311,11 +311,14 @@ void bind_deploy(nb::module_& module) {
            std::optional<std::filesystem::path> verify_key,
            std::optional<std::string> verify_key_pem, bool skip_signature_verification,
            bool stream_plan, std::optional<std::filesystem::path> trust_policy,
-           std::uint64_t minimum_version) {
+           std::uint64_t minimum_version, std::optional<std::filesystem::path> decrypt_key,
+           std::optional<std::string> decrypt_key_pem) {
             deploy::OpenOptions options =
                 trust_options(cache_dir, verify_key, verify_key_pem, trust_policy, minimum_version,
                               skip_signature_verification);
             options.stream_plan = stream_plan;
+            options.decrypt_key = decrypt_key.value_or(std::filesystem::path());
+            options.decrypt_key_pem = decrypt_key_pem.value_or(std::string());
             deploy::Manifest const manifest = deploy::read_manifest(manifest_path, options);
             deploy::SelectedEngine selected = deploy::open_selected(
                 manifest, recipe, device_of(device), {backend, backend_version}, options);
@@ -327,6 +330,7 @@ void bind_deploy(nb::module_& module) {
         nb::arg("verify_key_pem").none() = nb::none(),
         nb::arg("skip_signature_verification") = false, nb::arg("stream_plan") = false,
         nb::arg("trust_policy").none() = nb::none(), nb::arg("minimum_version") = 0,
+        nb::arg("decrypt_key").none() = nb::none(), nb::arg("decrypt_key_pem").none() = nb::none(),
         "Reads the manifest as tensoracle::deploy::read_manifest(path, options) does (with "
         "`verify_key`, a PEM public key file, `verify_key_pem`, its text, or `trust_policy`, a "
         "policy file, it must be a signed manifest those keys accept, of a version no lower than "
@@ -341,7 +345,10 @@ void bind_deploy(nb::module_& module) {
         "Raises EngineTargetError listing every candidate when none can run, ValueError for an "
         "unknown recipe or an invalid manifest, FileNotFoundError when the entry is not in the "
         "cache folder, CorruptEngineError, EngineConditionError, EngineIOError or "
-        "UntrustedEngineError naming the file and field.");
+        "UntrustedEngineError naming the file and field. An encrypted entry is opened with "
+        "`decrypt_key` (an X25519 private key file) or `decrypt_key_pem` (its text), each chunk "
+        "authenticated and decrypted before it is handed on; EngineKeyError when the entry is "
+        "encrypted and no key opens it, or a key is given and it is not encrypted.");
     module.def(
         "device_target",
         [](nb::dict const& device) { return deploy::target_of(device_of(device)); },

@@ -85,6 +85,8 @@ void translate(std::exception_ptr const& error, void* /*payload*/) {
         raise_python("EngineConditionError", e);
     } catch (UntrustedEngineError const& e) {
         raise_python("UntrustedEngineError", e);
+    } catch (EngineKeyError const& e) {
+        raise_python("EngineKeyError", e);
     } catch (EngineIOError const& e) {
         raise_python("EngineIOError", e);
     } catch (EngineCacheError const& e) {

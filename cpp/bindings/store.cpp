@@ -107,6 +107,15 @@ void bind_store(nb::module_& module) {
             "plan",
             [](nb::handle self) {
                 auto const& saved = nb::cast<SavedEngine const&>(self);
+                if (saved.header().encryption) {
+                    // The body is the plan sealed: never handed on as if it were one.
+                    throw EngineKeyError(
+                        "saved engine '" + saved.path().string() +
+                            "' is encrypted: open it with a recipient's private key "
+                            "(open_deployed(..., decrypt_key=...)), or decrypt it with "
+                            "`tensoracle cache decrypt`",
+                        saved.path());
+                }
                 auto const plan = saved.plan();
                 std::size_t const shape[1] = {plan.size()};
                 // The SavedEngine object owns the contents: every view holds a reference to it.

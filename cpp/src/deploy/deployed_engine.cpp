@@ -13,6 +13,7 @@
 #include "deploy/io_difference.hpp"
 #include "deploy/io_signature.hpp"
 #include "deploy/json_forms.hpp"
+#include "deploy/plan_unsealing.hpp"
 #include "deploy/verify_key_option.hpp"
 #include "io/file_contents.hpp"
 #include "io/hash.hpp"
@@ -293,7 +294,7 @@ public:
         } else if (with_sha256_) {
             hash_signed(piece);
         }
-        if (at_ == 0 && !with_sha256_ && engine_format_version(piece) == kEngineFormatVersion) {
+        if (at_ == 0 && !with_sha256_ && has_chunk_digests(engine_format_version(piece))) {
             // Without a key, each chunk's XXH3-128 as well: a file opened whole is the one a
             // streamed open would hand on.
             chunk_xxh3_.emplace(ChunkDigestKinds{.sha256 = false, .xxh3_128 = true});
@@ -348,7 +349,7 @@ public:
 private:
     // What the signature is over, from the pieces in order (on the worker's thread, if any).
     void hash_signed(std::span<std::byte const> piece) {
-        if (signed_at_ == 0 && engine_format_version(piece) == kEngineFormatVersion) {
+        if (signed_at_ == 0 && has_chunk_digests(engine_format_version(piece))) {
             // The signature is over the header, which records each chunk's SHA-256.
             prefix_end_ = engine_prefix_bytes(piece);
             chunks_.emplace(ChunkDigestKinds{.sha256 = true, .xxh3_128 = false});
@@ -415,6 +416,8 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
     // The key is read first: a key that cannot be used is the caller's error, whatever the file.
     std::optional<VerifyKey> const trusted =
         verify_key_of(options.verify_key, options.verify_key_pem, "OpenOptions");
+    std::optional<encryption::DecryptKey> const decrypt_key =
+        decrypt_key_of(options.decrypt_key, options.decrypt_key_pem, "OpenOptions");
     if (!trusted && !bound && entry.fleet && entry.fleet->signature &&
         !options.skip_signature_verification) {
         refuse_unverified("deployed engine '" + path.string() +
@@ -453,7 +456,7 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
         // Without a key, a manifest that records no header digest leaves nothing to check the
         // header's chunk list against before chunks are handed on: such an entry is read whole.
         bool const header_bound = bound || trusted || entry.header_sha256.has_value();
-        if (engine_format_version(prefix) == kEngineFormatVersion && header_bound) {
+        if (has_chunk_digests(engine_format_version(prefix)) && header_bound) {
             // The header, which records each chunk's digests, is the manifest's before a byte of
             // it is decoded.
             state->signer = judge_header(entry, trusted, prefix, path);
@@ -477,7 +480,7 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
         // digests), it is judged before any of the plan is read: a file the manifest or the key
         // does not vouch for costs the reading of its header, not of engine_bytes. The copy
         // below is judged again, since the file may change meanwhile.
-        if ((bound || trusted) && engine_format_version(prefix) == kEngineFormatVersion) {
+        if ((bound || trusted) && has_chunk_digests(engine_format_version(prefix))) {
             (void)judge_header(entry, trusted, prefix, path);
         }
         // One pass: each piece is hashed as it is copied, and only the copy is judged and
@@ -545,6 +548,15 @@ DeployedEngine DeployedEngine::open(ManifestEntry const& entry, OpenOptions cons
             sha256_hex(state->contents->bytes().first(static_cast<std::size_t>(plan_offset))),
             path);
     }
+    state->unsealed = unseal_plan(
+        path, decoded->header, decrypt_key,
+        "OpenOptions::decrypt_key or decrypt_key_pem, or open_deployed(decrypt_key=...) in Python",
+        state->file ? std::nullopt
+                    : std::optional(std::span(state->held() + plan_offset,
+                                              static_cast<std::size_t>(entry.plan_size))));
+    if (state->unsealed.data_key && !state->file) {
+        state->contents.reset(); // the sealed copy: what is handed on is the plan opened from it
+    }
     return DeployedEngine(std::move(state));
 }
 
@@ -560,11 +572,14 @@ std::filesystem::path const& DeployedEngine::path() const noexcept {
     return state_->path;
 }
 std::byte const* DeployedEngine::plan_data() const noexcept {
+    if (state_->unsealed.data_key) {
+        return state_->file ? nullptr : state_->unsealed.plan.data();
+    }
     std::byte const* const held = state_->held();
     return held == nullptr ? nullptr : held + state_->plan_offset;
 }
 std::size_t DeployedEngine::plan_size() const noexcept {
-    return static_cast<std::size_t>(state_->plan_size);
+    return static_cast<std::size_t>(state_->handed_size());
 }
 bool DeployedEngine::streamed() const noexcept {
     return state_->file != nullptr;

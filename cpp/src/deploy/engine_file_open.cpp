@@ -8,6 +8,7 @@
 #include "deploy/deployed_engine_state.hpp"
 #include "deploy/io_signature.hpp"
 #include "deploy/json_forms.hpp"
+#include "deploy/plan_unsealing.hpp"
 #include "deploy/verify_key_option.hpp"
 #include "io/file_contents.hpp"
 #include "io/platform.hpp"
@@ -71,6 +72,8 @@ void DeployedEngine::verify_held(State& state, std::byte const* held, std::size_
                                  std::string const& name, EngineFileOptions const& options) {
     std::filesystem::path const label{name};
     std::optional<VerifyKey> const trusted = verify_key_of(options);
+    std::optional<encryption::DecryptKey> const decrypt_key =
+        decrypt_key_of(options.decrypt_key, options.decrypt_key_pem, "EngineFileOptions");
     std::span<std::byte const> const object(held, size);
     bool const is_signed = has_signature_trailer(object.size(), object);
     if (is_signed && !trusted && !options.skip_signature_verification) {
@@ -102,12 +105,17 @@ void DeployedEngine::verify_held(State& state, std::byte const* held, std::size_
     entry.plan_size = header.plan_size;
     entry.plan_xxh3_128 = header.plan_xxh3_128;
     entry.engine_bytes = verified.engine_bytes;
+    state.unsealed =
+        unseal_plan(label, header, decrypt_key, "EngineFileOptions::decrypt_key or decrypt_key_pem",
+                    object.subspan(static_cast<std::size_t>(state.plan_offset),
+                                   static_cast<std::size_t>(state.plan_size)));
 }
 
 DeployedEngine DeployedEngine::open_file(std::filesystem::path const& path,
                                          EngineFileOptions const& options) {
-    (void)verify_key_of(
-        options); // a key that cannot be used is the caller's error, whatever the file
+    // A key that cannot be used is the caller's error, whatever the file.
+    (void)verify_key_of(options);
+    (void)decrypt_key_of(options.decrypt_key, options.decrypt_key_pem, "EngineFileOptions");
     EntryFile const entry = open_entry_file(path, "engine file");
     switch (entry.finding) {
     case EntryFinding::regular:

@@ -4,6 +4,7 @@
 #include "cache/plan_checksum.hpp"
 #include "cache/plan_chunks.hpp"
 #include "deploy/deployed_engine_state.hpp"
+#include "encryption/plan_sealing.hpp"
 #include "io/full_read.hpp"
 #include "io/hash.hpp"
 #include "tensoracle/errors.hpp"
@@ -49,10 +50,18 @@ struct PlanReader::State {
     bool holds_chunk = false;           // when it holds one
     std::optional<std::string> refused; // why a chunk was refused: every later read is too
     std::vector<bool> checked;          // which chunks a read checked (check_rest reads the rest)
+    std::vector<std::byte> sealed;      // encrypted: one chunk as stored, checked, then opened
     std::uint64_t chunk_count() const { return engine->chunks.digests.size(); }
 
+    // The plan handed on is cut in pieces of piece_bytes(), one per chunk of the stored body: the
+    // chunks themselves, or for an encrypted engine what each chunk opens to (its tag removed).
+    std::uint64_t piece_bytes() const {
+        return engine->unsealed.data_key ? encryption::kSealedPieceBytes : kPlanChunkBytes;
+    }
     std::uint64_t chunk_size(std::uint64_t index) const {
-        return plan_chunk_size(index, engine->plan_size);
+        return engine->unsealed.data_key
+                   ? encryption::sealed_piece_size(index, engine->unsealed.plan_size)
+                   : plan_chunk_size(index, engine->plan_size);
     }
 
     [[noreturn]] void refuse(std::string const& what) {
@@ -65,7 +74,25 @@ struct PlanReader::State {
     // Reads chunk `index` from the open file into `into` (its size) and checks it against the
     // verified header (which the manifest bound, by its header_sha256 or its signature, before
     // any chunk was read).
-    void read_checked(std::uint64_t index, std::span<std::byte> into) { verify_chunk(index, into); }
+    // Encrypted: the chunk is read and checked in `sealed`, then authenticated and opened into
+    // `into` (its piece of the plan); `into` is zeroed when either refuses it.
+    void read_checked(std::uint64_t index, std::span<std::byte> into) {
+        if (!engine->unsealed.data_key) {
+            verify_chunk(index, into);
+            return;
+        }
+        ZeroUnlessKept guard(into);
+        sealed.resize(static_cast<std::size_t>(plan_chunk_size(index, engine->plan_size)));
+        verify_chunk(index, sealed);
+        try {
+            encryption::open_sealed_chunk(*engine->unsealed.data_key, index,
+                                          engine->unsealed.plan_size, sealed, into, engine->path);
+        } catch (CorruptEngineError const& error) {
+            refused = error.what();
+            throw;
+        }
+        guard.keep();
+    }
 
     // Reads chunk `index` into `into` and checks it; whatever
     // ends the check early (a refusal, a failed read, no memory for a message) leaves `into`
@@ -142,23 +169,26 @@ PlanReader& PlanReader::operator=(PlanReader&&) noexcept = default;
 PlanReader::~PlanReader() = default;
 
 std::uint64_t PlanReader::size() const noexcept {
-    return state_->engine->plan_size;
+    return state_->engine->handed_size();
 }
 
 std::byte const* PlanReader::checked_at(std::uint64_t offset, std::size_t& available) {
     State& state = *state_;
     available = 0;
     state.check_usable();
-    if (offset >= state.engine->plan_size) {
+    std::uint64_t const size = state.engine->handed_size();
+    if (offset >= size) {
         return nullptr;
     }
-    if (!state.engine->file) { // opened whole: the verified copy
-        available = static_cast<std::size_t>(state.engine->plan_size - offset);
-        return state.engine->held() + state.engine->plan_offset + offset;
+    if (!state.engine->file) { // opened whole: the verified copy, or the plan opened from it
+        available = static_cast<std::size_t>(size - offset);
+        return state.engine->unsealed.data_key
+                   ? state.engine->unsealed.plan.data() + offset
+                   : state.engine->held() + state.engine->plan_offset + offset;
     }
-    std::uint64_t const index = offset / kPlanChunkBytes;
+    std::uint64_t const index = offset / state.piece_bytes();
     auto const chunk = state.chunk(index);
-    auto const skip = static_cast<std::size_t>(offset - index * kPlanChunkBytes);
+    auto const skip = static_cast<std::size_t>(offset - index * state.piece_bytes());
     available = chunk.size() - skip;
     return chunk.data() + skip;
 }
@@ -167,11 +197,11 @@ std::size_t PlanReader::read(std::uint64_t offset, std::byte* destination, std::
     State& state = *state_;
     state.check_usable();
     std::size_t copied = 0;
-    while (copied < bytes && offset + copied < state.engine->plan_size) {
+    while (copied < bytes && offset + copied < state.engine->handed_size()) {
         std::uint64_t const at = offset + copied;
-        std::uint64_t const index = at / kPlanChunkBytes;
+        std::uint64_t const index = at / state.piece_bytes();
         std::uint64_t const size = state.engine->file ? state.chunk_size(index) : 0;
-        bool const whole_chunk = state.engine->file && at == index * kPlanChunkBytes &&
+        bool const whole_chunk = state.engine->file && at == index * state.piece_bytes() &&
                                  bytes - copied >= size &&
                                  !(state.holds_chunk && state.buffered == index);
         if (whole_chunk) { // straight into the destination, checked there before returning
@@ -217,7 +247,7 @@ bool PlanReader::checked_whole() const noexcept {
 }
 
 std::size_t PlanReader::buffer_bytes() const noexcept {
-    return state_->buffer.capacity();
+    return state_->buffer.capacity() + state_->sealed.capacity();
 }
 
 } // namespace tensoracle::deploy

@@ -39,6 +39,7 @@ struct ExportOptions {
     std::string recipe;
     std::string gpu;
     std::string trust_policy;
+    std::string decrypt_key;
 };
 
 // The entry of `recipe` the manifest holds, among those that run on a GPU of the compute
@@ -124,6 +125,7 @@ deploy::DeployedEngine open_checked(ExportOptions const& options) {
         open.cache_directory = directory;
         open.verify_key = options.verify_key;
         open.trust_policy = options.trust_policy;
+        open.decrypt_key = options.decrypt_key;
         open.stream_plan = true; // one chunk in memory at a time, each checked as it is read
         deploy::Manifest const manifest = deploy::read_manifest(options.manifest, open);
         return deploy::DeployedEngine::open(manifest_entry(manifest, options), open);
@@ -133,6 +135,7 @@ deploy::DeployedEngine open_checked(ExportOptions const& options) {
     }
     deploy::EngineFileOptions open;
     open.verify_key = options.verify_key;
+    open.decrypt_key = options.decrypt_key;
     std::filesystem::path const path = resolve_entry(directory, options.entry);
     try {
         return deploy::DeployedEngine::open_file(path, open);
@@ -247,6 +250,11 @@ void add_cache_export_command(CLI::App& cache, Action& action) {
                      "With --manifest: a trust policy file the signed manifest must satisfy")
         ->type_name("POLICY")
         ->needs(manifest);
+    command
+        ->add_option("--decrypt-key", options->decrypt_key,
+                     "For an encrypted engine: the private key (X25519, PEM) of one of its "
+                     "recipients; the plan is written decrypted, each chunk authenticated first")
+        ->type_name("KEY");
     command->callback([options, &action] {
         action = [options] {
             return run_reporting_errors(kCommand, [&] { return export_plan(*options); });

@@ -37,6 +37,11 @@ class UntrustedEngineError(EngineCacheError):
     """A remote engine is unsigned, or not signed by the key this node is configured to trust."""
 
 
+class EngineKeyError(EngineCacheError):
+    """An encrypted engine cannot be opened with the key given: none was given, the key is no
+    recipient of the engine, or it does not unwrap the engine's data key."""
+
+
 class EngineTargetError(ValueError):
     """The engine declared for ``open_engine`` could not run on this machine's GPU (its build
     targets or hardware compatibility level leave the GPU out); nothing is built or read."""

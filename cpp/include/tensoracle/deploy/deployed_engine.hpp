@@ -78,6 +78,16 @@ struct OpenOptions {
     // The lowest signed manifest version read_manifest(path, options) accepts (0: any), on top
     // of the policy's and of the last version the cache folder accepted.
     std::uint64_t minimum_version = 0;
+    // The file of an X25519 private key (PEM "PRIVATE KEY", as `openssl genpkey -algorithm
+    // x25519` writes it), read as verify_key is: the key an encrypted engine (format 3) is opened
+    // with. Each chunk of its plan is checked as above, then authenticated and decrypted before
+    // any of its bytes is handed on; the plan is held decrypted only in this process's memory
+    // (whole, or one chunk when streamed), never written anywhere. With a key set, an engine that
+    // is not encrypted for it is refused (EngineKeyError), a plain one included: a key set means
+    // an encrypted engine is expected. Without one, an encrypted engine is refused.
+    std::filesystem::path decrypt_key{};
+    // The same key given as its PEM text instead (set one of the two).
+    std::string decrypt_key_pem{};
 };
 
 // How one engine file is opened on its own (DeployedEngine::open_file and open_bytes), without a
@@ -94,6 +104,9 @@ struct EngineFileOptions {
     // Without a key, a file that ends in a signature trailer is refused (UntrustedEngineError):
     // set this to open it unverified anyway (the trailer is then not judged).
     bool skip_signature_verification = false;
+    // The private key an encrypted engine file is opened with, as OpenOptions::decrypt_key.
+    std::filesystem::path decrypt_key{};
+    std::string decrypt_key_pem{};
 };
 
 // The default folder, and the verify key TENSORACLE_REMOTE_VERIFY_KEY gives when it is set and
@@ -117,7 +130,10 @@ public:
     // - EngineConditionError when the header's conditions are not the entry's;
     // - EngineIOError when the header's IO signature differs from the manifest's;
     // - InvalidArgument or FileError when the verify key cannot be read, or both verify_key and
-    //   verify_key_pem are set.
+    //   verify_key_pem are set (the same for the decrypt key);
+    // - EngineKeyError when the engine is encrypted and no decrypt key is set or the key is not
+    //   one of its recipients, or a decrypt key is set and the engine is not encrypted;
+    //   CorruptEngineError when a chunk of an encrypted plan does not authenticate.
     static DeployedEngine open(ManifestEntry const& entry, OpenOptions const& options);
 
     // One engine file an application ships by itself, without a manifest or a cache folder: the

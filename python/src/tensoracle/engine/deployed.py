@@ -246,6 +246,16 @@ def check_deployed_io(observed: dict[str, Any], expected: dict[str, Any], path: 
     )
 
 
+def decrypt_key_arguments(key: str | os.PathLike[str] | None) -> tuple[str | None, str | None]:
+    """(key file, key text) for ``_core.open_deployed``: text starting with ``-----BEGIN`` is a
+    key's PEM text, anything else the path of its file."""
+    if key is None:
+        return None, None
+    if isinstance(key, str) and key.startswith("-----BEGIN"):
+        return None, key
+    return os.fspath(key), None
+
+
 def open_deployed(
     manifest: str | os.PathLike[str],
     recipe: str,
@@ -258,6 +268,7 @@ def open_deployed(
     stream_plan: bool = False,
     trust_policy: str | os.PathLike[str] | None = None,
     minimum_version: int = 0,
+    decrypt_key: str | os.PathLike[str] | None = None,
 ) -> DeployedEngineHandle:
     """The deployed engine of ``recipe`` in the deployment manifest ``manifest`` for this
     machine's GPU and backend, opened from ``cache_dir`` (the default cache folder when None).
@@ -284,6 +295,13 @@ def open_deployed(
     checked against the verified header just before it is handed over: the plan is never held
     whole (``handle.plan`` is None). Entries saved before chunk digests existed, and backends
     without ``IStreamReaderV2``, are read whole (``handle.streamed`` says which).
+
+    ``decrypt_key`` opens an encrypted entry (``tensoracle build --encrypt-to``, ``tensoracle
+    cache encrypt``): an X25519 private key, as the path of its PEM file (``openssl genpkey
+    -algorithm x25519``) or as its PEM text. Each chunk is checked as above, then authenticated
+    and decrypted before it is handed to TensorRT; the plan is decrypted only in this process's
+    memory. With a key, an entry that is not encrypted for it is refused (EngineKeyError), a
+    plain one included; without one, an encrypted entry is refused.
 
     Raises:
         EngineTargetError: No GPU is present, or no entry of the recipe can run on it with this
@@ -320,6 +338,7 @@ def open_deployed(
         stream_plan and hasattr(chosen.module, "IStreamReaderV2"),
         None if trust.policy is None else str(trust.policy),
         minimum_version,
+        *decrypt_key_arguments(decrypt_key),
     )
     # Every library checked before any is loaded: a refused one runs no code, nor do the others.
     verified = tuple(opened.verify_plugins(plugin_paths(plugins)))
