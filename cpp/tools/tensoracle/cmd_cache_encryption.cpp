@@ -91,7 +91,7 @@ CLI::Option* add_entry_option(CLI::App& command, EncryptionOptions& options) {
 void add_cache_encryption_commands(CLI::App& cache, Action& action) {
     auto encrypt_options = std::make_shared<EncryptionOptions>();
     CLI::App* encrypt_command = cache.add_subcommand(
-        "encrypt", "Encrypt a saved engine for recipients' public keys, or change its recipients");
+        "encrypt", "Encrypt a saved engine for its recipients, or change its recipients");
     encrypt_command->footer(
         "A plain entry is sealed with a fresh data key (AES-256-GCM), wrapped for each --to "
         "key (X25519). For an encrypted entry, --key (the private key of one of its recipients) "
