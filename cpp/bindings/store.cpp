@@ -8,6 +8,8 @@
 #include "cache/identity.hpp"
 #include "cache/listing.hpp"
 #include "cache/weight_digest.hpp"
+#include "deploy/plan_unsealing.hpp"
+#include "encryption/primitives.hpp"
 #include "io/file_lock.hpp"
 #include "json_value.hpp"
 #include "tensoracle/errors.hpp"
@@ -20,6 +22,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 namespace nb = nanobind;
 
@@ -122,7 +125,36 @@ void bind_store(nb::module_& module) {
                 return PlanView(reinterpret_cast<std::uint8_t const*>(plan.data()), 1, shape, self);
             },
             "Read-only memoryview of the plan bytes: the copy in this process's memory that was "
-            "verified (the file is closed; later changes to it do not reach the view).");
+            "verified (the file is closed; later changes to it do not reach the view). Raises "
+            "EngineKeyError for an encrypted entry (opened_plan opens it).")
+        .def_prop_ro("encrypted",
+                     [](SavedEngine const& saved) { return saved.header().encryption.has_value(); })
+        .def(
+            "opened_plan",
+            [](SavedEngine const& saved, std::optional<std::filesystem::path> const& key_file,
+               std::optional<std::string> const& key_pem) {
+                auto const key = deploy::decrypt_key_of(key_file.value_or(std::filesystem::path()),
+                                                        key_pem.value_or(std::string()),
+                                                        "SavedEngine.opened_plan");
+                if (!key) {
+                    throw InvalidArgument("SavedEngine.opened_plan: give decrypt_key (a key "
+                                          "file) or decrypt_key_pem (its text)");
+                }
+                std::vector<std::byte> plan;
+                {
+                    nb::gil_scoped_release released;
+                    plan = saved.opened_plan(*key);
+                }
+                nb::bytes out(plan.data(), plan.size());
+                encryption::wipe(plan);
+                return out;
+            },
+            nb::arg("decrypt_key").none() = nb::none(),
+            nb::arg("decrypt_key_pem").none() = nb::none(),
+            "The plan of an encrypted entry, opened with a recipient's X25519 private key (a "
+            "file, or its PEM text), each chunk authenticated; the plan itself for a plain one. "
+            "Raises EngineKeyError when the key is no recipient, CorruptEngineError when a chunk "
+            "does not authenticate.");
 
     nb::class_<Store>(module, "Store", "A directory of saved engines.")
         .def(nb::init<std::filesystem::path>(), nb::arg("directory"),
@@ -182,15 +214,27 @@ void bind_store(nb::module_& module) {
         .def(
             "save",
             [](Store const& store, EngineIdentity const& identity, nb::handle references_value,
-               nb::handle plan) {
+               nb::handle plan, std::vector<std::string> const& encrypt_to) {
                 auto references = json_object(references_value, "references");
+                std::vector<encryption::RecipientKey> recipients;
+                recipients.reserve(encrypt_to.size());
+                for (std::string const& key : encrypt_to) {
+                    recipients.push_back(
+                        key.starts_with("-----BEGIN")
+                            ? encryption::RecipientKey::from_pem(key, "an encrypt_to key")
+                            : encryption::RecipientKey::from_pem_file(key));
+                }
                 BufferView const view(plan);
                 nb::gil_scoped_release released;
-                return store.save(identity, std::move(references), view.bytes()).string();
+                return store.save(identity, std::move(references), view.bytes(), recipients)
+                    .string();
             },
             nb::arg("identity"), nb::arg("references"), nb::arg("plan"),
+            nb::arg("encrypt_to") = std::vector<std::string>(),
             "Atomically saves `plan` (any contiguous bytes-like object, read in place) as the "
-            "identity's entry; returns its path.");
+            "identity's entry; returns its path. With `encrypt_to` (X25519 public keys: PEM "
+            "files, or PEM texts), the plan is sealed for those recipients (engine file format "
+            "3) and only the sealed bytes are written.");
 
     module.def(
         "weight_digest",

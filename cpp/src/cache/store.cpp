@@ -4,6 +4,8 @@
 #include "cache/entry_file.hpp"
 #include "cache/plan_checksum.hpp"
 #include "cache/plan_chunks.hpp"
+#include "encryption/plan_encryption.hpp"
+#include "encryption/plan_sealing.hpp"
 #include "io/atomic_file.hpp"
 #include "io/platform.hpp"
 #include "tensoracle/errors.hpp"
@@ -228,6 +230,15 @@ std::span<std::byte const> SavedEngine::plan() const noexcept {
                                      static_cast<std::size_t>(header_.plan_size));
 }
 
+std::vector<std::byte> SavedEngine::opened_plan(encryption::DecryptKey const& key) const {
+    if (!header_.encryption) {
+        auto const body = plan();
+        return {body.begin(), body.end()};
+    }
+    encryption::Key const data_key = encryption::open_data_key(*header_.encryption, key, path_);
+    return encryption::open_plan(data_key, header_.encryption->plan_size, plan(), path_);
+}
+
 Store::Store(std::filesystem::path directory) : directory_(std::move(directory)) {
     create_private_directories(directory_);
 }
@@ -294,18 +305,40 @@ std::size_t Store::remove_abandoned_temporaries(std::string_view file_name) cons
 }
 
 std::filesystem::path Store::save(EngineIdentity const& identity, nlohmann::json references,
-                                  std::span<std::byte const> plan) const {
+                                  std::span<std::byte const> plan,
+                                  std::span<encryption::RecipientKey const> encrypt_to) const {
     EngineHeader header;
     header.conditions = identity.conditions;
     header.references = std::move(references);
-    header.plan_size = plan.size();
-    header.plan_xxh3_128 = plan_checksum_hex(plan);
-    header.chunks = plan_chunks_of(plan);
+    std::optional<encryption::Key> data_key;
+    if (encrypt_to.empty()) {
+        header.plan_size = plan.size();
+        header.plan_xxh3_128 = plan_checksum_hex(plan);
+        header.chunks = plan_chunks_of(plan);
+    } else {
+        // Sealed twice, one chunk at a time: for the header's digests, then to be written.
+        data_key = encryption::fresh_data_key();
+        header.encryption = encryption::encryption_for(*data_key, plan.size(), encrypt_to);
+        PlanChecksum whole;
+        PlanChunkHasher chunks;
+        encryption::for_each_sealed_chunk(*data_key, plan, [&](std::span<std::byte const> chunk) {
+            whole.update(chunk);
+            chunks.update(chunk);
+        });
+        header.plan_size = encryption::sealed_body_size(plan.size());
+        header.plan_xxh3_128 = whole.hex_digest();
+        header.chunks = chunks.finish();
+    }
     auto const prefix = encode_engine_prefix(header);
     auto path = entry_path(identity);
     AtomicFile file(path);
     file.write(prefix);
-    file.write(plan);
+    if (data_key) {
+        encryption::for_each_sealed_chunk(
+            *data_key, plan, [&file](std::span<std::byte const> chunk) { file.write(chunk); });
+    } else {
+        file.write(plan);
+    }
     try {
         file.commit();
     } catch (FileError const& error) {

@@ -19,6 +19,7 @@
 #include "cache/identity.hpp"
 #include "cache/plan_checksum.hpp"
 #include "cache/plan_chunks.hpp"
+#include "encryption/recipient_key.hpp"
 #include "io/file_contents.hpp"
 #include "io/file_lock.hpp"
 
@@ -90,7 +91,12 @@ public:
                 std::uint64_t plan_offset);
     std::filesystem::path const& path() const noexcept { return path_; }
     EngineHeader const& header() const noexcept { return header_; }
+    // The stored body: the plan, or for an encrypted entry (header().encryption) the plan sealed.
     std::span<std::byte const> plan() const noexcept;
+    // An encrypted entry's plan, opened with `key` in this process's memory (EngineKeyError when
+    // `key` is no recipient, CorruptEngineError when a chunk does not authenticate); the plan
+    // itself for a plain one.
+    std::vector<std::byte> opened_plan(encryption::DecryptKey const& key) const;
 
 private:
     std::filesystem::path path_;
@@ -126,8 +132,11 @@ public:
 
     // Atomically writes header (conditions taken from identity; plan size and checksum computed
     // here) and plan as the entry for `identity`; returns its path.
+    // With `encrypt_to`, the plan is sealed under a fresh data key for those recipients (engine
+    // file format 3): it is written sealed only, one chunk at a time, and never as it is.
     std::filesystem::path save(EngineIdentity const& identity, nlohmann::json references,
-                               std::span<std::byte const> plan) const;
+                               std::span<std::byte const> plan,
+                               std::span<encryption::RecipientKey const> encrypt_to = {}) const;
 
     // Removes the temporary files an earlier writer of the entry `file_name` left when it was
     // killed (a pull ended by SIGTERM, a build killed while saving): regular files named

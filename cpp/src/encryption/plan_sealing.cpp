@@ -3,6 +3,8 @@
 
 #include "tensoracle/errors.hpp"
 
+#include <algorithm>
+
 namespace tensoracle::encryption {
 namespace {
 
@@ -29,18 +31,27 @@ bool open_piece(Key const& data_key, std::uint64_t index, bool last,
     return open(data_key, piece_nonce(index, last), kPieceAad, sealed, plain);
 }
 
-std::vector<std::byte> seal_plan(Key const& data_key, std::span<std::byte const> plan) {
+void for_each_sealed_chunk(Key const& data_key, std::span<std::byte const> plan,
+                           std::function<void(std::span<std::byte const>)> const& each) {
     std::uint64_t const count = sealed_piece_count(plan.size());
-    std::vector<std::byte> body(static_cast<std::size_t>(sealed_body_size(plan.size())));
-    std::size_t at = 0;
+    std::vector<std::byte> chunk(static_cast<std::size_t>(
+        std::min<std::uint64_t>(sealed_body_size(plan.size()), kPlanChunkBytes)));
     for (std::uint64_t index = 0; index < count; ++index) {
         auto const piece =
             plan.subspan(static_cast<std::size_t>(index * kSealedPieceBytes),
                          static_cast<std::size_t>(sealed_piece_size(index, plan.size())));
-        seal_piece(data_key, index, index + 1 == count, piece,
-                   std::span(body).subspan(at, piece.size() + kTagBytes));
-        at += piece.size() + kTagBytes;
+        auto const sealed = std::span(chunk).first(piece.size() + kTagBytes);
+        seal_piece(data_key, index, index + 1 == count, piece, sealed);
+        each(sealed);
     }
+}
+
+std::vector<std::byte> seal_plan(Key const& data_key, std::span<std::byte const> plan) {
+    std::vector<std::byte> body;
+    body.reserve(static_cast<std::size_t>(sealed_body_size(plan.size())));
+    for_each_sealed_chunk(data_key, plan, [&body](std::span<std::byte const> chunk) {
+        body.insert(body.end(), chunk.begin(), chunk.end());
+    });
     return body;
 }
 

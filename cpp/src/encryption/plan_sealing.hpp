@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -53,6 +54,12 @@ void seal_piece(Key const& data_key, std::uint64_t index, bool last,
 // this key and this `last`.
 [[nodiscard]] bool open_piece(Key const& data_key, std::uint64_t index, bool last,
                               std::span<std::byte const> sealed, std::span<std::byte> plain);
+
+// Each chunk of the body `plan` seals into under `data_key`, given to `each` in order; one chunk
+// of memory whatever the plan's size. Sealing is deterministic (one key, one nonce per piece), so
+// a writer can seal once for the header's digests and again to write the same bytes.
+void for_each_sealed_chunk(Key const& data_key, std::span<std::byte const> plan,
+                           std::function<void(std::span<std::byte const>)> const& each);
 
 // The whole plan sealed: the body of an encrypted engine file.
 std::vector<std::byte> seal_plan(Key const& data_key, std::span<std::byte const> plan);

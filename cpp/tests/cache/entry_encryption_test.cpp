@@ -13,6 +13,7 @@
 #include "support/test_support.hpp"
 #include "tensoracle/errors.hpp"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 namespace tensoracle {
@@ -117,6 +118,33 @@ TEST(EntryEncryption, ADamagedSealedChunkIsRefusedAndTheEntryKept) {
     testing::write_all(saved.path, bytes);
     (void)message_of<CorruptEngineError>([&] { decrypt_entry(saved.path, saved.alice.key); });
     EXPECT_EQ(testing::read_all(saved.path), bytes);
+}
+
+TEST(EntryEncryption, AnEntrySavedForRecipientsIsWrittenSealedOnlyAndOpensWithTheirKeys) {
+    testing::TemporaryDirectory folder;
+    testing::KeyPair const alice(folder.path(), "alice");
+    testing::KeyPair const bob(folder.path(), "bob");
+    auto const plan = testing::random_bytes(9 << 20, 4);
+    EngineIdentity const identity = recorded_identity(testing::encoder_conditions("2"));
+    Store const store(folder.path());
+    std::vector<encryption::RecipientKey> const to = {alice.key.recipient()};
+    auto const path = store.save(identity, nlohmann::json::object(), plan, to);
+    auto const bytes = testing::read_all(path);
+    // No 4 KiB of the plan, at any chunk's start, is in the file.
+    for (std::size_t at = 0; at + 4096 <= plan.size(); at += std::size_t{1} << 20) {
+        EXPECT_EQ(std::search(bytes.begin(), bytes.end(),
+                              plan.begin() + static_cast<std::ptrdiff_t>(at),
+                              plan.begin() + static_cast<std::ptrdiff_t>(at + 4096)),
+                  bytes.end())
+            << at;
+    }
+    auto const saved = store.read(identity);
+    ASSERT_TRUE(saved.has_value());
+    ASSERT_TRUE(saved->header().encryption.has_value());
+    EXPECT_EQ(saved->opened_plan(alice.key), plan);
+    std::string const message =
+        message_of<EngineKeyError>([&] { (void)saved->opened_plan(bob.key); });
+    EXPECT_TRUE(has(message, "is not encrypted for")) << message;
 }
 
 } // namespace
