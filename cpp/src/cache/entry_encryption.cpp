@@ -92,26 +92,13 @@ std::vector<std::string> ids_of(encryption::PlanEncryption const& encryption) {
 
 } // namespace
 
-EntryEncryption encrypt_entry(std::filesystem::path const& path, RecipientChange const& change,
-                              encryption::DecryptKey const* key) {
-    if (change.add.empty() && change.remove.empty()) {
-        throw InvalidArgument("nothing to change: give the recipients to add (their public keys) "
-                              "or to remove");
-    }
-    ReadEntry const entry = read_entry(path);
-    EngineHeader const& header = entry.decoded.header;
-    if (!header.encryption) {
-        if (!change.remove.empty()) {
-            throw InvalidArgument("saved engine '" + path.string() +
-                                  "' is not encrypted: it has no recipients to remove");
-        }
-        encryption::Key const data_key = encryption::fresh_data_key();
-        std::vector<std::byte> const body = encryption::seal_plan(data_key, entry.body());
-        EngineHeader sealed = header_of(header, body);
-        sealed.encryption = encryption::encryption_for(data_key, header.plan_size, change.add);
-        replace_entry(path, sealed, body);
-        return {false, ids_of(*sealed.encryption)};
-    }
+namespace {
+
+// An encrypted entry's recipients changed: its header rewritten, its body copied as it is.
+EntryEncryption rewrap_entry(std::filesystem::path const& path, EntryFile const& opened,
+                             DecodedHeader const& decoded, RecipientChange const& change,
+                             encryption::DecryptKey const* key) {
+    EngineHeader const& header = decoded.header;
     if (key == nullptr) {
         throw EngineKeyError("saved engine '" + path.string() + "' is encrypted already (for " +
                                  encryption::recipient_list(*header.encryption) +
@@ -149,8 +136,69 @@ EntryEncryption encrypt_entry(std::filesystem::path const& path, RecipientChange
               [](auto const& a, auto const& b) { return a.recipient < b.recipient; });
     EngineHeader rewrapped = header;
     rewrapped.encryption = changed;
-    replace_entry(path, rewrapped, entry.body()); // the body as it was: only the header changes
+    // The body as it was, copied (inside the kernel where it can): only the header changes, and
+    // nothing of the plan is read into this process, checked or sealed again; the header's chunk
+    // digests still describe it, and an open checks them.
+    AtomicFile file(path);
+    file.write(encode_engine_prefix(rewrapped));
+    file.copy_from(opened.file.get(), decoded.plan_offset, header.plan_size, path);
+    file.commit();
     return {true, ids_of(changed)};
+}
+
+// A plain entry sealed under a fresh data key, one chunk at a time, twice: for the header's
+// digests, then to write.
+EntryEncryption seal_entry(std::filesystem::path const& path,
+                           std::span<encryption::RecipientKey const> recipients) {
+    ReadEntry const entry = read_entry(path);
+    EngineHeader const& header = entry.decoded.header;
+    encryption::Key const data_key = encryption::fresh_data_key();
+    EngineHeader sealed;
+    sealed.conditions = header.conditions;
+    sealed.references = header.references;
+    sealed.encryption = encryption::encryption_for(data_key, header.plan_size, recipients);
+    PlanChecksum whole;
+    PlanChunkHasher chunks;
+    encryption::for_each_sealed_chunk(data_key, entry.body(),
+                                      [&](std::span<std::byte const> chunk) {
+                                          whole.update(chunk);
+                                          chunks.update(chunk);
+                                      });
+    sealed.plan_size = encryption::sealed_body_size(header.plan_size);
+    sealed.plan_xxh3_128 = whole.hex_digest();
+    sealed.chunks = chunks.finish();
+    AtomicFile file(path);
+    file.write(encode_engine_prefix(sealed));
+    encryption::for_each_sealed_chunk(
+        data_key, entry.body(), [&file](std::span<std::byte const> chunk) { file.write(chunk); });
+    file.commit();
+    return {false, ids_of(*sealed.encryption)};
+}
+
+} // namespace
+
+EntryEncryption encrypt_entry(std::filesystem::path const& path, RecipientChange const& change,
+                              encryption::DecryptKey const* key) {
+    if (change.add.empty() && change.remove.empty()) {
+        throw InvalidArgument("nothing to change: give the recipients to add (their public keys) "
+                              "or to remove");
+    }
+    // The header first: an encrypted entry's recipients change without its body being read.
+    auto const opened = open_regular_entry(path, {"saved engine", "saved engine "});
+    if (!opened) {
+        throw_file_error("cannot open saved engine", path, ENOENT);
+    }
+    DecodedHeader const decoded =
+        decode_engine_header(read_engine_prefix(opened->file.get(), opened->status.size, path),
+                             opened->status.size, path);
+    if (decoded.header.encryption) {
+        return rewrap_entry(path, *opened, decoded, change, key);
+    }
+    if (!change.remove.empty()) {
+        throw InvalidArgument("saved engine '" + path.string() +
+                              "' is not encrypted: it has no recipients to remove");
+    }
+    return seal_entry(path, change.add);
 }
 
 void decrypt_entry(std::filesystem::path const& path, encryption::DecryptKey const& key) {

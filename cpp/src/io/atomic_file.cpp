@@ -4,6 +4,7 @@
 #include "io/platform.hpp"
 #include "tensoracle/errors.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace tensoracle {
 namespace {
@@ -83,6 +85,49 @@ void AtomicFile::write(std::span<std::byte const> bytes) {
             throw_file_error("cannot write", temporary_, errno);
         }
         bytes = bytes.subspan(static_cast<std::size_t>(count)); // short writes continue
+        written_ += static_cast<std::uint64_t>(count);
+    }
+}
+
+void AtomicFile::copy_from(int from, std::uint64_t offset, std::uint64_t length,
+                           std::filesystem::path const& source) {
+    if (fd_ < 0) {
+        throw std::logic_error("AtomicFile::copy_from after commit");
+    }
+    constexpr std::size_t kPieceBytes = std::size_t{1} << 20U;
+    bool kernel = true;
+    std::vector<std::byte> buffer;
+    std::uint64_t done = 0;
+    while (done < length) {
+        std::size_t const piece =
+            static_cast<std::size_t>(std::min<std::uint64_t>(length - done, kPieceBytes * 64));
+        long long count = -1;
+        if (kernel) {
+            count = platform::copy_some(from, offset + done, fd_, piece);
+            if (count < 0 &&
+                (errno == ENOSYS || errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP)) {
+                kernel = false;
+                continue;
+            }
+            if (count < 0) {
+                throw_file_error("cannot copy into", temporary_, errno);
+            }
+        } else {
+            buffer.resize(kPieceBytes);
+            count =
+                platform::read_at(from, buffer.data(), std::min(piece, kPieceBytes), offset + done);
+            if (count < 0) {
+                throw_file_error("cannot read", source, errno);
+            }
+            write(std::span(buffer).first(static_cast<std::size_t>(count)));
+            written_ -= static_cast<std::uint64_t>(count); // counted once, below
+        }
+        if (count == 0) {
+            throw FileError("'" + source.string() + "' ended " + std::to_string(length - done) +
+                                " bytes early while it was copied",
+                            source);
+        }
+        done += static_cast<std::uint64_t>(count);
         written_ += static_cast<std::uint64_t>(count);
     }
 }

@@ -22,6 +22,11 @@ public:
 
     void write(std::span<std::byte const> bytes);
     void write(std::string_view text);
+    // Appends the `length` bytes of the open file `from` at `offset` (named `source` in errors),
+    // copied inside the kernel where it can (platform::copy_some), else read and written a piece
+    // at a time. Throws FileError when `from` ends sooner or a read or write fails.
+    void copy_from(int from, std::uint64_t offset, std::uint64_t length,
+                   std::filesystem::path const& source);
     // Starts the disk writes of what was written so far without waiting for them (Linux's
     // sync_file_range; nothing elsewhere), so that a file written over a long time, a download
     // say, leaves commit()'s fsync little to wait for. A hint: errors are commit()'s to report.

@@ -47,6 +47,12 @@ std::optional<FileStatus> status(std::filesystem::path const& path, Follow follo
 long long read_some(int fd, void* buffer, std::size_t size) noexcept;
 long long read_at(int fd, void* buffer, std::size_t size, std::uint64_t offset) noexcept;
 long long write_some(int fd, void const* buffer, std::size_t size) noexcept;
+// Copies up to `size` bytes of `from` at `offset` to `to` at its position, inside the kernel
+// (Linux's copy_file_range: no copy through this process, and blocks shared where the file system
+// can): the count done, 0 at the end of `from`, or -1 with errno, ENOSYS where there is no such
+// call (elsewhere) and EXDEV, EINVAL or EOPNOTSUPP where it does not apply to these files: the
+// caller then reads and writes.
+long long copy_some(int from, std::uint64_t offset, int to, std::size_t size) noexcept;
 
 // Flushes the file's data to the device (fsync; FlushFileBuffers).
 int flush_file(int fd) noexcept;

@@ -86,6 +86,17 @@ long long write_some(int fd, void const* buffer, std::size_t size) noexcept {
     return retrying([&] { return ::write(fd, buffer, size); });
 }
 
+long long copy_some(int from, std::uint64_t offset, int to, std::size_t size) noexcept {
+#if defined(__linux__)
+    auto at = static_cast<off_t>(offset);
+    return retrying([&] { return ::copy_file_range(from, &at, to, nullptr, size, 0); });
+#else
+    (void)from, (void)offset, (void)to, (void)size;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 int flush_file(int fd) noexcept {
     return retrying([&] { return ::fsync(fd); });
 }

@@ -265,6 +265,12 @@ long long read_at(int fd, void* buffer, std::size_t size, std::uint64_t offset) 
     return count;
 }
 
+long long copy_some(int /*from*/, std::uint64_t /*offset*/, int /*to*/,
+                    std::size_t /*size*/) noexcept {
+    errno = ENOSYS; // no kernel copy between descriptors: the caller reads and writes
+    return -1;
+}
+
 long long write_some(int fd, void const* buffer, std::size_t size) noexcept {
     DWORD count = 0;
     if (::WriteFile(handle_of(fd), buffer, chunk(size), &count, nullptr) == 0) {
