@@ -3,6 +3,8 @@
 // recording stand-in of TensorRT's runtime (tensorrt_stand_ins.hpp) instead of TensorRT.
 #pragma once
 
+#include "cache/engine_file.hpp"
+#include "cache/entry_encryption.hpp"
 #include "cache/identity.hpp"
 #include "cache/store.hpp"
 #include "deploy/tensorrt_stand_ins.hpp"
@@ -90,6 +92,16 @@ struct TensorRtDeployment {
     }
 
     deploy::OpenOptions open_options() const { return {folder.path(), {}}; }
+
+    // The entry encrypted for `recipient` (tensoracle cache encrypt), its manifest entry made
+    // anew from the file.
+    void encrypt_for(encryption::RecipientKey const& recipient) {
+        std::vector<encryption::RecipientKey> const to = {recipient};
+        (void)encrypt_entry(path, {to, {}}, nullptr);
+        nlohmann::json const io_json = io_signature(tensors);
+        manifest.entries.front() = manifest_entry_of(
+            path, recorded_identity(read_engine_header(path).header.conditions), io_json);
+    }
     deploy::ManifestEntry const& entry() const { return manifest.entries.front(); }
 
     // Options whose runtime is a stand-in that deserializes to an engine of `tensors`, created

@@ -8,6 +8,7 @@
 // log through the runtime's logger as they go; they prove our ownership, not TensorRT's.
 #include "deploy/tensorrt_deployment.hpp"
 #include "deploy/tensorrt_stand_ins.hpp"
+#include "support/encryption_keys.hpp"
 #include "support/error_message.hpp"
 #include "tensoracle/deploy/tensorrt.hpp"
 #include "tensoracle/errors.hpp"
@@ -135,6 +136,45 @@ TEST(TensorRtLifetime, TensorRtIsOfferedTheVerifiedPlanAfterItWasVerifiedAndNoth
     EXPECT_TRUE(stand_in->impl().received.empty());
     EXPECT_EQ(stand_in->impl().reads, std::vector<std::int64_t>{-1});
     ASSERT_EQ(stand_in->impl().handed.size(), 0U);
+}
+
+// An encrypted entry opened with its recipient's key: TensorRT (a stand-in recording what it is
+// offered) is offered the plan decrypted, streamed chunk by chunk, and a sealed chunk changed
+// after the open hands over none of its bytes; without the key, or with another recipient's,
+// TensorRT is not called at all. What TensorRT then does with the plan is not proven here.
+TEST(TensorRtLifetime, AnEncryptedPlanIsOfferedDecryptedAndOnlyWithItsRecipientsKey) {
+    TensorRtDeployment deployment(testing::ranged_io(), {}, (std::size_t{5} << 20U) + 3);
+    testing::KeyPair const alice(deployment.folder.path(), "alice");
+    testing::KeyPair const bob(deployment.folder.path(), "bob");
+    deployment.encrypt_for(alice.key.recipient());
+    auto events = std::make_shared<Events>();
+    StandInRuntime* stand_in = nullptr;
+    auto options = deployment.options(std::make_shared<RecordingLogger>(events), events, &stand_in);
+    for (auto const* key : {static_cast<testing::KeyPair const*>(nullptr), &bob}) {
+        options.open->decrypt_key = key == nullptr ? std::filesystem::path() : key->private_file;
+        EXPECT_THROW((void)tensorrt::open_engine_for(deployment.manifest, "encoder", deployment.gpu,
+                                                     options),
+                     EngineKeyError);
+        EXPECT_TRUE(events->calls.empty()) << "TensorRT was called without the recipient's key";
+    }
+    options.open->decrypt_key = alice.private_file;
+    {
+        tensorrt::Engine const engine =
+            tensorrt::open_engine_for(deployment.manifest, "encoder", deployment.gpu, options);
+        EXPECT_EQ(stand_in->impl().received, deployment.plan);
+        EXPECT_EQ(engine.plan_size(), deployment.plan.size());
+    }
+    // The last sealed chunk changed in the file: its read fails, none of it is handed over.
+    events->calls.clear();
+    auto bytes = testing::read_all(deployment.path);
+    bytes[bytes.size() - 10] ^= std::byte{1};
+    testing::write_all(deployment.path, bytes);
+    EXPECT_THROW(
+        (void)tensorrt::open_engine_for(deployment.manifest, "encoder", deployment.gpu, options),
+        CorruptEngineError);
+    EXPECT_EQ(stand_in->impl().received.size(), std::size_t{4} << 20U);
+    EXPECT_TRUE(std::equal(stand_in->impl().received.begin(), stand_in->impl().received.end(),
+                           deployment.plan.begin()));
 }
 
 // What a streamed open hands TensorRT, read by read: each read gets the plan's next bytes, a
