@@ -9,6 +9,7 @@
 #include "encryption/plan_sealing.hpp"
 #include "io/atomic_file.hpp"
 #include "io/file_contents.hpp"
+#include "io/platform.hpp"
 #include "tensoracle/errors.hpp"
 
 #include <algorithm>
@@ -95,7 +96,7 @@ std::vector<std::string> ids_of(encryption::PlanEncryption const& encryption) {
 namespace {
 
 // An encrypted entry's recipients changed: its header rewritten, its body copied as it is.
-EntryEncryption rewrap_entry(std::filesystem::path const& path, EntryFile const& opened,
+EntryEncryption rewrap_entry(std::filesystem::path const& path, EntryFile& opened,
                              DecodedHeader const& decoded, RecipientChange const& change,
                              encryption::DecryptKey const* key) {
     EngineHeader const& header = decoded.header;
@@ -142,6 +143,10 @@ EntryEncryption rewrap_entry(std::filesystem::path const& path, EntryFile const&
     AtomicFile file(path);
     file.write(encode_engine_prefix(rewrapped));
     file.copy_from(opened.file.get(), decoded.plan_offset, header.plan_size, path);
+    {
+        // Closed before the rename: Windows renames nothing over a file that is open.
+        platform::Descriptor const closing = std::move(opened.file);
+    }
     file.commit();
     return {true, ids_of(changed)};
 }
@@ -184,7 +189,7 @@ EntryEncryption encrypt_entry(std::filesystem::path const& path, RecipientChange
                               "or to remove");
     }
     // The header first: an encrypted entry's recipients change without its body being read.
-    auto const opened = open_regular_entry(path, {"saved engine", "saved engine "});
+    auto opened = open_regular_entry(path, {"saved engine", "saved engine "});
     if (!opened) {
         throw_file_error("cannot open saved engine", path, ENOENT);
     }
@@ -198,6 +203,7 @@ EntryEncryption encrypt_entry(std::filesystem::path const& path, RecipientChange
         throw InvalidArgument("saved engine '" + path.string() +
                               "' is not encrypted: it has no recipients to remove");
     }
+    opened.reset(); // read again whole, and closed before the rename (Windows)
     return seal_entry(path, change.add);
 }
 

@@ -25,7 +25,7 @@ std::string RecipientKey::id() const {
     return sha256_hex(std::span<std::byte const>(raw_.bytes()));
 }
 
-DecryptKey::DecryptKey(Key secret, std::string origin)
+DecryptKey::DecryptKey(Key const& secret, std::string origin)
     : secret_(secret), recipient_(RecipientKey::from_raw(x25519_public_of(secret))),
       origin_(std::move(origin)) {}
 

@@ -30,7 +30,7 @@ public:
     std::string id() const;
 
 private:
-    explicit RecipientKey(Key raw) : raw_(raw) {}
+    explicit RecipientKey(Key const& raw) : raw_(raw) {}
     Key raw_;
 };
 
@@ -48,7 +48,7 @@ public:
     std::string const& origin() const noexcept { return origin_; }
 
 private:
-    DecryptKey(Key secret, std::string origin);
+    DecryptKey(Key const& secret, std::string origin);
     Key secret_;
     RecipientKey recipient_;
     std::string origin_;

@@ -232,6 +232,7 @@ ReceivedEngine RemoteReceiver::verify_and_commit() {
     saved_header.plan_size = decoded.header.plan_size;
     saved_header.plan_xxh3_128 = decoded.header.plan_xxh3_128;
     saved_header.chunks = decoded.header.chunks;
+    saved_header.encryption = decoded.header.encryption;
     std::vector<std::byte> saved_prefix;
     try {
         saved_prefix = encode_engine_prefix(saved_header);

@@ -192,7 +192,7 @@ TEST(EngineFile, NewerVersionIsNamedAsSuch) {
     auto const text = plan_json(plan);
     auto const message = decode_error(assemble(7, text.size(), text, plan));
     EXPECT_TRUE(contains(message, "written by a newer tensoracle, format version 7; this build "
-                                  "reads versions 1 and 2"))
+                                  "reads versions 1 to 3"))
         << message;
     EXPECT_TRUE(contains(decode_error(assemble(0, text.size(), text, plan)), "version 0"));
 }

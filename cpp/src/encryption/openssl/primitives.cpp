@@ -167,9 +167,9 @@ Key hkdf_sha256(std::span<std::byte const> secret, std::span<std::byte const> sa
     if (!context) {
         failed("start HKDF");
     }
-    char digest[] = "SHA256";
+    std::string digest = "SHA256";
     std::array<OSSL_PARAM, 5> const parameters = {
-        OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+        OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest.data(), 0),
         OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<std::byte*>(secret.data()),
                                           secret.size()),
         OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, const_cast<std::byte*>(salt.data()),

@@ -1,9 +1,8 @@
 // The primitives of encrypted engine files through libsodium, where OpenSSL is not available (the
-// Windows build): the same bytes as openssl/primitives.cpp. AES-256-GCM is libsodium's
-// hardware implementation (AES-NI and CLMUL, which every x86-64 CPU of the last decade has; a CPU
-// without them is refused, never served by a slower path). HKDF-SHA256 is RFC 5869's two steps
-// over libsodium's HMAC-SHA256. Keys are read from the PEM files OpenSSL writes: base64, then the
-// fixed DER of an RFC 8410 X25519 key.
+// Windows build): the same bytes as openssl/primitives.cpp. AES-256-GCM is Windows CNG's
+// (windows/aes_gcm.cpp): libsodium's needs AVX besides AES-NI. HKDF-SHA256 is RFC 5869's two
+// steps over libsodium's HMAC-SHA256. Keys are read from the PEM files OpenSSL writes: base64, then
+// the fixed DER of an RFC 8410 X25519 key.
 #include "encryption/primitives.hpp"
 
 #include "tensoracle/errors.hpp"
@@ -26,14 +25,6 @@ void start_sodium() {
             throw std::runtime_error("libsodium could not initialise");
         }
     });
-}
-
-void require_aes() {
-    start_sodium();
-    if (crypto_aead_aes256gcm_is_available() == 0) {
-        throw std::runtime_error("this CPU lacks the AES-NI and CLMUL instructions that "
-                                 "encrypted engines (AES-256-GCM) need in this build");
-    }
 }
 
 unsigned char* raw(std::byte* bytes) noexcept {
@@ -104,36 +95,6 @@ Key hkdf_sha256(std::span<std::byte const> secret, std::span<std::byte const> sa
     sodium_memzero(prk.data(), prk.size());
     sodium_memzero(&state, sizeof state);
     return out;
-}
-
-void seal(Key const& key, Nonce const& nonce, std::string_view aad,
-          std::span<std::byte const> plain, std::span<std::byte> sealed) {
-    if (sealed.size() != plain.size() + kTagBytes) {
-        throw std::logic_error("seal: the output must be the input and a tag");
-    }
-    require_aes();
-    unsigned long long tag_bytes = 0;
-    crypto_aead_aes256gcm_encrypt_detached(
-        raw(sealed.data()), raw(sealed.data() + plain.size()), &tag_bytes, raw(plain.data()),
-        plain.size(), reinterpret_cast<unsigned char const*>(aad.data()), aad.size(), nullptr,
-        raw(nonce.data()), raw(key.bytes().data()));
-}
-
-bool open(Key const& key, Nonce const& nonce, std::string_view aad,
-          std::span<std::byte const> sealed, std::span<std::byte> plain) {
-    if (sealed.size() < kTagBytes || plain.size() != sealed.size() - kTagBytes) {
-        throw std::logic_error("open: the output must be the input less its tag");
-    }
-    require_aes();
-    bool const authentic =
-        crypto_aead_aes256gcm_decrypt_detached(
-            raw(plain.data()), nullptr, raw(sealed.data()), plain.size(),
-            raw(sealed.data() + plain.size()), reinterpret_cast<unsigned char const*>(aad.data()),
-            aad.size(), raw(nonce.data()), raw(key.bytes().data())) == 0;
-    if (!authentic) {
-        sodium_memzero(plain.data(), plain.size());
-    }
-    return authentic;
 }
 
 Key x25519_key_from_pem(std::string_view pem, std::string_view origin, bool private_key) {
