@@ -2,8 +2,10 @@
 plan in any file: a streamed, decrypting open (``_core.open_deployed(..., stream_plan=True,
 decrypt_key=...)``, read chunk by chunk) killed between two chunks writes nothing, and a
 ``tensoracle cache encrypt`` killed while it writes the sealed entry leaves at most a temporary
-file of sealed bytes beside the plain entry it started from. Each plan is made of tagged records,
-so that any 4 KiB of it is found in a file of any size (plaintext_scan)."""
+file of sealed bytes beside the plain entry it started from. ``cache decrypt`` writes the plan in
+the clear by design: killed, its temporary file holds plaintext until a prune removes it. Each
+plan is made of tagged records, so that any 4 KiB of it is found in a file of any size
+(plaintext_scan)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from cache_cli import run, tensoracle_executable
+from cache_cli import prune, run, tensoracle_executable
 from engine_files import write_engine
 from plaintext_scan import files_holding_tagged, tagged_plan, tagged_window_in
 from x25519_keys import make_key
@@ -121,22 +123,11 @@ def test_a_cache_encrypt_killed_while_it_writes_leaves_no_plaintext_but_the_plai
     path = write_engine(cache, CONDITIONS, plan=plan)
     plain = path.read_bytes()
 
-    encrypting = subprocess.Popen(
-        [tensoracle_executable(), "cache", "encrypt", path.name, "--to", str(public),
-         "--cache-dir", str(cache)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while encrypting.poll() is None and time.monotonic() < deadline:
-        if any(temporary.stat().st_size > 0 for temporary in temporaries(cache, path.name)):
-            break
-        time.sleep(0.001)
-    encrypting.send_signal(signal.SIGKILL)
-    _out, err = encrypting.communicate(timeout=60)
-    # Killed while the sealed entry was being written: a temporary file was there, unfinished.
-    assert encrypting.returncode == -signal.SIGKILL, err
-    left = temporaries(cache, path.name)
-    assert left, "the encryption ended before its temporary file was seen"
+    killed_while_writing(
+        ["cache", "encrypt", path.name, "--to", str(public), "--cache-dir", str(cache)],
+        cache,
+        path.name,
+    )
 
     # The plain entry it started from is untouched and the only file with plaintext in it.
     assert path.read_bytes() == plain
@@ -146,3 +137,56 @@ def test_a_cache_encrypt_killed_while_it_writes_leaves_no_plaintext_but_the_plai
     done = run("cache", "encrypt", path.name, "--to", str(public), "--cache-dir", str(cache))
     assert done.returncode == 0, done.stderr
     assert files_holding_tagged(plan, [tmp_path]) == {}
+
+
+def killed_while_writing(arguments: list[str], cache: Path, name: str) -> list[Path]:
+    """Runs the command, SIGKILLs it once its temporary file for the entry ``name`` has bytes,
+    and returns the temporary files left."""
+    process = subprocess.Popen(
+        [tensoracle_executable(), *arguments], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while process.poll() is None and time.monotonic() < deadline:
+        if any(temporary.stat().st_size > 0 for temporary in temporaries(cache, name)):
+            break
+        time.sleep(0.001)
+    process.send_signal(signal.SIGKILL)
+    _out, err = process.communicate(timeout=60)
+    assert process.returncode == -signal.SIGKILL, err
+    left = temporaries(cache, name)
+    assert left, "the command ended before its temporary file was seen"
+    return left
+
+
+def test_a_killed_cache_decrypt_leaves_its_plaintext_temporary_to_the_next_prune(tmp_path: Path):
+    """`cache decrypt` writes the plan in the clear by design: killed while it writes, its
+    temporary file holds plaintext (and no other file does, the encrypted entry staying as it
+    was); once abandoned, the next prune removes it."""
+    plan = tagged_plan(96 << 20, seed=3)
+    key, public = make_key(tmp_path, "node")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    path = write_engine(cache, CONDITIONS, plan=plan)
+    done = run("cache", "encrypt", path.name, "--to", str(public), "--cache-dir", str(cache))
+    assert done.returncode == 0, done.stderr
+    sealed = path.read_bytes()
+    assert files_holding_tagged(plan, [tmp_path]) == {}
+
+    left = killed_while_writing(
+        ["cache", "decrypt", path.name, "--key", str(key), "--cache-dir", str(cache)],
+        cache,
+        path.name,
+    )
+
+    assert path.read_bytes() == sealed
+    assert set(files_holding_tagged(plan, [tmp_path])) <= {str(temporary) for temporary in left}
+    # Abandoned: its writer is gone and (set back) it is older than 10 minutes.
+    old = time.time() - 3600
+    for temporary in left:
+        os.utime(temporary, (old, old))
+    status, planned, result = prune(cache, "--unused-for", "36500")
+    assert status == 0, (planned, result)
+    assert temporaries(cache, path.name) == []
+    assert files_holding_tagged(plan, [tmp_path]) == {}
+    assert path.read_bytes() == sealed
