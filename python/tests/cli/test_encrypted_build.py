@@ -104,6 +104,14 @@ def build_encrypted(fleet: Fleet, tmp_path: Path, packages: Path) -> Published:
     published = Published(saved, engine, sealing, manifest, node_key, other_key)
     assert fleet.object_keys() == [published.key]
     assert fleet.read(published.key) == engine  # the fleet holds the sealed entry, as saved
+
+    # Again: the entry saved here is sealed for the key, so it is reused, and found published.
+    again = run("build", "encoder_only:ENCODER", "--targets", "sm89", "--encrypt-to",
+                str(node_pub), "--push", fleet.url, "--format", "json", env=farm)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    [row] = json.loads(again.stdout)["recipes"]
+    assert (row["outcome"], row["published"], row["error"]) == ("reused", "already", None)
+    assert saved.read_bytes() == engine
     return published
 
 
