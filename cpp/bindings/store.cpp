@@ -129,6 +129,19 @@ void bind_store(nb::module_& module) {
             "EngineKeyError for an encrypted entry (opened_plan opens it).")
         .def_prop_ro("encrypted",
                      [](SavedEngine const& saved) { return saved.header().encryption.has_value(); })
+        .def_prop_ro(
+            "recipients",
+            [](SavedEngine const& saved) {
+                std::vector<std::string> ids;
+                if (saved.header().encryption) {
+                    for (auto const& wrapped : saved.header().encryption->recipients) {
+                        ids.push_back(wrapped.recipient);
+                    }
+                }
+                return ids;
+            },
+            "The key ids (SHA-256 of each raw X25519 public key, 64 hex digits) an encrypted "
+            "entry is sealed for, sorted; empty for a plain one.")
         .def(
             "opened_plan",
             [](SavedEngine const& saved, std::optional<std::filesystem::path> const& key_file,
@@ -235,6 +248,19 @@ void bind_store(nb::module_& module) {
             "identity's entry; returns its path. With `encrypt_to` (X25519 public keys: PEM "
             "files, or PEM texts), the plan is sealed for those recipients (engine file format "
             "3) and only the sealed bytes are written.");
+
+    module.def(
+        "recipient_key_id",
+        [](std::string const& key) {
+            return (key.starts_with("-----BEGIN")
+                        ? encryption::RecipientKey::from_pem(key, "an encrypt_to key")
+                        : encryption::RecipientKey::from_pem_file(key))
+                .id();
+        },
+        nb::arg("key"),
+        "The key id of an X25519 public key (a PEM file, or its PEM text): the SHA-256 of its raw "
+        "32 bytes, 64 hex digits, as an encrypted entry's header names its recipients. Raises "
+        "OSError when the file cannot be read, ValueError when it holds no X25519 public key.");
 
     module.def(
         "weight_digest",

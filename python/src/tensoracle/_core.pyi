@@ -69,7 +69,22 @@ class SavedEngine:
         self,
     ) -> Annotated[memoryview, dict(dtype="uint8", shape=(None,), order="C", writable=False)]:
         """
-        Read-only memoryview of the plan bytes: the copy in this process's memory that was verified (the file is closed; later changes to it do not reach the view).
+        Read-only memoryview of the plan bytes: the copy in this process's memory that was verified (the file is closed; later changes to it do not reach the view). Raises EngineKeyError for an encrypted entry (opened_plan opens it).
+        """
+
+    @property
+    def encrypted(self) -> bool: ...
+    @property
+    def recipients(self) -> list[str]:
+        """
+        The key ids (SHA-256 of each raw X25519 public key, 64 hex digits) an encrypted entry is sealed for, sorted; empty for a plain one.
+        """
+
+    def opened_plan(
+        self, decrypt_key: str | os.PathLike | None = None, decrypt_key_pem: str | None = None
+    ) -> bytes:
+        """
+        The plan of an encrypted entry, opened with a recipient's X25519 private key (a file, or its PEM text), each chunk authenticated; the plan itself for a plain one. Raises EngineKeyError when the key is no recipient, CorruptEngineError when a chunk does not authenticate.
         """
 
 class Store:
@@ -104,10 +119,21 @@ class Store:
         The verified entry, or None when there is none. Raises CorruptEngineError, EngineConditionError or OSError.
         """
 
-    def save(self, identity: EngineIdentity, references: object, plan: object) -> str:
+    def save(
+        self,
+        identity: EngineIdentity,
+        references: object,
+        plan: object,
+        encrypt_to: Sequence[str] = [],
+    ) -> str:
         """
-        Atomically saves `plan` (any contiguous bytes-like object, read in place) as the identity's entry; returns its path.
+        Atomically saves `plan` (any contiguous bytes-like object, read in place) as the identity's entry; returns its path. With `encrypt_to` (X25519 public keys: PEM files, or PEM texts), the plan is sealed for those recipients (engine file format 3) and only the sealed bytes are written.
         """
+
+def recipient_key_id(key: str) -> str:
+    """
+    The key id of an X25519 public key (a PEM file, or its PEM text): the SHA-256 of its raw 32 bytes, 64 hex digits, as an encrypted entry's header names its recipients. Raises OSError when the file cannot be read, ValueError when it holds no X25519 public key.
+    """
 
 def weight_digest(
     cache_directory: str | os.PathLike, path: str | os.PathLike, force: bool = False

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from tensoracle import _core, gpu
-from tensoracle.cache import compatibility, identity, rebuild
+from tensoracle.cache import compatibility, encryption, identity, rebuild
 from tensoracle.cache.remote import fleet
 from tensoracle.engine import log
 from tensoracle.engine.backends import Backend, backend
@@ -67,7 +67,8 @@ class Obtained:
 
     chosen: Backend
     path: Path
-    plan: Any  # a read-only buffer, not copied
+    plan: Any  # a read-only buffer, not copied; the decrypted bytes of an encrypted entry opened
+    # with a key; None for an encrypted entry whose plan was not needed (prepare_engine)
     keep: Any  # owner of the plan's memory (a SavedEngine mapping, a download, or IHostMemory)
     references: dict[str, Any]  # the header's recorded references
     built: bool  # True when this call built and saved the engine
@@ -130,6 +131,8 @@ def obtain(
     progress: Any,
     remote: str | None,
     for_this_device: bool = False,
+    encrypt_to: Sequence[str | os.PathLike[str]] = (),
+    decrypt_key: str | os.PathLike[str] | None = None,
 ) -> Obtained:
     """The saved engine for these conditions, built and saved on a miss (see the module's
     docstring). A fresh build whose IO differs from ``io`` raises EngineIOError before anything
@@ -137,10 +140,16 @@ def obtain(
 
     ``for_this_device`` (``open_engine``): the engine is to run on this machine's GPU, so an
     identity it could not run on raises EngineTargetError first, and saved entries the backend
-    says cannot run on this device are misses (``prepare_engine`` prepares for other GPUs)."""
+    says cannot run on this device are misses (``prepare_engine`` prepares for other GPUs).
+
+    ``encrypt_to`` and ``decrypt_key``: see ``tensoracle.cache.encryption``. A saved entry is
+    reused for ``encrypt_to`` only when it is sealed for exactly those keys; ``decrypt_key``
+    opens an encrypted one (the plan is needed only ``for_this_device``)."""
     checked = _check_arguments(
         graph, declaration, name, graph_version, weights, io, force_rebuild, progress
     )
+    sealed = encryption.sealing(encrypt_to)
+    key_to_open = encryption.check_decrypt_key(decrypt_key)
     chosen = backend()
     plugin_digests = load_plugins(plugins, chosen, logger)
     store = _core.Store(_core.default_cache_directory())
@@ -169,9 +178,23 @@ def obtain(
         _refuse_unrunnable(chosen, conditions, device)
     judge_here = for_this_device and chosen.adapter.HEADER_VALIDITY and gpu.absent_reason() is None
     unusable: str | None = None  # why a saved entry cannot run on this device
+    unsealed: set[str] = set()  # the entries already said not to be sealed for encrypt_to
 
-    def reused(found: Obtained) -> Obtained | None:
+    def reused(saved: Any, references: dict[str, Any]) -> Obtained | None:
         nonlocal unusable
+        path = Path(saved.path)
+        if sealed is not None and (mismatch := sealed.mismatch(saved)) is not None:
+            if str(path) not in unsealed:
+                unsealed.add(str(path))
+                _logger.warning(
+                    "the saved engine '%s' is not sealed for encrypt_to (%s); building it here "
+                    "and saving it encrypted",
+                    path,
+                    mismatch,
+                )
+            return None
+        plan = encryption.plan_of(saved, key_to_open, for_this_device)
+        found = Obtained(chosen, path, plan, saved, references, built=False)
         if judge_here:
             unusable = _cannot_run_here(chosen, found)
             if unusable is not None:
@@ -188,23 +211,22 @@ def obtain(
 
     if not force_rebuild:
         with store.lock(key, False):
-            saved = _read(chosen, store, key)
-        if saved is not None and (usable := reused(saved)) is not None:
+            saved = store.read(key)
+        if saved is not None and (usable := reused(saved, saved.references)) is not None:
             return usable
     # On a local miss the remote tier (if configured) fetches, or leases, builds and publishes.
     with store.lock(key, True), fleet.session(remote, store, key) as shared:
         if not force_rebuild and unusable is None:
-            saved = _read(chosen, store, key)
-            if saved is not None and (usable := reused(saved)) is not None:
+            saved = store.read(key)
+            if saved is not None and (usable := reused(saved, saved.references)) is not None:
                 return usable
         if not force_rebuild and unusable is None:
             fetched = shared.fetch()
             if fetched is not None:
-                found = Obtained(
-                    chosen, fetched.path, fetched.plan, fetched.owner, fetched.references, False
-                )
-                if (usable := reused(found)) is not None:
+                usable = reused(fetched.owner, fetched.references)
+                if usable is not None:
                     return usable
+        encryption.refuse_plain_build(name, key_to_open, sealed)
         result = build_plan(chosen, graph, declaration, targets, logger, checked.progress)
         check_io(io, declaration, result.signature, store.entry_path(key), "built engine")
         references = {
@@ -223,7 +245,9 @@ def obtain(
         )
         if reason is not None:
             references["rebuild_reason"] = reason
-        path = store.save(key, references, memoryview(result.plan))
+        path = store.save(
+            key, references, memoryview(result.plan), () if sealed is None else sealed.keys
+        )
         shared.publish(path)
     return Obtained(chosen, Path(path), result.plan, result.plan, references, built=True)
 
@@ -250,12 +274,3 @@ def _cannot_run_here(chosen: Backend, found: Obtained) -> str | None:
     if problem is None or any(word in problem for word in chosen.adapter.DAMAGE_DIAGNOSTICS):
         return None
     return problem
-
-
-def _read(chosen: Backend, store: Any, key: Any) -> Obtained | None:
-    """The saved entry of ``key`` (under a lock the caller holds), or None."""
-    saved = store.read(key)
-    if saved is None:
-        return None
-    references: dict[str, Any] = saved.references
-    return Obtained(chosen, Path(saved.path), saved.plan, saved, references, built=False)

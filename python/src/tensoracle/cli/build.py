@@ -26,6 +26,14 @@ this build's plan beside a signature over the other's bytes, refused at pull and
 published object is not replaced (publishing is create-only, and other nodes may run it); the
 message says how to deploy either build (``cli.deploy_manifest.fleet_object``).
 
+With ``--encrypt-to PUB`` (repeatable: X25519 public keys, docs/encryption.md) every engine built
+is saved encrypted for those recipients, sealed as it is written (the plaintext plan never
+reaches the disk), and that sealed entry is what ``--push`` publishes: the remote cache and the
+nodes that pull from it hold ciphertext only. A saved entry is reused only when it is encrypted
+for exactly those keys; any other is built again. With ``--push``, a remote object that is not
+the entry saved here (a plain copy published before, or one for other keys) is reported as not
+published: publishing never replaces an object.
+
 Exit status: 0 when every recipe succeeded (and with ``--push`` the remote cache holds every
 entry), 1 when one failed or was not published or the manifest was not written, 2 for invalid
 usage.
@@ -84,7 +92,7 @@ from tensoracle.errors import EngineCacheError, RemoteCacheWarning
 USAGE = (
     "tensoracle build MODULE:ATTRIBUTE [--targets SM[,SM...]] [--push [URL]] [--force-rebuild] "
     "[--manifest FILE [--sign-key KEY]... [--manifest-version N] [--expires-in DAYS]] "
-    "[--shard I/N] [--format json|table]"
+    "[--shard I/N] [--encrypt-to PUB]... [--format json|table]"
 )
 
 
@@ -101,6 +109,7 @@ class Publisher:
 
     objects: RemoteObjects
     signing: Any
+    encrypted: bool = False  # the entries are saved encrypted (--encrypt-to)
 
     @property
     def url(self) -> str:
@@ -118,12 +127,24 @@ class Publisher:
         key = engine_key(path.name)
         url = self.objects.url(key)
         try:
-            if built:
+            if built or self.encrypted:
                 header = deploy_manifest.saved_header(path)
                 found = self.objects.get_range(key, 0, len(header))
                 if found is not None:
                     if bytes(found) == header:
-                        return Publication(PublishOutcome.PUBLISHED, url)
+                        return Publication(
+                            PublishOutcome.PUBLISHED if built else PublishOutcome.ALREADY_PRESENT,
+                            url,
+                        )
+                    if self.encrypted:
+                        return Publication(
+                            PublishOutcome.NOT_PUBLISHED,
+                            url,
+                            f"{url} holds another copy of this entry than the encrypted one "
+                            f"saved here (a plain one, or one encrypted for other keys); "
+                            "publishing never replaces an object: delete it, then push again "
+                            "(docs/encryption.md, 'Replace the published copies')",
+                        )
                     if forced:
                         return Publication(PublishOutcome.ALREADY_PRESENT, url)
                     why = "".join(f"; {message}" for message in warned)
@@ -204,6 +225,15 @@ def _parser(prog: str) -> Parser:
         "every machine; auto/N takes I from JOB_COMPLETION_INDEX or TENSORACLE_SHARD_INDEX. "
         "Join the parts' manifests with 'tensoracle manifest merge'",
     )
+    made.add_argument(
+        "--encrypt-to",
+        metavar="PUB",
+        type=Path,
+        action="append",
+        help="save every engine built encrypted for this X25519 public key (a PEM file, "
+        "'openssl pkey -pubout' writes it), sealed as it is written, and publish it so with "
+        "--push; repeat it for several recipients (docs/encryption.md)",
+    )
     add_format_option(made, TABLE, deprecated_json=True)
     return made
 
@@ -234,7 +264,7 @@ def _targets(text: str | None) -> tuple[str, ...] | None:
     return checked
 
 
-def _publisher(url: str) -> Publisher:
+def _publisher(url: str, encrypted: bool = False) -> Publisher:
     try:
         config = configure(url or None)
     except ValueError as error:
@@ -242,7 +272,7 @@ def _publisher(url: str) -> Publisher:
     if config is None:
         raise UsageError(f"--push: no remote cache: give s3://BUCKET[/PREFIX] or set {REMOTE}")
     signing = publishing_key(config)
-    return Publisher(RemoteObjects(config), signing)
+    return Publisher(RemoteObjects(config), signing, encrypted)
 
 
 def _saved_targets(path: Path) -> list[str] | None:
@@ -262,6 +292,7 @@ def _make(
     targets: tuple[str, ...] | None,
     publisher: Publisher | None,
     force_rebuild: bool,
+    encrypt_to: tuple[Path, ...] = (),
 ) -> Row:
     started = time.monotonic()
     declared = targets or recipe.declaration.settings.targets
@@ -270,7 +301,9 @@ def _make(
         chosen = recipe if targets is None else recipe.with_targets(targets)
         with warnings.catch_warnings(record=True) as caught:
             prepared = chosen.prepare(
-                remote="" if publisher is None else publisher.url, force_rebuild=force_rebuild
+                remote="" if publisher is None else publisher.url,
+                force_rebuild=force_rebuild,
+                encrypt_to=encrypt_to,
             )
         for item in caught:
             warnings.showwarning(item.message, item.category, item.filename, item.lineno)
@@ -396,7 +429,13 @@ def _build(args: list[str], prog: str) -> int:
         except OSError as error:
             print(f"{prog}: --manifest: {error}", file=sys.stderr)
             return EXIT_FAILURE
-    publisher = None if options.push is None else _publisher(options.push)
+    encrypt_to = tuple(options.encrypt_to or ())
+    for key in encrypt_to:  # before anything is built
+        try:
+            _core.recipient_key_id(str(key))
+        except (OSError, ValueError) as error:
+            raise UsageError(f"--encrypt-to {key}: {error}") from error
+    publisher = None if options.push is None else _publisher(options.push, bool(encrypt_to))
     recipes = _load(options.spec, prog)
     if recipes is None:
         return EXIT_FAILURE
@@ -415,7 +454,7 @@ def _build(args: list[str], prog: str) -> int:
     rows = []
     for recipe in recipes:
         with contextlib.redirect_stdout(sys.stderr):  # stdout: the report
-            row = _make(recipe, targets, publisher, options.force_rebuild)
+            row = _make(recipe, targets, publisher, options.force_rebuild, encrypt_to)
         status = row.outcome
         if publisher is not None:
             status += ", not published" if row.published == NO else f", published: {row.published}"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tensoracle import _core, gpu
+from tensoracle.cache.encryption import decrypt_key_arguments
 from tensoracle.cache.remote.config import manifest_trust
 from tensoracle.engine import log
 from tensoracle.engine.backends import Backend, backend
@@ -244,16 +245,6 @@ def check_deployed_io(observed: dict[str, Any], expected: dict[str, Any], path: 
         observed=difference.observed,
         expected=difference.expected,
     )
-
-
-def decrypt_key_arguments(key: str | os.PathLike[str] | None) -> tuple[str | None, str | None]:
-    """(key file, key text) for ``_core.open_deployed``: text starting with ``-----BEGIN`` is a
-    key's PEM text, anything else the path of its file."""
-    if key is None:
-        return None, None
-    if isinstance(key, str) and key.startswith("-----BEGIN"):
-        return None, key
-    return os.fspath(key), None
 
 
 def open_deployed(

@@ -52,8 +52,9 @@ class SavedEngineHandle(EngineHandle):
     Deserialization needs a CUDA device: where none is present ``open_engine`` still builds,
     saves and checks IO, and ``engine`` raises RuntimeError saying so. ``plan`` is the verified
     copy of the saved plan in this process's memory (nothing done to the file after the open
-    reaches it); after deserialization it is released (``plan`` becomes None). Handles compare
-    by identity.
+    reaches it); for an encrypted entry opened with ``decrypt_key``, the plan decrypted in this
+    process's memory only. After deserialization it is released (``plan`` becomes None). Handles
+    compare by identity.
     """
 
     # Set once in __init__ through object.__setattr__ (the dataclass is frozen); these

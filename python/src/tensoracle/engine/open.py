@@ -39,6 +39,8 @@ def open_engine(
     logger: Any = None,
     progress: Any = None,
     remote: str | None = None,
+    encrypt_to: Sequence[str | os.PathLike[str]] = (),
+    decrypt_key: str | os.PathLike[str] | None = None,
 ) -> EngineHandle:
     """Returns the saved engine for these conditions, building and saving it on a miss.
 
@@ -53,6 +55,15 @@ def open_engine(
 
     ``remote`` (else ``$TENSORACLE_REMOTE``) names a shared cache, s3://bucket/prefix, consulted
     on a local miss and published to after a build (docs/remote-cache.md).
+
+    ``encrypt_to`` (X25519 public keys: PEM file paths or PEM texts) saves a build encrypted for
+    those recipients, sealed as it is written, so that the plaintext plan never reaches the disk;
+    a saved entry is then reused only when it is encrypted for exactly those keys.
+    ``decrypt_key`` (an X25519 private key: its PEM file's path or its PEM text) opens an
+    encrypted entry: its plan is decrypted into this process's memory only (``handle.plan``), each
+    chunk authenticated. Without it an encrypted entry raises EngineKeyError, and with it so does a
+    plain one (a downgrade), as does a miss that would save a build unencrypted (pass
+    ``encrypt_to`` too). See docs/encryption.md.
     """
     obtained = obtain(
         graph,
@@ -67,6 +78,8 @@ def open_engine(
         progress=progress,
         remote=remote,
         for_this_device=True,
+        encrypt_to=encrypt_to,
+        decrypt_key=decrypt_key,
     )
     handle = SavedEngineHandle(obtained, io=io, declaration=declaration, logger=logger)
     if gpu.absent_reason() is None:
@@ -87,9 +100,14 @@ def prepare_engine(
     logger: Any = None,
     progress: Any = None,
     remote: str | None = None,
+    encrypt_to: Sequence[str | os.PathLike[str]] = (),
 ) -> PreparedEngine:
     """Fills the cache without deserializing (no CUDA device needed with TensorRT-RTX): builds
-    and saves on a miss, checks ``io`` against the saved header, and says whether it built."""
+    and saves on a miss, checks ``io`` against the saved header, and says whether it built.
+
+    ``encrypt_to``: as for ``open_engine``, the build is saved encrypted for those public keys
+    (and so published, with a remote cache), and a saved entry is reused only when it is
+    encrypted for exactly those keys. No key is needed to reuse one: its plan is not read."""
     obtained = obtain(
         graph,
         declaration,
@@ -102,5 +120,6 @@ def prepare_engine(
         logger=logger,
         progress=progress,
         remote=remote,
+        encrypt_to=encrypt_to,
     )
     return PreparedEngine(obtained.path, obtained.built, obtained.rebuild_reason)

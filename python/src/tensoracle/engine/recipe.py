@@ -84,6 +84,8 @@ class EngineRecipe:
         logger: Any = None,
         progress: Any = None,
         remote: str | None = None,
+        encrypt_to: Sequence[str | os.PathLike[str]] = (),
+        decrypt_key: str | os.PathLike[str] | None = None,
     ) -> EngineHandle:
         """``open_engine`` with this recipe's arguments and the given options."""
         return open_engine(
@@ -94,6 +96,8 @@ class EngineRecipe:
             logger=logger,
             progress=progress,
             remote=remote,
+            encrypt_to=encrypt_to,
+            decrypt_key=decrypt_key,
         )
 
     def prepare(
@@ -103,6 +107,7 @@ class EngineRecipe:
         logger: Any = None,
         progress: Any = None,
         remote: str | None = None,
+        encrypt_to: Sequence[str | os.PathLike[str]] = (),
     ) -> PreparedEngine:
         """``prepare_engine`` with this recipe's arguments and the given options: fills the cache
         (and, with a remote cache, the fleet's) without deserializing the engine."""
@@ -114,6 +119,7 @@ class EngineRecipe:
             logger=logger,
             progress=progress,
             remote=remote,
+            encrypt_to=encrypt_to,
         )
 
     def with_targets(self, targets: Iterable[str] | None) -> EngineRecipe:

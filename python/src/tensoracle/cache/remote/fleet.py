@@ -53,9 +53,14 @@ class Fetched:
     """An engine taken from the remote cache and saved locally."""
 
     path: Path
-    plan: memoryview  # the verified copy of the saved file's plan
-    owner: Any  # the SavedEngine that keeps the copy alive
+    owner: Any  # the SavedEngine: the verified copy of the saved file, in this process's memory
     references: dict[str, Any]
+
+    @property
+    def plan(self) -> memoryview:
+        """The verified copy of the saved file's plan (EngineKeyError for an encrypted entry:
+        its plan is opened with a key, ``SavedEngine.opened_plan``)."""
+        return memoryview(self.owner.plan)
 
 
 def load_keys(config: RemoteConfig) -> tuple[Any, Any]:
@@ -228,7 +233,7 @@ class FleetSession:
                     return None
                 if saved is None:
                     return None
-                return Fetched(Path(saved.path), saved.plan, saved, references)
+                return Fetched(Path(saved.path), saved, references)
             if self._lease is not None:
                 return None
             state = leases.newest(objects, file_name)
