@@ -195,15 +195,6 @@ def node_open(environment: dict[str, str], key: Path) -> list:
     return json.loads(opened.stdout)
 
 
-# The remote receiver (cpp/src/remote/receiver.cpp, RemoteReceiver::verify_and_commit) compares
-# the object's header with the one Store::save would write, rebuilt without its "encryption"
-# member: every encrypted object is refused at pull and at fetch ("its header is not the one this
-# node saves"). Strict: once the receiver keeps that member, this test passes and the mark goes.
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="the remote receiver drops the header's encryption member and refuses encrypted objects",
-)
 def test_an_encrypted_entry_is_pulled_and_fetched_as_it_was_published(
     s3_server, tmp_path: Path, packages: Path
 ):
