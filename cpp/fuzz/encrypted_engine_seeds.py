@@ -127,6 +127,17 @@ def engine(body: bytes, encryption: dict[str, Any] | None, version: int = 3) -> 
     return b"TSRCLENG" + struct.pack("<IQ", version, len(text)) + text + body
 
 
+def wrapping_plan_size(body_size: int) -> int:
+    """The plan size below 2^64 whose sealed size, plan + a tag per piece counted in 64 bits,
+    wraps around to `body_size`."""
+    estimate = ((1 << 64) + body_size) * PIECE // CHUNK
+    for size in range(estimate - 64, min(estimate + 64, 1 << 64)):
+        pieces = -(-size // PIECE)
+        if (size + TAG * pieces) % (1 << 64) == body_size:
+            return size
+    raise ValueError(f"no plan size wraps around to {body_size}")
+
+
 def flipped(data: bytes, at: int) -> bytes:
     return data[:at] + bytes([data[at] ^ 1]) + data[at + 1 :]
 
@@ -180,6 +191,10 @@ def seeds() -> dict[str, bytes]:
         "truncated_file": engine(body_small, sealed(small))[:-7],
         "plan_size_changed": engine(
             body_small, sealed(small, plan_size=len(small) + 1)
+        ),
+        # A plan size near 2^64 whose sealed size wraps around to the 17 bytes of the body.
+        "plan_size_wraps": engine(
+            bytes(17), sealed(small, plan_size=wrapping_plan_size(17))
         ),
         "another_recipient_only": engine(body_small, other_wrap),
         "changed_wrapped_key": engine(
