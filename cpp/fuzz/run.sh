@@ -7,7 +7,9 @@
 # set FUZZ_WORK keeps its corpus and grows it run after run). New inputs go to $FUZZ_WORK, never
 # into the repository's corpus.
 # The seeds are written by $PYTHON (python3 by default), which needs the `xxhash` package for the
-# plan checksums; `make fuzz` passes the project's .venv interpreter.
+# plan checksums and `cryptography` for the encrypted engines (encrypted_engine_seeds.py: valid
+# files sealed for fuzz_encrypted_engine's fixed key and the near misses an open must refuse);
+# `make fuzz` passes the project's .venv interpreter.
 # The JSON parsers (engine header, weight record, bundle manifest) get inputs of up to 1 MiB and
 # dictionaries of their member names and of JSON's tricky tokens (cpp/fuzz/dictionaries), and
 # start from seeds that hold the hostile cases of docs/fuzzing.md: a header nested 20,000 levels
@@ -25,7 +27,7 @@ if [ $# -ne 1 ]; then
 fi
 build_dir=$1
 targets=(fuzz_engine_header fuzz_weight_record fuzz_bundle_manifest fuzz_cubin_elf fuzz_size_text
-    fuzz_deploy_manifest fuzz_json_text)
+    fuzz_deploy_manifest fuzz_json_text fuzz_encrypted_engine)
 kept=$(cd "$(dirname "$0")" && pwd)/corpus
 total=${FUZZ_SECONDS:-60}
 per_target=$(( total / ${#targets[@]} ))
@@ -191,6 +193,7 @@ for kind, files in seeds.items():
         with open(os.path.join(work, "seeds", kind, name), "wb") as out:
             out.write(data)
 PY
+"${PYTHON:-python3}" "$(dirname "$0")/encrypted_engine_seeds.py" "$work/seeds/encrypted"
 
 status=0
 for target in "${targets[@]}"; do
@@ -206,6 +209,7 @@ for target in "${targets[@]}"; do
         fuzz_bundle_manifest) seeds+=("$work/seeds/manifest") ;;
         fuzz_deploy_manifest) seeds+=("$work/seeds/deploy") ;;
         fuzz_json_text) seeds+=("$work/seeds/deploy" "$work/seeds/manifest") ;;
+        fuzz_encrypted_engine) seeds+=("$work/seeds/encrypted") ;;
     esac
     if [ -d "$kept/$target" ]; then seeds+=("$kept/$target"); fi
     corpus=$work/corpus/$target
@@ -214,8 +218,13 @@ for target in "${targets[@]}"; do
     dictionary=$(cd "$(dirname "$0")" && pwd)/dictionaries/$target.dict
     if [ -f "$dictionary" ]; then
         cat "$dictionary" "$(dirname "$dictionary")/json.dict" > "$work/$target.dict"
-        # -len_control=0: mutations may reach max_len at once, not only after a long run.
-        options+=(-dict="$work/$target.dict" -max_len=1048576 -len_control=0)
+        options+=(-dict="$work/$target.dict")
+        case $target in
+            # Seeds of two 4 MiB chunks and more: a cap above them, lengths grown as libFuzzer does.
+            fuzz_encrypted_engine) options+=(-max_len=9437184) ;;
+            # -len_control=0: mutations may reach max_len at once, not only after a long run.
+            *) options+=(-max_len=1048576 -len_control=0) ;;
+        esac
     fi
     echo "== $target: ${per_target}s (corpus $corpus)"
     if ! "$binary" -max_total_time="$per_target" -print_final_stats=1 "${options[@]}" \
