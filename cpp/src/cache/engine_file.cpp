@@ -171,12 +171,14 @@ EngineHeader header_from_json(nlohmann::json& json, std::uint32_t version,
     }
     if (version == kEncryptedFormatVersion) {
         header.encryption = encryption::plan_encryption_from_json(json.at("encryption"), path);
-        std::uint64_t const sealed = encryption::sealed_body_size(header.encryption->plan_size);
-        if (header.plan_size != sealed) {
+        if (!encryption::is_sealed_body_size(header.plan_size, header.encryption->plan_size)) {
+            std::uint64_t const sealed = encryption::sealed_body_size(header.encryption->plan_size);
             corrupt(path, R"("plan"."size" is )" + std::to_string(header.plan_size) +
                               R"(, but a plan of "encryption"."plan_size" )" +
                               std::to_string(header.encryption->plan_size) +
-                              " bytes is stored sealed in " + std::to_string(sealed));
+                              " bytes is stored sealed in " +
+                              (sealed < header.encryption->plan_size ? std::string("more")
+                                                                     : std::to_string(sealed)));
         }
     }
     if (auto const violation = header_schema_violation(header.conditions, header.references)) {
@@ -284,7 +286,7 @@ std::vector<std::byte> encode_engine_prefix(EngineHeader const& header) {
     }
     if (header.encryption &&
         (!header.chunks ||
-         header.plan_size != encryption::sealed_body_size(header.encryption->plan_size))) {
+         !encryption::is_sealed_body_size(header.plan_size, header.encryption->plan_size))) {
         throw InvalidArgument("an encrypted engine header needs chunk digests and a plan size of "
                               "the sealed body");
     }

@@ -3,6 +3,7 @@
 
 #include "cache/listing.hpp"
 #include "cache/weight_digest.hpp"
+#include "encryption/plan_encryption.hpp"
 #include "io/platform.hpp"
 #include "tensoracle/errors.hpp"
 #include "text/message_text.hpp"
@@ -179,6 +180,24 @@ std::filesystem::path resolve_entry(std::filesystem::path const& directory,
                     directory / given);
 }
 
+namespace {
+
+// An encrypted entry's cipher, plan size and recipients' key ids (null for a plain entry).
+nlohmann::json encryption_summary(EngineHeader const& header) {
+    if (!header.encryption) {
+        return nullptr;
+    }
+    nlohmann::json recipients = nlohmann::json::array();
+    for (auto const& wrapped : header.encryption->recipients) {
+        recipients.push_back(wrapped.recipient);
+    }
+    return {{"cipher", encryption::kCipherName},
+            {"plan_size", header.encryption->plan_size},
+            {"recipients", std::move(recipients)}};
+}
+
+} // namespace
+
 nlohmann::json entry_details_json(std::filesystem::path const& path) {
     DecodedHeader const decoded = read_engine_header(path);
     EngineHeader const& header = decoded.header;
@@ -206,8 +225,26 @@ nlohmann::json entry_details_json(std::filesystem::path const& path) {
             {"targets", member_or_null(header.references, "targets")},
             {"rebuild_reason", member_or_null(header.references, "rebuild_reason")},
             {"references", header.references},
-            {"weight_paths", weight_paths_json(header.conditions, weights)}};
+            {"weight_paths", weight_paths_json(header.conditions, weights)},
+            {"encryption", encryption_summary(header)}};
 }
+
+namespace {
+
+// "3d1f0a9b2c4e5d6f, 8a7b6c5d4e3f2a1b" for an encrypted entry, "no one (plain)" for a plain one.
+std::string encrypted_for(nlohmann::json const& details) {
+    nlohmann::json const encryption = member_or_null(details, "encryption");
+    if (!encryption.is_object()) {
+        return "no one (plain)";
+    }
+    std::string text;
+    for (auto const& id : encryption["recipients"]) {
+        text += (text.empty() ? "" : ", ") + id.get<std::string>().substr(0, 16);
+    }
+    return text;
+}
+
+} // namespace
 
 std::string entry_details_table(nlohmann::json const& details) {
     std::string text;
@@ -223,6 +260,7 @@ std::string entry_details_table(nlohmann::json const& details) {
                     {"plan", size("plan_bytes")},
                     {"header", size("header_bytes")},
                     {"plan xxh3_128", compact(details["plan_xxh3_128"])},
+                    {"encrypted for", encrypted_for(details)},
                     {"built at", compact(details["built_at"])},
                     {"build time ms", compact(details["build_milliseconds"])},
                     {"last used at", compact(details["last_used_at"])}});

@@ -81,7 +81,7 @@ void open_sealed_chunk(Key const& data_key, std::uint64_t index, std::uint64_t p
 std::vector<std::byte> open_plan(Key const& data_key, std::uint64_t plan_size,
                                  std::span<std::byte const> body,
                                  std::filesystem::path const& path) {
-    if (body.size() != sealed_body_size(plan_size)) {
+    if (!is_sealed_body_size(body.size(), plan_size)) {
         throw CorruptEngineError("encrypted engine '" + path.string() +
                                      "' is unusable: its body "
                                      "holds " +

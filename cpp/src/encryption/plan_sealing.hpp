@@ -45,6 +45,13 @@ constexpr std::uint64_t sealed_body_size(std::uint64_t plan_size) noexcept {
     return plan_size + sealed_piece_count(plan_size) * kTagBytes;
 }
 
+// Whether a body of `body_size` bytes is what a plan of `plan_size` bytes is sealed in, judged
+// without overflow (a header's plan_size may be anything up to 2^64 - 1).
+constexpr bool is_sealed_body_size(std::uint64_t body_size, std::uint64_t plan_size) noexcept {
+    return plan_size <= body_size && (body_size - plan_size) % kTagBytes == 0 &&
+           (body_size - plan_size) / kTagBytes == sealed_piece_count(plan_size);
+}
+
 // Piece `index` (`last` when it is the plan's last) of `plain` sealed into `sealed`
 // (plain.size() + kTagBytes bytes).
 void seal_piece(Key const& data_key, std::uint64_t index, bool last,

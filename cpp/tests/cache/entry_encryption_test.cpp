@@ -2,6 +2,7 @@
 // list changed without the body being touched, unsealed back to the same plan; refusals leave the
 // entry as it was.
 #include "cache/engine_file.hpp"
+#include "cache/entry_details.hpp"
 #include "cache/entry_encryption.hpp"
 #include "cache/identity.hpp"
 #include "cache/store.hpp"
@@ -50,6 +51,13 @@ TEST(EntryEncryption, AnEntryIsSealedForItsRecipientsAndDecryptsBackToItsPlan) {
     DecodedHeader const header = read_engine_header(saved.path);
     EXPECT_EQ(header.format_version, kEncryptedFormatVersion);
     EXPECT_NE(saved.body(), saved.plan);
+    // `cache show` names its recipients; a plain entry has none.
+    nlohmann::json const details = entry_details_json(saved.path);
+    EXPECT_EQ(details["encryption"]["recipients"],
+              nlohmann::json::array({saved.alice.key.recipient().id()}));
+    EXPECT_EQ(details["encryption"]["plan_size"], saved.plan.size());
+    EXPECT_NE(entry_details_table(details).find(saved.alice.key.recipient().id().substr(0, 16)),
+              std::string::npos);
     // Without a key it is still a sound entry: the cache's checks work on the sealed body.
     EXPECT_TRUE(engine_file_damage(saved.path).empty());
     // The store hands out no ciphertext as if it were a plan.
@@ -62,6 +70,7 @@ TEST(EntryEncryption, AnEntryIsSealedForItsRecipientsAndDecryptsBackToItsPlan) {
     EXPECT_TRUE(has(message, "is not encrypted for")) << message;
     decrypt_entry(saved.path, saved.alice.key);
     EXPECT_EQ(read_engine_header(saved.path).format_version, kEngineFormatVersion);
+    EXPECT_TRUE(entry_details_json(saved.path)["encryption"].is_null());
     EXPECT_EQ(saved.body(), saved.plan);
 }
 

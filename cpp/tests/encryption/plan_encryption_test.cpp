@@ -44,6 +44,19 @@ TEST(PlanSealing, EveryPieceFillsOneChunkOfTheBodyAndOpensBackToThePlan) {
     }
 }
 
+TEST(PlanSealing, ABodySizeIsJudgedWithoutOverflow) {
+    for (std::uint64_t const size :
+         {std::uint64_t{0}, std::uint64_t{5}, kSealedPieceBytes, 3 * kSealedPieceBytes + 1}) {
+        EXPECT_TRUE(is_sealed_body_size(sealed_body_size(size), size)) << size;
+        EXPECT_FALSE(is_sealed_body_size(sealed_body_size(size) + 1, size)) << size;
+        EXPECT_FALSE(is_sealed_body_size(sealed_body_size(size) - 16, size)) << size;
+    }
+    // A plan size whose sealed size wraps around 2^64 to 17 bytes is no plan of a 17-byte body.
+    std::uint64_t const wrapping = 0xffffc00000000001ULL;
+    ASSERT_EQ(sealed_body_size(wrapping), 17U);
+    EXPECT_FALSE(is_sealed_body_size(17, wrapping));
+}
+
 TEST(PlanSealing, AChangedChunkIsRefusedNamingItAndNothingOfItIsLeft) {
     auto const plan = plan_of(static_cast<std::size_t>(kSealedPieceBytes + 100));
     Key const key = fresh_data_key();
