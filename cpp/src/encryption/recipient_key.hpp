@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace tensoracle::encryption {
 
@@ -30,7 +31,7 @@ public:
     std::string id() const;
 
 private:
-    explicit RecipientKey(Key const& raw) : raw_(raw) {}
+    explicit RecipientKey(Key raw) : raw_(std::move(raw)) {}
     Key raw_;
 };
 
