@@ -5,12 +5,12 @@ and no file the commands write in the cache folder holds a plaintext chunk."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 from cache_cli import run
 from engine_files import CHUNK_BYTES, write_engine
+from x25519_keys import make_key
 
 from tensoracle import EngineKeyError, _core
 
@@ -28,15 +28,6 @@ def _conditions() -> dict[str, object]:
         "gpu": None,
         "targets": ["sm86", "sm89"],
     }
-
-
-def make_key(folder: Path, name: str) -> tuple[Path, Path]:
-    private, public = folder / f"{name}.key", folder / f"{name}.pub"
-    subprocess.run(["openssl", "genpkey", "-algorithm", "x25519", "-out", str(private)], check=True)
-    subprocess.run(
-        ["openssl", "pkey", "-in", str(private), "-pubout", "-out", str(public)], check=True
-    )
-    return private, public
 
 
 def holds_plaintext(data: bytes) -> bool:
