@@ -37,9 +37,10 @@ public:
     explicit GcmKey(Key const& key) {
         check(::BCryptOpenAlgorithmProvider(&algorithm_, BCRYPT_AES_ALGORITHM, nullptr, 0),
               "BCryptOpenAlgorithmProvider");
-        wchar_t mode[] = BCRYPT_CHAIN_MODE_GCM;
-        check(::BCryptSetProperty(algorithm_, BCRYPT_CHAINING_MODE, reinterpret_cast<PUCHAR>(mode),
-                                  sizeof mode, 0),
+        std::wstring mode = BCRYPT_CHAIN_MODE_GCM; // given with its terminating NUL
+        check(::BCryptSetProperty(algorithm_, BCRYPT_CHAINING_MODE,
+                                  reinterpret_cast<PUCHAR>(mode.data()),
+                                  static_cast<ULONG>((mode.size() + 1) * sizeof(wchar_t)), 0),
               "BCryptSetProperty");
         std::array<UCHAR, kKeyBytes> bytes{};
         std::memcpy(bytes.data(), key.bytes().data(), kKeyBytes);
