@@ -4,11 +4,12 @@
 
 #include "bindings.hpp"
 #include "buffer_view.hpp"
+#include "cache/decrypt_key_check.hpp"
 #include "cache/file.hpp"
 #include "cache/identity.hpp"
 #include "cache/listing.hpp"
 #include "cache/weight_digest.hpp"
-#include "deploy/plan_unsealing.hpp"
+#include "encryption/plan_encryption.hpp"
 #include "encryption/primitives.hpp"
 #include "io/file_lock.hpp"
 #include "json_value.hpp"
@@ -33,6 +34,43 @@ namespace {
 // entry's file name (a pull by name, before the object's header gives its identity). The name must
 // be the plain file name of an engine entry: lock_path_for keeps only the last component, so
 // "a/b.engine" would otherwise lock "b.engine".
+// The decrypt key Python passes, a key file or its PEM text (at most one), or none.
+std::optional<encryption::DecryptKey>
+decrypt_key_from(std::optional<std::filesystem::path> const& key_file,
+                 std::optional<std::string> const& key_pem) {
+    if (key_file && key_pem) {
+        throw InvalidArgument("give decrypt_key (a key file) or decrypt_key_pem (its text), "
+                              "not both");
+    }
+    if (key_pem) {
+        return encryption::DecryptKey::from_pem(*key_pem, "a key's PEM text");
+    }
+    if (key_file) {
+        return encryption::DecryptKey::from_pem_file(*key_file);
+    }
+    return std::nullopt;
+}
+
+// An encrypted entry's plan opened with `key`, as bytes (the plaintext wiped from the copy the
+// core made).
+nb::bytes opened_bytes(SavedEngine const& saved, encryption::DecryptKey const& key) {
+    std::vector<std::byte> plan;
+    {
+        nb::gil_scoped_release released;
+        plan = saved.opened_plan(key);
+    }
+    nb::bytes out(plan.data(), plan.size());
+    encryption::wipe(plan);
+    return out;
+}
+
+// An encrypt_to key as Python passes it: its PEM text, or the path of its PEM file.
+encryption::RecipientKey recipient_key_of(std::string const& key) {
+    return key.starts_with("-----BEGIN")
+               ? encryption::RecipientKey::from_pem(key, "an encrypt_to key")
+               : encryption::RecipientKey::from_pem_file(key);
+}
+
 std::filesystem::path entry_lock_path(Store const& store, std::string const& file_name) {
     std::filesystem::path const path(file_name);
     if (!is_engine_file_name(file_name) || file_name.starts_with('.') ||
@@ -132,13 +170,9 @@ void bind_store(nb::module_& module) {
         .def_prop_ro(
             "recipients",
             [](SavedEngine const& saved) {
-                std::vector<std::string> ids;
-                if (saved.header().encryption) {
-                    for (auto const& wrapped : saved.header().encryption->recipients) {
-                        ids.push_back(wrapped.recipient);
-                    }
-                }
-                return ids;
+                auto const& encryption = saved.header().encryption;
+                return encryption ? encryption::recipient_ids(*encryption)
+                                  : std::vector<std::string>();
             },
             "The key ids (SHA-256 of each raw X25519 public key, 64 hex digits) an encrypted "
             "entry is sealed for, sorted; empty for a plain one.")
@@ -146,28 +180,39 @@ void bind_store(nb::module_& module) {
             "opened_plan",
             [](SavedEngine const& saved, std::optional<std::filesystem::path> const& key_file,
                std::optional<std::string> const& key_pem) {
-                auto const key = deploy::decrypt_key_of(key_file.value_or(std::filesystem::path()),
-                                                        key_pem.value_or(std::string()),
-                                                        "SavedEngine.opened_plan");
+                auto const key = decrypt_key_from(key_file, key_pem);
                 if (!key) {
                     throw InvalidArgument("SavedEngine.opened_plan: give decrypt_key (a key "
                                           "file) or decrypt_key_pem (its text)");
                 }
-                std::vector<std::byte> plan;
-                {
-                    nb::gil_scoped_release released;
-                    plan = saved.opened_plan(*key);
-                }
-                nb::bytes out(plan.data(), plan.size());
-                encryption::wipe(plan);
-                return out;
+                return opened_bytes(saved, *key);
             },
             nb::arg("decrypt_key").none() = nb::none(),
             nb::arg("decrypt_key_pem").none() = nb::none(),
             "The plan of an encrypted entry, opened with a recipient's X25519 private key (a "
             "file, or its PEM text), each chunk authenticated; the plan itself for a plain one. "
             "Raises EngineKeyError when the key is no recipient, CorruptEngineError when a chunk "
-            "does not authenticate.");
+            "does not authenticate.")
+        .def(
+            "plan_for",
+            [](nb::handle self, std::optional<std::filesystem::path> const& key_file,
+               std::optional<std::string> const& key_pem) -> nb::object {
+                auto const& saved = nb::cast<SavedEngine const&>(self);
+                auto const key = decrypt_key_from(key_file, key_pem);
+                check_decrypt_key(saved.header(), key ? &*key : nullptr, saved.path(),
+                                  "saved engine", "open_engine(..., decrypt_key=...)");
+                if (key && saved.header().encryption) {
+                    return opened_bytes(saved, *key);
+                }
+                return self.attr("plan");
+            },
+            nb::arg("decrypt_key").none() = nb::none(),
+            nb::arg("decrypt_key_pem").none() = nb::none(),
+            "The plan open_engine hands to TensorRT for this entry and this decrypt key (a file, "
+            "or its PEM text, or none): an encrypted entry's plan opened with the key, a plain "
+            "entry's `plan` without one. Raises EngineKeyError for an encrypted entry without a "
+            "key, a key that is no recipient, and a plain entry with a key (a downgrade); "
+            "CorruptEngineError when a chunk does not authenticate.");
 
     nb::class_<Store>(module, "Store", "A directory of saved engines.")
         .def(nb::init<std::filesystem::path>(), nb::arg("directory"),
@@ -232,10 +277,7 @@ void bind_store(nb::module_& module) {
                 std::vector<encryption::RecipientKey> recipients;
                 recipients.reserve(encrypt_to.size());
                 for (std::string const& key : encrypt_to) {
-                    recipients.push_back(
-                        key.starts_with("-----BEGIN")
-                            ? encryption::RecipientKey::from_pem(key, "an encrypt_to key")
-                            : encryption::RecipientKey::from_pem_file(key));
+                    recipients.push_back(recipient_key_of(key));
                 }
                 BufferView const view(plan);
                 nb::gil_scoped_release released;
@@ -250,13 +292,7 @@ void bind_store(nb::module_& module) {
             "3) and only the sealed bytes are written.");
 
     module.def(
-        "recipient_key_id",
-        [](std::string const& key) {
-            return (key.starts_with("-----BEGIN")
-                        ? encryption::RecipientKey::from_pem(key, "an encrypt_to key")
-                        : encryption::RecipientKey::from_pem_file(key))
-                .id();
-        },
+        "recipient_key_id", [](std::string const& key) { return recipient_key_of(key).id(); },
         nb::arg("key"),
         "The key id of an X25519 public key (a PEM file, or its PEM text): the SHA-256 of its raw "
         "32 bytes, 64 hex digits, as an encrypted entry's header names its recipients. Raises "

@@ -187,13 +187,9 @@ nlohmann::json encryption_summary(EngineHeader const& header) {
     if (!header.encryption) {
         return nullptr;
     }
-    nlohmann::json recipients = nlohmann::json::array();
-    for (auto const& wrapped : header.encryption->recipients) {
-        recipients.push_back(wrapped.recipient);
-    }
     return {{"cipher", encryption::kCipherName},
             {"plan_size", header.encryption->plan_size},
-            {"recipients", std::move(recipients)}};
+            {"recipients", encryption::recipient_ids(*header.encryption)}};
 }
 
 } // namespace

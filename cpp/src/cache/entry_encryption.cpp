@@ -2,11 +2,10 @@
 #include "cache/entry_encryption.hpp"
 
 #include "cache/engine_file.hpp"
+#include "cache/engine_writing.hpp"
 #include "cache/entry_file.hpp"
-#include "cache/plan_checksum.hpp"
 #include "cache/store.hpp"
 #include "encryption/plan_encryption.hpp"
-#include "encryption/plan_sealing.hpp"
 #include "io/atomic_file.hpp"
 #include "io/file_contents.hpp"
 #include "io/platform.hpp"
@@ -42,25 +41,6 @@ ReadEntry read_entry(std::filesystem::path const& path) {
     return {std::move(contents), std::move(decoded)};
 }
 
-// The header of `body` (its size, checksum and chunk digests) with the rest of `from`.
-EngineHeader header_of(EngineHeader const& from, std::span<std::byte const> body) {
-    EngineHeader header;
-    header.conditions = from.conditions;
-    header.references = from.references;
-    header.plan_size = body.size();
-    header.plan_xxh3_128 = plan_checksum_hex(body);
-    header.chunks = plan_chunks_of(body);
-    return header;
-}
-
-void replace_entry(std::filesystem::path const& path, EngineHeader const& header,
-                   std::span<std::byte const> body) {
-    AtomicFile file(path);
-    file.write(encode_engine_prefix(header));
-    file.write(body);
-    file.commit();
-}
-
 // The key id that `name` (a whole id or a prefix of at least 8 digits) names among `listed`.
 std::string listed_id(std::string const& name, encryption::PlanEncryption const& encryption) {
     std::vector<std::string> found;
@@ -82,18 +62,6 @@ std::string listed_id(std::string const& name, encryption::PlanEncryption const&
     }
     return found.front();
 }
-
-std::vector<std::string> ids_of(encryption::PlanEncryption const& encryption) {
-    std::vector<std::string> ids;
-    for (auto const& wrapped : encryption.recipients) {
-        ids.push_back(wrapped.recipient);
-    }
-    return ids;
-}
-
-} // namespace
-
-namespace {
 
 // An encrypted entry's recipients changed: its header rewritten, its body copied as it is.
 EntryEncryption rewrap_entry(std::filesystem::path const& path, EntryFile& opened,
@@ -148,36 +116,19 @@ EntryEncryption rewrap_entry(std::filesystem::path const& path, EntryFile& opene
         platform::Descriptor const closing = std::move(opened.file);
     }
     file.commit();
-    return {true, ids_of(changed)};
+    return {true, encryption::recipient_ids(changed)};
 }
 
-// A plain entry sealed under a fresh data key, one chunk at a time, twice: for the header's
-// digests, then to write.
+// A plain entry sealed under a fresh data key for `recipients`.
 EntryEncryption seal_entry(std::filesystem::path const& path,
                            std::span<encryption::RecipientKey const> recipients) {
     ReadEntry const entry = read_entry(path);
     EngineHeader const& header = entry.decoded.header;
-    encryption::Key const data_key = encryption::fresh_data_key();
-    EngineHeader sealed;
-    sealed.conditions = header.conditions;
-    sealed.references = header.references;
-    sealed.encryption = encryption::encryption_for(data_key, header.plan_size, recipients);
-    PlanChecksum whole;
-    PlanChunkHasher chunks;
-    encryption::for_each_sealed_chunk(data_key, entry.body(),
-                                      [&](std::span<std::byte const> chunk) {
-                                          whole.update(chunk);
-                                          chunks.update(chunk);
-                                      });
-    sealed.plan_size = encryption::sealed_body_size(header.plan_size);
-    sealed.plan_xxh3_128 = whole.hex_digest();
-    sealed.chunks = chunks.finish();
     AtomicFile file(path);
-    file.write(encode_engine_prefix(sealed));
-    encryption::for_each_sealed_chunk(
-        data_key, entry.body(), [&file](std::span<std::byte const> chunk) { file.write(chunk); });
+    EngineHeader const sealed =
+        write_engine(file, header.conditions, header.references, entry.body(), recipients);
     file.commit();
-    return {false, ids_of(*sealed.encryption)};
+    return {false, encryption::recipient_ids(*sealed.encryption)};
 }
 
 } // namespace
@@ -213,10 +164,11 @@ void decrypt_entry(std::filesystem::path const& path, encryption::DecryptKey con
     if (!header.encryption) {
         throw InvalidArgument("saved engine '" + path.string() + "' is not encrypted");
     }
-    encryption::Key const data_key = encryption::open_data_key(*header.encryption, key, path);
     std::vector<std::byte> plan =
-        encryption::open_plan(data_key, header.encryption->plan_size, entry.body(), path);
-    replace_entry(path, header_of(header, plan), plan);
+        encryption::opened_plan(*header.encryption, key, entry.body(), path);
+    AtomicFile file(path);
+    write_engine(file, header.conditions, header.references, plan);
+    file.commit();
     encryption::wipe(plan);
 }
 

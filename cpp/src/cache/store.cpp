@@ -1,11 +1,11 @@
 // The engine cache store: naming, locking, verified reads and atomic saves of engine files.
 #include "cache/store.hpp"
 
+#include "cache/engine_writing.hpp"
 #include "cache/entry_file.hpp"
 #include "cache/plan_checksum.hpp"
 #include "cache/plan_chunks.hpp"
 #include "encryption/plan_encryption.hpp"
-#include "encryption/plan_sealing.hpp"
 #include "io/atomic_file.hpp"
 #include "io/platform.hpp"
 #include "tensoracle/errors.hpp"
@@ -235,8 +235,7 @@ std::vector<std::byte> SavedEngine::opened_plan(encryption::DecryptKey const& ke
         auto const body = plan();
         return {body.begin(), body.end()};
     }
-    encryption::Key const data_key = encryption::open_data_key(*header_.encryption, key, path_);
-    return encryption::open_plan(data_key, header_.encryption->plan_size, plan(), path_);
+    return encryption::opened_plan(*header_.encryption, key, plan(), path_);
 }
 
 Store::Store(std::filesystem::path directory) : directory_(std::move(directory)) {
@@ -307,38 +306,9 @@ std::size_t Store::remove_abandoned_temporaries(std::string_view file_name) cons
 std::filesystem::path Store::save(EngineIdentity const& identity, nlohmann::json references,
                                   std::span<std::byte const> plan,
                                   std::span<encryption::RecipientKey const> encrypt_to) const {
-    EngineHeader header;
-    header.conditions = identity.conditions;
-    header.references = std::move(references);
-    std::optional<encryption::Key> data_key;
-    if (encrypt_to.empty()) {
-        header.plan_size = plan.size();
-        header.plan_xxh3_128 = plan_checksum_hex(plan);
-        header.chunks = plan_chunks_of(plan);
-    } else {
-        // Sealed twice, one chunk at a time: for the header's digests, then to be written.
-        data_key = encryption::fresh_data_key();
-        header.encryption = encryption::encryption_for(*data_key, plan.size(), encrypt_to);
-        PlanChecksum whole;
-        PlanChunkHasher chunks;
-        encryption::for_each_sealed_chunk(*data_key, plan, [&](std::span<std::byte const> chunk) {
-            whole.update(chunk);
-            chunks.update(chunk);
-        });
-        header.plan_size = encryption::sealed_body_size(plan.size());
-        header.plan_xxh3_128 = whole.hex_digest();
-        header.chunks = chunks.finish();
-    }
-    auto const prefix = encode_engine_prefix(header);
     auto path = entry_path(identity);
     AtomicFile file(path);
-    file.write(prefix);
-    if (data_key) {
-        encryption::for_each_sealed_chunk(
-            *data_key, plan, [&file](std::span<std::byte const> chunk) { file.write(chunk); });
-    } else {
-        file.write(plan);
-    }
+    write_engine(file, identity.conditions, std::move(references), plan, encrypt_to);
     try {
         file.commit();
     } catch (FileError const& error) {

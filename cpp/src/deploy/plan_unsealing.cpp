@@ -1,6 +1,7 @@
 // Opening the plan of an encrypted deployed engine (plan_unsealing.hpp).
 #include "deploy/plan_unsealing.hpp"
 
+#include "cache/decrypt_key_check.hpp"
 #include "encryption/plan_encryption.hpp"
 #include "encryption/plan_sealing.hpp"
 #include "tensoracle/errors.hpp"
@@ -26,34 +27,11 @@ decrypt_key_of(std::filesystem::path const& file, std::string const& pem, std::s
 Unsealed unseal_plan(std::filesystem::path const& path, EngineHeader const& header,
                      std::optional<encryption::DecryptKey> const& key, std::string_view pass,
                      std::optional<std::span<std::byte const>> body) {
-    std::string const where = "deployed engine '" + path.string() + "'";
+    check_decrypt_key(header, key ? &*key : nullptr, path, "deployed engine", pass);
     if (!header.encryption) {
-        if (key) {
-            throw EngineKeyError(
-                where + " is not encrypted, but a decrypt key is set (" + key->origin() +
-                    "): an engine that should be encrypted was replaced by a plain one, or the "
-                    "key is set for another engine; nothing was handed on",
-                Refusal{.subject = path.string(),
-                        .field = "encryption",
-                        .observed = "missing (engine file format " +
-                                    std::string(header.chunks ? "2" : "1") + ")",
-                        .expected = "an engine encrypted for key " +
-                                    key->recipient().id().substr(0, 16) + "…",
-                        .remedy = "open plain engines without a decrypt key"});
-        }
         return {};
     }
     encryption::PlanEncryption const& sealing = *header.encryption;
-    if (!key) {
-        throw EngineKeyError(
-            where + " is encrypted (for " + encryption::recipient_list(sealing) +
-                "): pass the private key of one of its recipients (" + std::string(pass) + ")",
-            Refusal{.subject = path.string(),
-                    .field = "encryption.recipients",
-                    .observed = "no decrypt key",
-                    .expected = "the private key of one of " + encryption::recipient_list(sealing),
-                    .remedy = std::string(pass)});
-    }
     Unsealed unsealed;
     unsealed.data_key = encryption::open_data_key(sealing, *key, path);
     unsealed.plan_size = sealing.plan_size;

@@ -1,6 +1,7 @@
 // The header member of an encrypted engine (plan_encryption.hpp).
 #include "encryption/plan_encryption.hpp"
 
+#include "encryption/plan_sealing.hpp"
 #include "io/hash.hpp"
 #include "io/hex_digits.hpp"
 #include "tensoracle/errors.hpp"
@@ -126,6 +127,15 @@ PlanEncryption plan_encryption_from_json(nlohmann::json const& value,
     return encryption;
 }
 
+std::vector<std::string> recipient_ids(PlanEncryption const& encryption) {
+    std::vector<std::string> ids;
+    ids.reserve(encryption.recipients.size());
+    for (WrappedKey const& wrapped : encryption.recipients) {
+        ids.push_back(wrapped.recipient);
+    }
+    return ids;
+}
+
 std::string recipient_list(PlanEncryption const& encryption) {
     std::string out;
     for (WrappedKey const& wrapped : encryption.recipients) {
@@ -175,6 +185,12 @@ Key open_data_key(PlanEncryption const& encryption, DecryptKey const& key,
                              refusal);
     }
     return *data_key;
+}
+
+std::vector<std::byte> opened_plan(PlanEncryption const& encryption, DecryptKey const& key,
+                                   std::span<std::byte const> body,
+                                   std::filesystem::path const& path) {
+    return open_plan(open_data_key(encryption, key, path), encryption.plan_size, body, path);
 }
 
 } // namespace tensoracle::encryption

@@ -43,6 +43,9 @@ nlohmann::json encryption_json(PlanEncryption const& encryption);
 PlanEncryption plan_encryption_from_json(nlohmann::json const& value,
                                          std::filesystem::path const& path);
 
+// The recipients' key ids, in order (RecipientKey::id, whole).
+std::vector<std::string> recipient_ids(PlanEncryption const& encryption);
+
 // The recipients' key ids, in order: "a1b2…, c3d4…" (each shortened to 16 digits).
 std::string recipient_list(PlanEncryption const& encryption);
 
@@ -52,5 +55,11 @@ std::string recipient_list(PlanEncryption const& encryption);
 // not the committed key.
 Key open_data_key(PlanEncryption const& encryption, DecryptKey const& key,
                   std::filesystem::path const& path);
+
+// The plan the sealed `body` holds, opened with the data key `key` unwraps: open_data_key's
+// refusals, then open_plan's (plan_sealing.hpp).
+std::vector<std::byte> opened_plan(PlanEncryption const& encryption, DecryptKey const& key,
+                                   std::span<std::byte const> body,
+                                   std::filesystem::path const& path);
 
 } // namespace tensoracle::encryption

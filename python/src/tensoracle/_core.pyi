@@ -87,6 +87,13 @@ class SavedEngine:
         The plan of an encrypted entry, opened with a recipient's X25519 private key (a file, or its PEM text), each chunk authenticated; the plan itself for a plain one. Raises EngineKeyError when the key is no recipient, CorruptEngineError when a chunk does not authenticate.
         """
 
+    def plan_for(
+        self, decrypt_key: str | os.PathLike | None = None, decrypt_key_pem: str | None = None
+    ) -> object:
+        """
+        The plan open_engine hands to TensorRT for this entry and this decrypt key (a file, or its PEM text, or none): an encrypted entry's plan opened with the key, a plain entry's `plan` without one. Raises EngineKeyError for an encrypted entry without a key, a key that is no recipient, and a plain entry with a key (a downgrade); CorruptEngineError when a chunk does not authenticate.
+        """
+
 class Store:
     """A directory of saved engines."""
 

@@ -99,33 +99,15 @@ def decrypt_key_arguments(key: KeyArgument | None) -> tuple[str | None, str | No
     return os.fspath(key), None
 
 
-def _origin(decrypt_key: KeyArgument) -> str:
-    return "a key's PEM text" if _is_pem(decrypt_key) else f"key file '{os.fsdecode(decrypt_key)}'"
-
-
 def plan_of(saved: Any, decrypt_key: KeyArgument | None, needed: bool) -> Any:
     """The plan of the verified saved entry ``saved`` (a ``_core.SavedEngine``): a view of it for
     a plain entry, the decrypted bytes for an encrypted one opened with ``decrypt_key``, None for
-    an encrypted one whose plan is not ``needed`` (``prepare_engine``). EngineKeyError when an
-    encrypted entry's plan is needed without a key, when the key is none of its recipients, and
-    when a key is given for a plain entry."""
-    where = f"saved engine '{saved.path}'"
-    if saved.encrypted:
-        if decrypt_key is not None:
-            return saved.opened_plan(*decrypt_key_arguments(decrypt_key))
-        if not needed:
-            return None
-        raise EngineKeyError(
-            f"{where} is encrypted (for {_shown(frozenset(saved.recipients))}): pass the private "
-            "key of one of its recipients (open_engine(..., decrypt_key=...))"
-        )
-    if decrypt_key is not None:
-        raise EngineKeyError(
-            f"{where} is not encrypted, but a decrypt key is set ({_origin(decrypt_key)}): an "
-            "engine that should be encrypted was replaced by a plain one, or the key is set for "
-            "another engine; nothing was handed on"
-        )
-    return saved.plan
+    an encrypted one whose plan is not ``needed`` (``prepare_engine``). EngineKeyError (the
+    core's judgement, ``SavedEngine.plan_for``) when an encrypted entry's plan is needed without
+    a key, when the key is none of its recipients, and when a key is given for a plain entry."""
+    if saved.encrypted and decrypt_key is None and not needed:
+        return None
+    return saved.plan_for(*decrypt_key_arguments(decrypt_key))
 
 
 def refuse_plain_build(name: str, decrypt_key: KeyArgument | None, sealed: Sealing | None) -> None:
