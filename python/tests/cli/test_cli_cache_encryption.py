@@ -41,6 +41,11 @@ def cache(tmp_path: Path) -> Path:
     return directory
 
 
+def in_cache(cache: Path, command: str, *args: object):
+    """``tensoracle cache COMMAND ARGS... --cache-dir CACHE``."""
+    return run("cache", command, *(str(arg) for arg in args), "--cache-dir", str(cache))
+
+
 def cache_files(cache: Path) -> list[Path]:
     return [path for path in cache.rglob("*") if path.is_file()]
 
@@ -49,48 +54,28 @@ def test_an_entry_encrypted_for_a_key_opens_only_with_it(cache: Path, tmp_path: 
     saved = write_engine(cache, _conditions(), plan=PLAN)
     alice_key, alice_pub = make_key(tmp_path, "alice")
     bob_key, _ = make_key(tmp_path, "bob")
-    done = run("cache", "encrypt", saved.name, "--to", str(alice_pub), "--cache-dir", str(cache))
+    done = in_cache(cache, "encrypt", saved.name, "--to", alice_pub)
     assert done.returncode == 0, done.stderr
     assert "encrypted" in done.stdout
     assert not any(holds_plaintext(path.read_bytes()) for path in cache_files(cache))
     # Without a key it is a sound entry: the cache's own check reads the sealed body.
-    verified = run("cache", "verify", "--cache-dir", str(cache))
+    verified = in_cache(cache, "verify")
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
     output = tmp_path / "encoder.plan"
-    refused = run("cache", "export", saved.name, "--plan", str(output), "--cache-dir", str(cache))
+    refused = in_cache(cache, "export", saved.name, "--plan", output)
     assert refused.returncode == 1
     assert "is encrypted" in refused.stderr
     assert not output.exists()
-    other = run(
-        "cache",
-        "export",
-        saved.name,
-        "--plan",
-        str(output),
-        "--decrypt-key",
-        str(bob_key),
-        "--cache-dir",
-        str(cache),
-    )
+    other = in_cache(cache, "export", saved.name, "--plan", output, "--decrypt-key", bob_key)
     assert other.returncode == 1
     assert "is not encrypted for" in other.stderr
     assert not output.exists()
-    exported = run(
-        "cache",
-        "export",
-        saved.name,
-        "--plan",
-        str(output),
-        "--decrypt-key",
-        str(alice_key),
-        "--cache-dir",
-        str(cache),
-    )
+    exported = in_cache(cache, "export", saved.name, "--plan", output, "--decrypt-key", alice_key)
     assert exported.returncode == 0, exported.stderr
     assert output.read_bytes() == PLAN
 
-    plain = run("cache", "decrypt", saved.name, "--key", str(alice_key), "--cache-dir", str(cache))
+    plain = in_cache(cache, "decrypt", saved.name, "--key", alice_key)
     assert plain.returncode == 0, plain.stderr
     assert saved.read_bytes().endswith(PLAN)
 
@@ -98,12 +83,7 @@ def test_an_entry_encrypted_for_a_key_opens_only_with_it(cache: Path, tmp_path: 
 def test_the_store_never_hands_out_a_sealed_body_as_a_plan(cache: Path, tmp_path: Path):
     saved = write_engine(cache, _conditions(), plan=PLAN)
     _, alice_pub = make_key(tmp_path, "alice")
-    assert (
-        run(
-            "cache", "encrypt", saved.name, "--to", str(alice_pub), "--cache-dir", str(cache)
-        ).returncode
-        == 0
-    )
+    assert in_cache(cache, "encrypt", saved.name, "--to", alice_pub).returncode == 0
     store = _core.Store(str(cache))
     identity = _core.recorded_identity(_conditions())
     entry = store.read(identity)
@@ -115,42 +95,15 @@ def test_recipients_change_without_the_sealed_plan_changing(cache: Path, tmp_pat
     saved = write_engine(cache, _conditions(), plan=PLAN)
     alice_key, alice_pub = make_key(tmp_path, "alice")
     bob_key, bob_pub = make_key(tmp_path, "bob")
-    assert (
-        run(
-            "cache", "encrypt", saved.name, "--to", str(alice_pub), "--cache-dir", str(cache)
-        ).returncode
-        == 0
-    )
+    assert in_cache(cache, "encrypt", saved.name, "--to", alice_pub).returncode == 0
     body = saved.read_bytes()[-len(PLAN) :]
-    without_key = run(
-        "cache", "encrypt", saved.name, "--to", str(bob_pub), "--cache-dir", str(cache)
-    )
+    without_key = in_cache(cache, "encrypt", saved.name, "--to", bob_pub)
     assert without_key.returncode == 1
     assert "encrypted already" in without_key.stderr
-    added = run(
-        "cache",
-        "encrypt",
-        saved.name,
-        "--to",
-        str(bob_pub),
-        "--key",
-        str(alice_key),
-        "--cache-dir",
-        str(cache),
-    )
+    added = in_cache(cache, "encrypt", saved.name, "--to", bob_pub, "--key", alice_key)
     assert added.returncode == 0, added.stderr
     assert saved.read_bytes()[-len(PLAN) :] == body
     output = tmp_path / "bob.plan"
-    exported = run(
-        "cache",
-        "export",
-        saved.name,
-        "--plan",
-        str(output),
-        "--decrypt-key",
-        str(bob_key),
-        "--cache-dir",
-        str(cache),
-    )
+    exported = in_cache(cache, "export", saved.name, "--plan", output, "--decrypt-key", bob_key)
     assert exported.returncode == 0, exported.stderr
     assert output.read_bytes() == PLAN
